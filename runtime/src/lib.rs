@@ -1,0 +1,2 @@
+//! nosync: catch hidden host-device synchronisations in GPU hot paths.
+pub use nosync_macros::{allow_sync, no_sync, synchronizes};
