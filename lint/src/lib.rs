@@ -6,3 +6,5 @@
 
 /// The version of the lint, as printed by `--version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+pub mod diagnostics;

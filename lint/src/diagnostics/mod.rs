@@ -1,0 +1,131 @@
+//! Diagnostics: the plain data every stage produces and every renderer consumes.
+//!
+//! Nothing here renders or prints. Analysis stages return `(T, Vec<Diagnostic>)`;
+//! `render::{human, json, sarif}` turn the final list into text. A diagnostic always
+//! has a primary span (editors drop span-less messages), and a finding (a chain from a
+//! `#[no_sync]` root to a blocking sink) carries its machine-readable form in
+//! [`Finding`] so that no renderer has to re-derive it from prose.
+
+mod code;
+
+pub use code::{Code, Level};
+
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// A region of one source file. Lines and columns are 1-based; columns count
+/// `char`s, as rustc's JSON does; byte offsets are 0-based into the file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct Span {
+    /// The file as the lint read it (absolute, or relative to the working directory).
+    pub file: PathBuf,
+    pub byte_start: usize,
+    pub byte_end: usize,
+    pub line_start: usize,
+    pub column_start: usize,
+    pub line_end: usize,
+    pub column_end: usize,
+}
+
+/// A secondary message attached to a diagnostic, optionally pointing at code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Note {
+    pub message: String,
+    pub span: Option<Span>,
+}
+
+/// How sure the lint is of a chain: the weakest edge on it decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Confidence {
+    /// Every call on the chain was resolved by path or by a known receiver type.
+    Exact,
+    /// At least one receiver type was inferred (return types, fields, `let` bindings).
+    Inferred,
+    /// At least one method call was matched by its name alone.
+    NameOnly,
+}
+
+/// One hop of a chain: `function` calls the next hop at `call_site`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Hop {
+    /// The calling function as a Rust path (`demo::train::step`).
+    pub function: String,
+    /// Where, inside `function`, the call to the next hop is.
+    pub call_site: Span,
+    /// How this particular call was resolved.
+    pub confidence: Confidence,
+}
+
+/// The machine-readable form of a `sync-in-no-sync`-like finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// The `#[no_sync]` (or configured) root, as a Rust path.
+    pub root: String,
+    /// The blocking API reached, as a Rust path (`cudarc::driver::CudaStream::synchronize`).
+    pub sink: String,
+    /// Why the sink blocks the host.
+    pub sink_reason: String,
+    /// The chain from the root to the sink, one hop per call; `chain[0].function == root`.
+    pub chain: Vec<Hop>,
+    /// The weakest confidence along the chain.
+    pub confidence: Confidence,
+}
+
+/// The Cargo target a diagnostic belongs to, for cargo-shaped JSON output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Origin {
+    pub package_id: String,
+    pub package_name: String,
+    pub manifest_path: PathBuf,
+    pub target_name: String,
+    /// Cargo's target kinds (`lib`, `bin`, `example`, ...).
+    pub target_kind: Vec<String>,
+    pub target_src_path: PathBuf,
+}
+
+/// One diagnostic: what every stage reports and every renderer consumes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    pub code: Code,
+    /// The level after command-line and config overrides (starts as `code.default_level()`).
+    pub level: Level,
+    /// One line, rustc style: lower case, no trailing period.
+    pub message: String,
+    pub primary: Span,
+    /// The label under the primary span.
+    pub label: Option<String>,
+    /// Notes in order: for a finding, one per hop, then any help.
+    pub notes: Vec<Note>,
+    pub finding: Option<Finding>,
+    pub origin: Option<Origin>,
+}
+
+impl Diagnostic {
+    /// A diagnostic at `primary` with the code's default level.
+    pub fn new(code: Code, message: impl Into<String>, primary: Span) -> Self {
+        Diagnostic {
+            code,
+            level: code.default_level(),
+            message: message.into(),
+            primary,
+            label: None,
+            notes: Vec::new(),
+            finding: None,
+            origin: None,
+        }
+    }
+
+    pub fn with_label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
+    pub fn with_note(mut self, message: impl Into<String>, span: Option<Span>) -> Self {
+        self.notes.push(Note {
+            message: message.into(),
+            span,
+        });
+        self
+    }
+}

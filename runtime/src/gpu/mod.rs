@@ -1,0 +1,1 @@
+//! GPU operations over cudarc whose blocking calls check the nosync flag.
