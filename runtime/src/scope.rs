@@ -1,0 +1,164 @@
+//! Forbid and allow scopes: RAII guards, their closure forms, and the process-wide switch.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::panic::Location;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+#[cfg(not(nosync_off))]
+use crate::state;
+
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// Switches every check on or off, process-wide (for example off during warm-up). While off,
+/// `declare_sync` never reports a violation; [`count_syncs`](crate::count_syncs) still counts.
+pub fn set_enabled(on: bool) {
+    ENABLED.store(on, Ordering::Relaxed);
+}
+
+/// Whether checks are on (see [`set_enabled`]).
+#[inline]
+pub fn is_enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// Whether a sync declared here would be a violation: the innermost live scope of this thread
+/// forbids, and checks are enabled. Always `false` with `--cfg nosync_off`.
+#[inline]
+pub fn is_forbidden() -> bool {
+    #[cfg(not(nosync_off))]
+    {
+        state::flags() & state::FORBID != 0 && is_enabled()
+    }
+    #[cfg(nosync_off)]
+    {
+        false
+    }
+}
+
+/// One open scope on the current thread. `!Send` and `!Sync`: it belongs to the thread's state.
+struct Scope {
+    #[cfg(not(nosync_off))]
+    token: Option<u64>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Scope {
+    #[inline]
+    #[cfg_attr(nosync_off, allow(unused_variables))]
+    fn open(
+        forbid: bool,
+        location: &'static Location<'static>,
+        function: Option<&'static str>,
+    ) -> Scope {
+        Scope {
+            #[cfg(not(nosync_off))]
+            token: state::push(forbid, location, function),
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Drop for Scope {
+    #[inline]
+    fn drop(&mut self) {
+        #[cfg(not(nosync_off))]
+        if let Some(token) = self.token {
+            state::pop(token);
+        }
+    }
+}
+
+/// While alive, syncs declared on this thread are violations (unless an inner [`AllowGuard`] is
+/// alive). Dropping it, also by unwinding, ends the scope. Created by [`forbid`].
+#[must_use = "the scope ends when the guard is dropped; bind it with `let _guard = ..`"]
+pub struct ForbidGuard {
+    scope: Scope,
+}
+
+/// While alive, syncs declared on this thread are allowed (unless an inner [`ForbidGuard`] is
+/// alive). Dropping it, also by unwinding, ends the scope. Created by [`allow`].
+#[must_use = "the scope ends when the guard is dropped; bind it with `let _guard = ..`"]
+pub struct AllowGuard {
+    scope: Scope,
+}
+
+impl fmt::Debug for ForbidGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug_scope(f, "ForbidGuard", &self.scope)
+    }
+}
+
+impl fmt::Debug for AllowGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug_scope(f, "AllowGuard", &self.scope)
+    }
+}
+
+fn debug_scope(f: &mut fmt::Formatter<'_>, name: &str, scope: &Scope) -> fmt::Result {
+    let mut s = f.debug_struct(name);
+    #[cfg(not(nosync_off))]
+    s.field("token", &scope.token);
+    #[cfg(nosync_off)]
+    let _ = scope;
+    s.finish()
+}
+
+pub(crate) fn forbid_at(
+    loc: &'static Location<'static>,
+    function: Option<&'static str>,
+) -> ForbidGuard {
+    ForbidGuard {
+        scope: Scope::open(true, loc, function),
+    }
+}
+
+pub(crate) fn allow_at(
+    loc: &'static Location<'static>,
+    function: Option<&'static str>,
+) -> AllowGuard {
+    AllowGuard {
+        scope: Scope::open(false, loc, function),
+    }
+}
+
+/// Opens a forbid scope that lasts until the guard is dropped; it remembers where it began.
+#[track_caller]
+#[inline]
+pub fn forbid() -> ForbidGuard {
+    forbid_at(Location::caller(), None)
+}
+
+/// Opens an allow scope that lasts until the guard is dropped.
+#[track_caller]
+#[inline]
+pub fn allow() -> AllowGuard {
+    allow_at(Location::caller(), None)
+}
+
+/// Runs `f` inside a forbid scope.
+#[track_caller]
+pub fn no_sync<R>(f: impl FnOnce() -> R) -> R {
+    let _guard = forbid();
+    f()
+}
+
+/// Runs `f` inside an allow scope: the escape hatch for a wait that is intended.
+#[track_caller]
+pub fn allow_sync<R>(f: impl FnOnce() -> R) -> R {
+    let _guard = allow();
+    f()
+}
+
+/// Runs `f` inside an allow scope the first time this call site executes (in the whole process),
+/// and under the enclosing scope every later time. For one-off syncs such as lazy initialisation.
+#[track_caller]
+pub fn allow_sync_once<R>(f: impl FnOnce() -> R) -> R {
+    let site = Location::caller();
+    if cfg!(not(nosync_off)) && crate::once::first_time(site) {
+        let _guard = allow_at(site, None);
+        f()
+    } else {
+        f()
+    }
+}

@@ -1,0 +1,108 @@
+//! The error a forbidden sync produces.
+
+use std::fmt;
+use std::panic::Location;
+
+use crate::SyncSite;
+
+/// A sync declared inside a forbid scope. Its [`Display`](fmt::Display) is one actionable line:
+///
+/// ```text
+/// `Stream::synchronize` blocks the host (waits for all work on the stream) inside #[no_sync] `train_step` (src/train.rs:42) on thread `main`; wrap it in nosync::allow_sync(..) if this wait is intended
+/// ```
+#[derive(Clone)]
+pub struct SyncViolation {
+    // Boxed so that `Result<(), SyncViolation>` is one pointer and the happy path stays cheap.
+    inner: Box<Inner>,
+}
+
+#[derive(Debug, Clone)]
+struct Inner {
+    site: &'static SyncSite,
+    location: &'static Location<'static>,
+    scope_location: &'static Location<'static>,
+    scope_function: Option<&'static str>,
+    thread_name: Option<String>,
+}
+
+impl SyncViolation {
+    #[cfg_attr(nosync_off, allow(dead_code))]
+    pub(crate) fn new(
+        site: &'static SyncSite,
+        location: &'static Location<'static>,
+        scope_location: &'static Location<'static>,
+        scope_function: Option<&'static str>,
+    ) -> Self {
+        let thread_name = std::thread::current().name().map(str::to_owned);
+        let inner = Inner {
+            site,
+            location,
+            scope_location,
+            scope_function,
+            thread_name,
+        };
+        SyncViolation {
+            inner: Box::new(inner),
+        }
+    }
+
+    /// The blocking operation.
+    pub fn site(&self) -> &'static SyncSite {
+        self.inner.site
+    }
+
+    /// Where the sync was declared (the caller of `declare_sync`).
+    pub fn location(&self) -> &'static Location<'static> {
+        self.inner.location
+    }
+
+    /// Where the forbidding scope began.
+    pub fn scope_location(&self) -> &'static Location<'static> {
+        self.inner.scope_location
+    }
+
+    /// The function whose `#[no_sync]` opened the scope, if it came from the attribute.
+    pub fn scope_function(&self) -> Option<&'static str> {
+        self.inner.scope_function
+    }
+
+    /// The name of the thread the sync was declared on, if it has one.
+    pub fn thread_name(&self) -> Option<&str> {
+        self.inner.thread_name.as_deref()
+    }
+}
+
+impl fmt::Display for SyncViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let i = &*self.inner;
+        write!(
+            f,
+            "`{}` blocks the host ({}) inside ",
+            i.site.api, i.site.reason
+        )?;
+        match i.scope_function {
+            Some(function) => write!(f, "#[no_sync] `{function}`")?,
+            None => f.write_str("a nosync::forbid() scope")?,
+        }
+        let at = i.scope_location;
+        write!(f, " ({}:{})", at.file(), at.line())?;
+        if let Some(thread) = &i.thread_name {
+            write!(f, " on thread `{thread}`")?;
+        }
+        f.write_str("; wrap it in nosync::allow_sync(..) if this wait is intended")
+    }
+}
+
+impl fmt::Debug for SyncViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SyncViolation")
+            .field("site", &self.inner.site)
+            .field("location", &self.inner.location)
+            .field("scope_location", &self.inner.scope_location)
+            .field("scope_function", &self.inner.scope_function)
+            .field("thread_name", &self.inner.thread_name)
+            .finish()
+    }
+}
+
+impl std::error::Error for SyncViolation {}
