@@ -65,4 +65,6 @@ codes! {
         "the lint's configuration is invalid or names a path that matches nothing";
     WorkspaceFallback = "workspace-fallback", Warn,
         "cargo could not resolve dependencies; only workspace members were analysed";
+    StaleBaselineEntry = "stale-baseline-entry", Warn,
+        "a baseline entry matches no finding any more; regenerate the baseline";
 }

@@ -7,6 +7,7 @@
 //! [`Finding`] so that no renderer has to re-derive it from prose.
 
 mod code;
+pub mod explain;
 
 pub use code::{Code, Level};
 
