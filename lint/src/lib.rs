@@ -7,4 +7,6 @@
 /// The version of the lint, as printed by `--version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+pub mod baseline;
 pub mod diagnostics;
+pub mod levels;

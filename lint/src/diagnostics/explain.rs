@@ -98,10 +98,18 @@ mod tests {
             *seen.entry(name).or_default() += 1;
         }
         for code in Code::ALL {
-            assert_eq!(seen.get(code.as_str()), Some(&1), "sections for `{}`", code.as_str());
+            assert_eq!(
+                seen.get(code.as_str()),
+                Some(&1),
+                "sections for `{}`",
+                code.as_str()
+            );
         }
         for name in seen.keys() {
-            assert!(Code::from_name(name).is_some(), "section for unknown code `{name}`");
+            assert!(
+                Code::from_name(name).is_some(),
+                "section for unknown code `{name}`"
+            );
         }
     }
 
