@@ -1,0 +1,201 @@
+//! Golden files: normalised lint output compared with `tests/golden/<fixture>.txt`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The command that rewrites every golden file from the current lint.
+pub const BLESS_COMMAND: &str = "NOSYNC_BLESS=1 cargo test -p nosync-tests --test golden";
+
+/// `tests/golden/`.
+pub fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("golden")
+}
+
+/// The golden text of one run: the exit code line, then stdout, then stderr.
+pub fn render(exit: i32, stdout: &str, stderr: &str) -> String {
+    let mut text = format!("exit: {exit}\n--- stdout\n{stdout}");
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text += "--- stderr\n";
+    text += stderr;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+/// Machine-specific text replaced by a placeholder, longest first so that a path
+/// inside another is replaced by the more specific placeholder.
+pub fn placeholders(repo_root: &Path) -> Vec<(String, &'static str)> {
+    let mut pairs = vec![(repo_root.display().to_string(), "$ROOT")];
+    let raw_root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    if let Ok(canonical) = raw_root.canonicalize() {
+        pairs.push((canonical.display().to_string(), "$ROOT"));
+    }
+    if let Some(home) = cargo_home() {
+        if let Ok(canonical) = home.canonicalize() {
+            pairs.push((canonical.display().to_string(), "$CARGO_HOME"));
+        }
+        pairs.push((home.display().to_string(), "$CARGO_HOME"));
+    }
+    pairs.retain(|(from, _)| from.len() > 1);
+    pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+    pairs.dedup();
+    pairs
+}
+
+fn cargo_home() -> Option<PathBuf> {
+    if let Some(home) = std::env::var_os("CARGO_HOME").filter(|h| !h.is_empty()) {
+        return Some(PathBuf::from(home));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo"))
+}
+
+/// Replaces machine-specific paths; with `verbose`, drops lines that report a duration
+/// (the `-v` timings), which change from run to run.
+pub fn normalise(text: &str, placeholders: &[(String, &str)], verbose: bool) -> String {
+    let mut out = text.to_owned();
+    for (from, to) in placeholders {
+        out = out.replace(from.as_str(), to);
+    }
+    if verbose {
+        let kept: Vec<&str> = out.lines().filter(|l| !has_duration(l)).collect();
+        let mut joined = kept.join("\n");
+        if out.ends_with('\n') && !joined.is_empty() {
+            joined.push('\n');
+        }
+        out = joined;
+    }
+    out
+}
+
+/// Whether a line contains a number directly followed by a time unit (`12ms`, `0.4 s`).
+pub fn has_duration(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_digit() || (i > 0 && bytes[i - 1].is_ascii_alphanumeric()) {
+            i += 1;
+            continue;
+        }
+        while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
+            i += 1;
+        }
+        let rest = line[i..].trim_start_matches(' ');
+        let unit: String = rest.chars().take_while(|c| c.is_alphabetic()).collect();
+        if ["ns", "us", "µs", "ms", "s", "sec", "secs"].contains(&unit.as_str()) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Compares `actual` with the golden file at `path`, or rewrites it when blessing.
+pub fn check_or_bless(path: &Path, actual: &str, bless: bool) -> Result<(), String> {
+    if bless {
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        return fs::write(path, actual)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()));
+    }
+    let expected = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!(
+                "no golden file {}; once the output below is right, create it with `{BLESS_COMMAND}`\n{actual}",
+                path.display()
+            ));
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    if expected == actual {
+        return Ok(());
+    }
+    Err(format!(
+        "output differs from {} (- golden, + actual); if the new output is right, run `{BLESS_COMMAND}`\n{}",
+        path.display(),
+        diff(&expected, actual)
+    ))
+}
+
+/// A line diff (longest common subsequence), unchanged lines prefixed by two spaces.
+pub fn diff(expected: &str, actual: &str) -> String {
+    let a: Vec<&str> = expected.lines().collect();
+    let b: Vec<&str> = actual.lines().collect();
+    if a.len().saturating_mul(b.len()) > 4_000_000 {
+        return format!("--- golden\n{expected}\n--- actual\n{actual}");
+    }
+    // lcs[i][j]: length of the LCS of a[i..] and b[j..].
+    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j, mut out) = (0, 0, String::new());
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            out += &format!("  {}\n", a[i]);
+            (i, j) = (i + 1, j + 1);
+        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            out += &format!("+ {}\n", b[j]);
+            j += 1;
+        } else {
+            out += &format!("- {}\n", a[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_sections_end_with_newlines() {
+        assert_eq!(render(1, "a", ""), "exit: 1\n--- stdout\na\n--- stderr\n");
+    }
+
+    #[test]
+    fn normalise_replaces_the_longest_path_first() {
+        let pairs = vec![
+            ("/r/x/.cargo".to_owned(), "$CARGO_HOME"),
+            ("/r/x".to_owned(), "$ROOT"),
+        ];
+        let text = " --> /r/x/src/a.rs:1:1\n --> /r/x/.cargo/registry/b.rs:2:2\ntotal 3.5 ms\n";
+        assert_eq!(
+            normalise(text, &pairs, true),
+            " --> $ROOT/src/a.rs:1:1\n --> $CARGO_HOME/registry/b.rs:2:2\n"
+        );
+        assert!(normalise(text, &pairs, false).ends_with("total 3.5 ms\n"));
+    }
+
+    #[test]
+    fn durations_are_numbers_followed_by_time_units() {
+        assert!(has_duration("parse: 12ms"));
+        assert!(has_duration("total 0.25 s"));
+        assert!(!has_duration("files: 12, lines: 340"));
+        assert!(!has_duration("--> src/lib.rs:3:5"));
+        assert!(!has_duration("cuda13000 2 steps"));
+    }
+
+    #[test]
+    fn diff_marks_changed_lines() {
+        assert_eq!(diff("a\nb\nc\n", "a\nx\nc\n"), "  a\n+ x\n- b\n  c\n");
+    }
+
+    #[test]
+    fn missing_golden_says_how_to_bless() {
+        let path = dir().join("does-not-exist.txt");
+        let error = check_or_bless(&path, "exit: 0\n", false).expect_err("missing");
+        assert!(error.contains(BLESS_COMMAND), "{error}");
+    }
+}

@@ -1,0 +1,78 @@
+//! `cargo check` every fixture, so that each attribute spelling and every case stays valid
+//! Rust against the current `nosync` crate.
+//!
+//! All fixtures share one target directory (`NOSYNC_FIXTURE_TARGET_DIR`, default
+//! `<repo>/target/fixtures`) and are checked one after the other, so `nosync` and
+//! `cudarc` are compiled once. Fixture lock files are committed and used with `--locked`;
+//! `NOSYNC_BLESS=1` refreshes them instead (after `nosync`'s own dependencies change).
+#![allow(clippy::disallowed_macros)] // a test reports skips on stderr
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use nosync_tests::fixture::{self, Fixture};
+
+fn target_dir() -> PathBuf {
+    match std::env::var_os("NOSYNC_FIXTURE_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => fixture::repo_root().join("target").join("fixtures"),
+    }
+}
+
+/// Runs `cargo check` on one fixture; `Err` carries cargo's stderr.
+fn check(fixture: &Fixture, bless: bool) -> Result<(), String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .args(["check", "--workspace", "--quiet", "--manifest-path"])
+        .arg(fixture.manifest())
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env_remove("CARGO_BUILD_TARGET_DIR");
+    if !bless {
+        command.arg("--locked");
+    }
+    let output = command
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let hint = if stderr.contains("--locked") {
+        "\n  the fixture's Cargo.lock is out of date (did nosync's dependencies change?); \
+         refresh every fixture lock with `NOSYNC_BLESS=1 cargo test -p nosync-tests --test fixtures_check`"
+    } else {
+        ""
+    };
+    Err(format!("{}{hint}", stderr.trim_end()))
+}
+
+#[test]
+fn every_fixture_passes_cargo_check() {
+    let fixtures = fixture::selected().unwrap_or_else(|e| panic!("{e}"));
+    let bless = nosync_tests::blessing();
+    let (mut checked, mut failures) = (0, Vec::new());
+    for fixture in &fixtures {
+        if let Some(reason) = fixture.not_checkable() {
+            eprintln!("skipped fixtures/{}: {reason}", fixture.name);
+            continue;
+        }
+        match check(fixture, bless) {
+            Ok(()) => checked += 1,
+            Err(stderr) => failures.push(format!("fixtures/{}:\n{stderr}", fixture.name)),
+        }
+    }
+    eprintln!(
+        "cargo check: {checked} fixtures passed, {} failed, {} skipped (target dir {})",
+        failures.len(),
+        fixtures.len() - checked - failures.len(),
+        target_dir().display()
+    );
+    assert!(
+        failures.is_empty(),
+        "cargo check failed:\n\n{}",
+        failures.join("\n\n")
+    );
+    let all_skipped = fixtures.iter().all(|f| f.not_checkable().is_some());
+    assert!(checked > 0 || all_skipped, "no fixture was checked");
+}
