@@ -1,0 +1,8 @@
+use nosync::synchronizes;
+
+#[synchronizes(reason = "waits", reason = "copies")]
+fn wait() {}
+
+fn main() {
+    wait();
+}

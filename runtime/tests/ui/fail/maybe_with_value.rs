@@ -1,0 +1,8 @@
+use nosync::synchronizes;
+
+#[synchronizes(maybe = true)]
+fn wait() {}
+
+fn main() {
+    wait();
+}

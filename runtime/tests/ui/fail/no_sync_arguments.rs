@@ -1,0 +1,8 @@
+use nosync::no_sync;
+
+#[no_sync(reason = "hot")]
+fn step() {}
+
+fn main() {
+    step();
+}

@@ -1,0 +1,8 @@
+use nosync::no_sync;
+
+#[no_sync]
+struct Stream;
+
+fn main() {
+    let _still_defined = Stream;
+}

@@ -1,0 +1,8 @@
+use nosync::synchronizes;
+
+#[synchronizes(maybe, reason = "")]
+fn wait() {}
+
+fn main() {
+    wait();
+}

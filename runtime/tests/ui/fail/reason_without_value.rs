@@ -1,0 +1,8 @@
+use nosync::synchronizes;
+
+#[synchronizes(reason)]
+fn wait() {}
+
+fn main() {
+    wait();
+}

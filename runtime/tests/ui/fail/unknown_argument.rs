@@ -1,0 +1,8 @@
+use nosync::synchronizes;
+
+#[synchronizes(blocking, reason = "waits")]
+fn wait() {}
+
+fn main() {
+    wait();
+}
