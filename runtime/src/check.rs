@@ -100,11 +100,15 @@ mod imp {
         if !forbidden {
             return Ok(());
         }
-        let Some(scope) = state::innermost() else {
-            return Ok(()); // the thread's state is being destroyed
+        let scope = state::innermost();
+        let (Some(scope_location), mode) = (scope.location, crate::mode()) else {
+            return Ok(()); // unreachable: FORBID is only set by a scope's frame
         };
-        let violation = SyncViolation::new(site, location, scope.location, scope.function);
-        act(violation, crate::mode(), context)
+        if mode == Mode::Allow {
+            return Ok(());
+        }
+        let violation = SyncViolation::new(site, location, scope_location, scope.function);
+        act(violation, mode, context)
     }
 
     #[track_caller]

@@ -39,7 +39,7 @@ pub fn is_forbidden() -> bool {
 /// One open scope on the current thread. `!Send` and `!Sync`: it belongs to the thread's state.
 struct Scope {
     #[cfg(not(nosync_off))]
-    token: Option<u64>,
+    opened: state::Opened,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -53,7 +53,7 @@ impl Scope {
     ) -> Scope {
         Scope {
             #[cfg(not(nosync_off))]
-            token: state::push(forbid, location, function),
+            opened: state::push(forbid, location, function),
             _not_send: PhantomData,
         }
     }
@@ -63,9 +63,7 @@ impl Drop for Scope {
     #[inline]
     fn drop(&mut self) {
         #[cfg(not(nosync_off))]
-        if let Some(token) = self.token {
-            state::pop(token);
-        }
+        state::pop(&self.opened);
     }
 }
 
@@ -98,12 +96,13 @@ impl fmt::Debug for AllowGuard {
 fn debug_scope(f: &mut fmt::Formatter<'_>, name: &str, scope: &Scope) -> fmt::Result {
     let mut s = f.debug_struct(name);
     #[cfg(not(nosync_off))]
-    s.field("token", &scope.token);
+    s.field("opened", &scope.opened);
     #[cfg(nosync_off)]
     let _ = scope;
     s.finish()
 }
 
+#[inline]
 pub(crate) fn forbid_at(
     loc: &'static Location<'static>,
     function: Option<&'static str>,
@@ -113,6 +112,7 @@ pub(crate) fn forbid_at(
     }
 }
 
+#[inline]
 pub(crate) fn allow_at(
     loc: &'static Location<'static>,
     function: Option<&'static str>,

@@ -1,11 +1,14 @@
 //! The per-thread state every check reads (compiled out with `--cfg nosync_off`).
 //!
-//! Two thread-locals, both `const`-initialised and `Cell`-based (no `RefCell`, so no borrow panics):
-//! - `FLAGS`, a `Cell<u32>` without destructor: the only thing `declare_sync` reads on its fast path.
-//!   Bit 0: the innermost live scope forbids. Bit 1: a `count_syncs` is recording on this thread.
-//! - `STACK`, the live scopes, innermost last. Each guard owns a token and removes exactly its own
-//!   frame, so dropping guards out of order never corrupts the state: the innermost *live* scope
-//!   always decides.
+//! All thread-locals are `const`-initialised and `Cell`-based (no `RefCell`, so no borrow panics):
+//! - `FAST.flags`: the only thing `declare_sync` reads on its fast path. Bit 0: the innermost
+//!   live scope forbids. Bit 1: a `count_syncs` is recording on this thread.
+//! - `FAST.top`: the innermost live scope. Opening a scope swaps a new frame in and the guard keeps the
+//!   previous one; closing it in order swaps the previous one back (restore-previous-value).
+//! - `DEAD`: scopes closed out of order (their guard dropped while an inner guard was alive), with
+//!   the frame each one replaced. When an in-order close would restore a dead frame, it restores
+//!   that frame's predecessor instead, so the innermost *live* scope always decides and the state
+//!   is exact again once the inner guards are gone. Only this rare path allocates.
 
 use std::cell::Cell;
 use std::panic::Location;
@@ -13,84 +16,152 @@ use std::panic::Location;
 pub(crate) const FORBID: u32 = 1;
 pub(crate) const RECORD: u32 = 2;
 
-/// One live scope.
+/// One scope. Token 0 is the thread's root, outside any scope. Bit 0 of the token says whether
+/// the scope forbids (the frame is all words: copying it never splits a store).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Frame {
     token: u64,
-    pub(crate) forbid: bool,
-    pub(crate) location: &'static Location<'static>,
+    pub(crate) location: Option<&'static Location<'static>>,
     pub(crate) function: Option<&'static str>,
 }
 
-#[derive(Debug, Default)]
-struct Stack {
-    frames: Vec<Frame>,
-    next_token: u64,
+impl Frame {
+    pub(crate) fn forbids(&self) -> bool {
+        self.token & 1 != 0
+    }
+}
+
+const ROOT: Frame = Frame {
+    token: 0,
+    location: None,
+    function: None,
+};
+
+/// The allocation-free part of the state, in one thread-local so each access computes one address.
+struct Fast {
+    flags: Cell<u32>,
+    top: Cell<Frame>,
+    next_token: Cell<u64>,
+    /// `DEAD.len()`, readable without touching the `Vec` (and its destructor registration).
+    dead_len: Cell<usize>,
 }
 
 thread_local! {
-    static FLAGS: Cell<u32> = const { Cell::new(0) };
-    static STACK: Cell<Stack> = const { Cell::new(Stack { frames: Vec::new(), next_token: 0 }) };
+    static FAST: Fast = const {
+        Fast {
+            flags: Cell::new(0),
+            top: Cell::new(ROOT),
+            next_token: Cell::new(2),
+            dead_len: Cell::new(0),
+        }
+    };
+    static DEAD: Cell<Vec<(u64, Frame)>> = const { Cell::new(Vec::new()) };
 }
 
 /// The fast-path flags of this thread.
 #[inline(always)]
 pub(crate) fn flags() -> u32 {
-    FLAGS.with(Cell::get)
+    FAST.with(|s| s.flags.get())
 }
 
+#[inline]
 pub(crate) fn set_flag(bit: u32, on: bool) {
-    FLAGS.with(|f| f.set(if on { f.get() | bit } else { f.get() & !bit }));
+    FAST.with(|s| set_bit(&s.flags, bit, on));
 }
 
-/// Runs `f` on this thread's stack; `None` once the thread-locals are being destroyed.
-/// `f` never calls user code, so taking the stack out of its cell cannot be observed.
-fn with_stack<R>(f: impl FnOnce(&mut Stack) -> R) -> Option<R> {
-    STACK
-        .try_with(|cell| {
-            let mut stack = cell.take();
-            let r = f(&mut stack);
-            cell.set(stack);
-            r
-        })
-        .ok()
+#[inline(always)]
+fn set_bit(flags: &Cell<u32>, bit: u32, on: bool) {
+    flags.set(if on {
+        flags.get() | bit
+    } else {
+        flags.get() & !bit
+    });
 }
 
-/// Opens a scope; the token closes it again. `None` when the thread is shutting down.
+#[inline(always)]
+fn set_forbid(flags: &Cell<u32>, top: Frame) {
+    flags.set(flags.get() & !FORBID | u32::from(top.forbids()));
+}
+
+/// What a guard needs to close its scope.
+#[derive(Debug)]
+pub(crate) struct Opened {
+    token: u64,
+    previous: Frame,
+}
+
+/// Opens a scope on this thread.
+#[inline]
 pub(crate) fn push(
     forbid: bool,
     location: &'static Location<'static>,
     function: Option<&'static str>,
-) -> Option<u64> {
-    let token = with_stack(|s| {
-        let token = s.next_token;
-        s.next_token = s.next_token.wrapping_add(1);
-        s.frames.push(Frame {
+) -> Opened {
+    FAST.with(|s| {
+        let token = s.next_token.replace(s.next_token.get().wrapping_add(2)) | u64::from(forbid);
+        let frame = Frame {
             token,
-            forbid,
-            location,
+            location: Some(location),
             function,
-        });
-        token
-    })?;
-    set_flag(FORBID, forbid);
-    Some(token)
+        };
+        let previous = s.top.replace(frame);
+        set_forbid(&s.flags, frame);
+        Opened { token, previous }
+    })
 }
 
-/// Closes the scope opened with `token`, wherever it is on the stack.
-pub(crate) fn pop(token: u64) {
-    let top_forbids = with_stack(|s| {
-        if let Some(i) = s.frames.iter().rposition(|f| f.token == token) {
-            s.frames.remove(i);
+/// Closes a scope, in order or not.
+#[inline]
+pub(crate) fn pop(opened: &Opened) {
+    let done = FAST.with(|s| {
+        let simple = s.top.get().token == opened.token && s.dead_len.get() == 0;
+        if simple {
+            s.top.set(opened.previous);
+            set_forbid(&s.flags, opened.previous);
         }
-        s.frames.last().is_some_and(|f| f.forbid)
+        simple
     });
-    if let Some(forbid) = top_forbids {
-        set_flag(FORBID, forbid);
+    if !done {
+        pop_slow(opened);
     }
 }
 
-/// The innermost live scope of this thread.
-pub(crate) fn innermost() -> Option<Frame> {
-    with_stack(|s| s.frames.last().copied()).flatten()
+/// Closing out of order, or in order while some scope below was closed out of order.
+#[cold]
+#[inline(never)]
+fn pop_slow(opened: &Opened) {
+    FAST.with(|s| {
+        if s.top.get().token != opened.token {
+            with_dead(|dead| dead.push((opened.token, opened.previous)));
+            return;
+        }
+        let frame = skip_dead(opened.previous);
+        s.top.set(frame);
+        set_forbid(&s.flags, frame);
+    });
+}
+
+/// Follows dead frames down to the first live one, forgetting them.
+fn skip_dead(mut frame: Frame) -> Frame {
+    with_dead(|dead| {
+        while let Some(i) = dead.iter().position(|(token, _)| *token == frame.token) {
+            frame = dead.swap_remove(i).1;
+        }
+    });
+    frame
+}
+
+fn with_dead(f: impl FnOnce(&mut Vec<(u64, Frame)>)) {
+    // `f` never calls user code, so taking the list out of its cell cannot be observed.
+    let _ = DEAD.try_with(|cell| {
+        let mut dead = cell.take();
+        f(&mut dead);
+        FAST.with(|s| s.dead_len.set(dead.len()));
+        cell.set(dead);
+    });
+}
+
+/// The innermost live scope of this thread (the root frame outside any scope).
+pub(crate) fn innermost() -> Frame {
+    FAST.with(|s| s.top.get())
 }

@@ -91,6 +91,28 @@ fn dropping_guards_out_of_order_keeps_the_innermost_live_scope() {
 }
 
 #[test]
+fn chains_of_out_of_order_drops_resolve_to_the_innermost_live_scope() {
+    let outer = nosync::allow();
+    let a = nosync::forbid();
+    let b = nosync::allow();
+    drop(a);
+    assert!(!nosync::is_forbidden(), "b is innermost");
+    let line = line!() + 1;
+    let c = nosync::forbid();
+    drop(b);
+    assert!(nosync::is_forbidden(), "c is innermost");
+    assert_eq!(violation().map(|v| v.scope_location().line()), Some(line));
+    drop(c);
+    assert!(
+        !nosync::is_forbidden(),
+        "back to `outer`, skipping the dead a and b"
+    );
+    drop(outer);
+    let _again = nosync::forbid();
+    assert!(nosync::is_forbidden());
+}
+
+#[test]
 fn the_violation_names_where_the_innermost_forbid_scope_began() {
     let _outer = nosync::forbid();
     let line = line!() + 1;
