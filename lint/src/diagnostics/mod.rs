@@ -130,3 +130,20 @@ impl Diagnostic {
         self
     }
 }
+
+/// Prefix of a note that is a suggestion (`help:` in rustc's output).
+pub const HELP_PREFIX: &str = "help: ";
+
+impl Note {
+    /// The text of a help note (`help: ..`), without the prefix.
+    pub fn help_text(&self) -> Option<&str> {
+        self.message.strip_prefix(HELP_PREFIX)
+    }
+}
+
+impl Diagnostic {
+    /// Adds a `help:` note.
+    pub fn with_help(self, message: impl std::fmt::Display) -> Self {
+        self.with_note(format!("{HELP_PREFIX}{message}"), None)
+    }
+}

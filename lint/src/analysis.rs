@@ -1,0 +1,147 @@
+//! From each root, a breadth-first search of the call graph: the shortest chain to
+//! every reachable sink (one finding per (root, sink) pair), first over exact and
+//! inferred edges only, then over name-only edges for sinks not reached yet. Calls
+//! into `#[allow_sync]` fns are not followed; sinks end a chain; cycles terminate
+//! because every fn is visited once per search.
+
+use crate::callgraph::{CallGraph, Edge};
+use crate::diagnostics::{Code, Confidence, Diagnostic, Finding, Hop};
+use crate::resolve::{DefMap, FnId};
+use crate::source::SourceMap;
+use std::collections::{HashSet, VecDeque};
+
+const NONE: u32 = u32::MAX;
+
+/// Per-search scratch space, reused across roots (stamped instead of cleared).
+struct Search {
+    stamp: Vec<u32>,
+    parent: Vec<u32>,
+    generation: u32,
+}
+
+impl Search {
+    fn new(n: usize) -> Self {
+        Search { stamp: vec![0; n], parent: vec![NONE; n], generation: 0 }
+    }
+
+    /// BFS from `root`; returns the fns reached in visiting order.
+    fn run(&mut self, map: &DefMap<'_>, g: &CallGraph, root: FnId, name_only: bool) -> Vec<FnId> {
+        self.generation += 1;
+        let mut order = Vec::new();
+        let mut queue = VecDeque::from([root]);
+        self.stamp[root as usize] = self.generation;
+        self.parent[root as usize] = NONE;
+        while let Some(f) = queue.pop_front() {
+            order.push(f);
+            if f != root && map.func(f).marks.sink.is_some() {
+                continue;
+            }
+            for &ei in &g.out[f as usize] {
+                let e = &g.edges[ei as usize];
+                let t = e.to as usize;
+                if self.stamp[t] == self.generation || map.func(e.to).marks.allow || (!name_only && e.tag == Confidence::NameOnly) {
+                    continue;
+                }
+                self.stamp[t] = self.generation;
+                self.parent[t] = ei;
+                queue.push_back(e.to);
+            }
+        }
+        order
+    }
+
+    fn chain<'g>(&self, g: &'g CallGraph, to: FnId) -> Vec<&'g Edge> {
+        let mut out = Vec::new();
+        let mut cur = to;
+        while self.parent[cur as usize] != NONE && out.len() <= g.edges.len() {
+            let e = &g.edges[self.parent[cur as usize] as usize];
+            out.push(e);
+            cur = e.from;
+        }
+        out.reverse();
+        out
+    }
+}
+
+/// Findings and reachable unresolved calls for every root.
+pub fn find(map: &DefMap<'_>, g: &CallGraph, sources: &SourceMap, roots: &[FnId]) -> Vec<Diagnostic> {
+    let mut s = Search::new(map.fns.len());
+    let mut out = Vec::new();
+    let mut seen_unresolved = HashSet::new();
+    for &root in roots {
+        let mut found = HashSet::new();
+        for name_only in [false, true] {
+            for f in s.run(map, g, root, name_only) {
+                if f != root && map.func(f).marks.sink.is_some() && found.insert(f) {
+                    out.push(finding(map, sources, root, &s.chain(g, f)));
+                }
+                if name_only {
+                    for u in &g.unresolved[f as usize] {
+                        if seen_unresolved.insert(u.site) {
+                            out.push(unresolved(map, sources, root, f, u));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn short(path: &str) -> String {
+    let segs: Vec<&str> = path.split("::").collect();
+    let n = segs.len();
+    let is_method = n >= 2 && segs[n - 2].starts_with(|c: char| c.is_ascii_uppercase());
+    if is_method { segs[n - 2..].join("::") } else { segs[n - 1].to_owned() }
+}
+
+fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -> Diagnostic {
+    let (r, sink) = (map.func(root), map.func(chain.last().map_or(root, |e| e.to)));
+    let uncertain = chain.iter().any(|e| e.uncertain.is_some());
+    let confidence = chain.iter().map(|e| e.tag).max().unwrap_or(Confidence::Exact);
+    let code = if confidence == Confidence::NameOnly || uncertain { Code::PossibleSyncInNoSync } else { Code::SyncInNoSync };
+    let reason = sink.marks.sink.clone().unwrap_or_default();
+    let first = chain.first().map_or_else(|| sources.span(r.span.unwrap_or_default()), |e| sources.span(e.site));
+    let mut d = Diagnostic::new(
+        code,
+        format!("`{}` is #[no_sync] but reaches a host-blocking call: `{}`", r.name, short(&sink.path)),
+        first,
+    )
+    .with_label(format!("this call reaches `{}`, which blocks the host", sink.path));
+    let mut hops = Vec::new();
+    for e in chain {
+        let (from, to) = (map.func(e.from), map.func(e.to));
+        let site = sources.span(e.site);
+        d = d.with_note(format!("`{}` calls `{}` ({})", from.path, to.path, tag_name(e.tag)), Some(site.clone()));
+        hops.push(Hop { function: from.path.clone(), call_site: site, confidence: e.tag });
+    }
+    d = d.with_note(format!("`{}` blocks the host: {reason}", sink.path), sink.span.map(|s| sources.span(s)));
+    for e in chain {
+        if let Some(u) = &e.uncertain {
+            d = d.with_note(u.clone(), None);
+        }
+    }
+    d = d.with_help("if this wait is intended, wrap the call in `nosync::allow_sync(|| ..)` or mark the called function #[allow_sync]");
+    d.finding = Some(Finding { root: r.path.clone(), sink: sink.path.clone(), sink_reason: reason, chain: hops, confidence });
+    d
+}
+
+fn unresolved(map: &DefMap<'_>, sources: &SourceMap, root: FnId, f: FnId, u: &crate::callgraph::Unresolved) -> Diagnostic {
+    let (r, in_fn) = (map.func(root), map.func(f));
+    Diagnostic::new(
+        Code::UnresolvedCallInNoSync,
+        format!("`{}` is #[no_sync] but reaches a call the lint cannot follow: {}", r.name, u.what),
+        sources.span(u.site),
+    )
+    .with_label("not followed by the static analysis")
+    .with_note(format!("in `{}`, reachable from `{}`", in_fn.path, r.path), None)
+    .with_note("only the runtime guard (`nosync` with the `check` mode) covers what happens behind this call", None)
+}
+
+pub fn tag_name(t: Confidence) -> &'static str {
+    match t {
+        Confidence::Exact => "exact",
+        Confidence::Inferred => "inferred",
+        Confidence::NameOnly => "name-only",
+    }
+}

@@ -1,0 +1,152 @@
+//! The command line: parse arguments, run the analysis, render, choose the exit code.
+//! The binary is `std::process::exit(cli::run(std::env::args_os(), ..))`.
+
+use crate::diagnostics::{Diagnostic, Level};
+use crate::engine::{self, Analysis, Options};
+use crate::render::{ColorChoice, OutputFormat, human};
+use crate::workspace::WorkspaceOptions;
+use clap::Parser;
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Reports every call chain from a `#[no_sync]` function to an API that blocks the host.
+#[derive(Debug, Parser)]
+#[command(name = "cargo-nosync-lint", bin_name = "cargo nosync-lint", version = crate::VERSION)]
+pub struct Cli {
+    /// Path to Cargo.toml
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// Check only these workspace members' roots (all members by default)
+    #[arg(short = 'p', long = "package", value_name = "SPEC")]
+    pub packages: Vec<String>,
+    /// Check all workspace members (the default)
+    #[arg(long)]
+    pub workspace: bool,
+    /// Exclude members from the check
+    #[arg(long, value_name = "SPEC")]
+    pub exclude: Vec<String>,
+    /// Space or comma separated list of features to activate
+    #[arg(short = 'F', long, value_name = "FEATURES")]
+    pub features: Vec<String>,
+    /// Activate all available features
+    #[arg(long)]
+    pub all_features: bool,
+    /// Do not activate the `default` feature
+    #[arg(long)]
+    pub no_default_features: bool,
+    /// Extra configuration file (TOML with `roots`, `sinks`, `allow`)
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Analyse workspace members only, not their dependencies
+    #[arg(long)]
+    pub no_deps: bool,
+    /// No summary line
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Print statistics (files, fns, edges, time per phase) to stderr
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Coloring
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = OutputFormat::Human, value_name = "FMT")]
+    pub format: OutputFormat,
+}
+
+impl Cli {
+    fn options(&self) -> Options {
+        Options {
+            workspace: WorkspaceOptions {
+                manifest_path: self.manifest_path.clone(),
+                features: self.features.clone(),
+                all_features: self.all_features,
+                no_default_features: self.no_default_features,
+                no_deps: self.no_deps,
+                packages: self.packages.clone(),
+                exclude: self.exclude.clone(),
+            },
+            config: self.config.clone(),
+        }
+    }
+}
+
+/// Everything the binary does; returns the exit code (0 clean, 1 deny-level findings,
+/// 2 tool error). Diagnostics go to `out`, tool errors and statistics to `err`.
+pub fn run(args: impl IntoIterator<Item = OsString>, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let mut args: Vec<OsString> = args.into_iter().collect();
+    if args.get(1).is_some_and(|a| a == "nosync-lint") {
+        args.remove(1);
+    }
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let target: &mut dyn Write = if e.use_stderr() { err } else { out };
+            let _ = write!(target, "{}", e.render());
+            return code;
+        }
+    };
+    match engine::analyze(&cli.options()) {
+        Ok(analysis) => report(&cli, &analysis, out, err),
+        Err(e) => {
+            let _ = writeln!(err, "error: {e:#}");
+            2
+        }
+    }
+}
+
+/// The diagnostics that are reported (level above `allow`).
+pub fn effective(diags: &[Diagnostic]) -> Vec<&Diagnostic> {
+    diags.iter().filter(|d| d.level != Level::Allow).collect()
+}
+
+fn report(cli: &Cli, a: &Analysis, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let shown = effective(&a.diagnostics);
+    let color = cli.color.enabled(false);
+    let result = (|| -> std::io::Result<()> {
+        match cli.format {
+            OutputFormat::Human => {
+                for d in &shown {
+                    out.write_all(human::render(d, &a.sources, color).as_bytes())?;
+                }
+                if !cli.quiet {
+                    writeln!(out, "{}", summary(&shown))?;
+                }
+            }
+        }
+        if cli.verbose {
+            write_stats(a, err)?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = writeln!(err, "error: cannot write output: {e}");
+        return 2;
+    }
+    i32::from(shown.iter().any(|d| d.level == Level::Deny))
+}
+
+fn summary(shown: &[&Diagnostic]) -> String {
+    let errors = shown.iter().filter(|d| d.level == Level::Deny).count();
+    let warnings = shown.iter().filter(|d| d.level == Level::Warn).count();
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    match (errors, warnings) {
+        (0, 0) => "nosync-lint: no findings".to_owned(),
+        _ => format!("nosync-lint: {}, {}", plural(errors, "error"), plural(warnings, "warning")),
+    }
+}
+
+fn write_stats(a: &Analysis, err: &mut dyn Write) -> std::io::Result<()> {
+    let s = &a.stats;
+    writeln!(err, "nosync-lint statistics:")?;
+    writeln!(err, "  crates: {}, files: {}, lines: {}, fns: {}, roots: {}", s.crates, s.files, s.lines, s.fns, s.roots)?;
+    writeln!(
+        err,
+        "  edges: {} exact, {} inferred, {} name-only; unresolved calls: {}; macro expansions: {}",
+        s.edges_exact, s.edges_inferred, s.edges_name_only, s.unresolved, s.macro_expansions
+    )?;
+    let phases: Vec<String> = s.phases.iter().map(|(n, d)| format!("{n} {:.1} ms", d.as_secs_f64() * 1e3)).collect();
+    writeln!(err, "  time: {}", phases.join(", "))
+}

@@ -1,0 +1,140 @@
+//! The pipeline, stage by stage: workspace → config → parse → macro expansion →
+//! resolve → call graph → analysis. [`analyze`] does the IO (cargo metadata, config
+//! files); [`analyze_crates`] is the core over given crates, used by tests too.
+
+use crate::config::{self, Config};
+use crate::diagnostics::Diagnostic;
+use crate::parse::cfg::CfgCtx;
+use crate::source::SourceMap;
+use crate::workspace::{self, CrateSpec, WorkspaceOptions};
+use crate::{analysis, callgraph, parse, resolve};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// What to analyse and how.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub workspace: WorkspaceOptions,
+    /// `--config FILE`.
+    pub config: Option<PathBuf>,
+}
+
+/// Figures `-v` prints.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    pub crates: usize,
+    pub files: usize,
+    pub lines: usize,
+    pub fns: usize,
+    pub edges_exact: usize,
+    pub edges_inferred: usize,
+    pub edges_name_only: usize,
+    pub unresolved: usize,
+    pub macro_expansions: usize,
+    pub roots: usize,
+    pub phases: Vec<(&'static str, Duration)>,
+}
+
+/// The result of a run: diagnostics (sorted), figures, and the sources they point into.
+#[derive(Debug)]
+pub struct Analysis {
+    pub root: PathBuf,
+    pub diagnostics: Vec<Diagnostic>,
+    pub stats: Stats,
+    pub sources: SourceMap,
+    pub crates: Vec<CrateSpec>,
+}
+
+/// Runs `cargo metadata`, reads the configuration, and analyses the selected crates.
+pub fn analyze(opts: &Options) -> anyhow::Result<Analysis> {
+    let start = Instant::now();
+    let (ws, mut diags) = workspace::load(&opts.workspace)?;
+    let mut sources = SourceMap::new(&ws.root);
+    let mut cfg = Config::default();
+    for (manifest, table) in &ws.config_tables {
+        config::load_manifest_table(manifest, table, &mut cfg, &mut sources, &mut diags);
+    }
+    if let Some(path) = &opts.config {
+        config::load_file(path, &mut cfg, &mut sources, &mut diags)?;
+    }
+    let metadata_time = start.elapsed();
+    let mut a = analyze_crates(ws.root, ws.crates, &cfg, sources);
+    a.diagnostics.extend(diags);
+    sort(&mut a.diagnostics);
+    a.stats.phases.insert(0, ("metadata+config", metadata_time));
+    Ok(a)
+}
+
+/// The analysis of `crates` on a pool whose threads have large stacks.
+pub fn analyze_crates(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, sources: SourceMap) -> Analysis {
+    let pool = rayon::ThreadPoolBuilder::new().stack_size(parse::STACK_SIZE).build();
+    match pool {
+        Ok(pool) => pool.install(move || core(root, crates, cfg, sources)),
+        Err(_) => core(root, crates, cfg, sources),
+    }
+}
+
+fn core(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, mut sources: SourceMap) -> Analysis {
+    let mut stats = Stats { crates: crates.len(), ..Stats::default() };
+    let mut timer = Instant::now();
+    let mut lap = |stats: &mut Stats, name: &'static str| {
+        stats.phases.push((name, timer.elapsed()));
+        timer = Instant::now();
+    };
+    let cfgs: Vec<CfgCtx> = crates.iter().map(|c| CfgCtx { features: c.features.clone(), test: false }).collect();
+    let roots: Vec<(PathBuf, usize)> = crates.iter().enumerate().map(|(i, c)| (c.root.clone(), i)).collect();
+    let (mut parsed, mut diags) = parse::parse_all(&roots, &cfgs, &mut sources);
+    lap(&mut stats, "parse");
+    stats.macro_expansions = resolve::macros::expand_all(&mut parsed, &cfgs);
+    let (mut map, d) = resolve::build(&crates, &parsed, &sources);
+    diags.extend(d);
+    let (root_fns, d) = resolve::configured::apply(&mut map, cfg, &sources);
+    diags.extend(d);
+    lap(&mut stats, "resolve");
+    let graph = callgraph::build(&map);
+    lap(&mut stats, "callgraph");
+    let mut roots_sorted = root_fns;
+    roots_sorted.sort_by_key(|&f| map.func(f).span);
+    diags.extend(analysis::find(&map, &graph, &sources, &roots_sorted));
+    lap(&mut stats, "analysis");
+    stats.files = sources.files().len();
+    stats.lines = sources.files().iter().map(|f| f.lines()).sum();
+    stats.fns = map.fns.iter().filter(|f| f.ir.is_some()).count();
+    stats.edges_exact = graph.count(crate::diagnostics::Confidence::Exact);
+    stats.edges_inferred = graph.count(crate::diagnostics::Confidence::Inferred);
+    stats.edges_name_only = graph.count(crate::diagnostics::Confidence::NameOnly);
+    stats.unresolved = graph.unresolved_count();
+    stats.roots = roots_sorted.len();
+    attach_origins(&mut diags, &parsed, &sources, &crates);
+    sort(&mut diags);
+    drop(map);
+    Analysis { root, diagnostics: diags, stats, sources, crates }
+}
+
+/// Each diagnostic belongs to the first crate that reads its file.
+fn attach_origins(diags: &mut [Diagnostic], parsed: &parse::Parsed, sources: &SourceMap, crates: &[CrateSpec]) {
+    let mut owner: HashMap<PathBuf, usize> = HashMap::new();
+    for ((_, krate), f) in &parsed.files {
+        let e = owner.entry(sources.file(f.file).display.clone()).or_insert(*krate);
+        *e = (*e).min(*krate);
+    }
+    for d in diags.iter_mut().filter(|d| d.origin.is_none()) {
+        if let Some(&k) = owner.get(&d.primary.file) {
+            d.origin = Some(crates[k].origin.clone());
+        }
+    }
+}
+
+/// Deterministic order: by file, position, code, message.
+pub fn sort(diags: &mut [Diagnostic]) {
+    diags.sort_by(|a, b| {
+        (&a.primary.file, a.primary.line_start, a.primary.column_start, a.code, &a.message).cmp(&(
+            &b.primary.file,
+            b.primary.line_start,
+            b.primary.column_start,
+            b.code,
+            &b.message,
+        ))
+    });
+}

@@ -1,0 +1,244 @@
+//! The item tree and lowered bodies: a small, `Send` mirror of the syn AST.
+//!
+//! syn's trees hold `proc_macro2` spans, which are only meaningful on the thread that
+//! parsed them, so each file is lowered to this IR right where it is parsed (in
+//! parallel); everything after parsing works on these plain values.
+
+/// Index of a file in the [`crate::source::SourceMap`].
+pub type FileId = u32;
+
+/// A byte range of one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct SpanIr {
+    pub file: FileId,
+    pub lo: u32,
+    pub hi: u32,
+}
+
+/// A path as written: `a::b::<T>::c`, with an optional `<T as Trait>` qualifier.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PathIr {
+    /// `::a::b` (global).
+    pub global: bool,
+    pub segs: Vec<Seg>,
+    /// `<Ty as Trait>::rest`: `segs` then holds `Trait::rest`, `qself_pos` the trait's length.
+    pub qself: Option<Box<TypeRef>>,
+    pub qself_pos: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Seg {
+    pub name: String,
+    pub args: Vec<TypeRef>,
+}
+
+impl PathIr {
+    pub fn single(name: &str) -> Self {
+        PathIr {
+            global: false,
+            segs: vec![Seg {
+                name: name.to_owned(),
+                args: Vec::new(),
+            }],
+            qself: None,
+            qself_pos: 0,
+        }
+    }
+
+    pub fn last_name(&self) -> &str {
+        self.segs.last().map_or("", |s| s.name.as_str())
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.segs.iter().map(|s| s.name.as_str()).collect()
+    }
+}
+
+/// A type as written (unresolved).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TypeRef {
+    Path(PathIr),
+    /// `&T`, `&mut T`, `*const T`: the lint auto-derefs, so only the pointee matters.
+    Ref(Box<TypeRef>),
+    Slice(Box<TypeRef>),
+    Array(Box<TypeRef>),
+    Tuple(Vec<TypeRef>),
+    ImplTrait(Vec<PathIr>),
+    DynTrait(Vec<PathIr>),
+    /// `_`, `!`, fn pointers, macros in type position.
+    Unknown,
+}
+
+/// One name brought in by a `use` (a group is flattened to several).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UseIr {
+    pub path: Vec<String>,
+    pub global: bool,
+    /// The name in scope (`as` rename or last segment); `None` for a glob.
+    pub alias: Option<String>,
+    pub is_pub: bool,
+    pub span: SpanIr,
+}
+
+/// An attribute's path, e.g. `["nosync", "synchronizes"]`, and its arguments' text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttrIr {
+    pub path: Vec<String>,
+    pub args: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GenericParam {
+    pub name: String,
+    pub bounds: Vec<PathIr>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Param {
+    /// The binding name when the pattern is a plain identifier.
+    pub name: Option<String>,
+    pub ty: TypeRef,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FnIr {
+    pub name: String,
+    pub span: SpanIr,
+    pub attrs: Vec<AttrIr>,
+    pub generics: Vec<GenericParam>,
+    /// `Some(by_ref)` for methods taking `self`.
+    pub self_param: Option<bool>,
+    pub params: Vec<Param>,
+    pub ret: Option<TypeRef>,
+    pub is_async: bool,
+    pub body: Option<Block>,
+    /// Items declared inside the body (nested fns, impls, structs).
+    pub nested: Vec<Item>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImplIr {
+    pub self_ty: TypeRef,
+    pub trait_: Option<PathIr>,
+    pub generics: Vec<GenericParam>,
+    pub fns: Vec<FnIr>,
+    pub span: SpanIr,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModKind {
+    Inline(Vec<Item>),
+    /// `mod x;` resolved to a file, parsed separately; `owns_dir` when its own `mod y;`
+    /// items live next to it (`mod.rs`, `#[path]` files) rather than in `x/`.
+    File {
+        path: std::path::PathBuf,
+        owns_dir: bool,
+    },
+    /// `mod x;` whose file does not exist: the candidates tried.
+    Missing(Vec<std::path::PathBuf>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    Fn(FnIr),
+    Use(UseIr),
+    Struct {
+        name: String,
+        span: SpanIr,
+        fields: Vec<(String, TypeRef)>,
+    },
+    /// Enums and unions: types with methods but no fields the lint follows.
+    Enum { name: String, span: SpanIr },
+    TypeAlias {
+        name: String,
+        span: SpanIr,
+        ty: TypeRef,
+    },
+    Trait {
+        name: String,
+        span: SpanIr,
+        supertraits: Vec<PathIr>,
+        fns: Vec<FnIr>,
+        attrs: Vec<AttrIr>,
+    },
+    Impl(ImplIr),
+    Mod {
+        name: String,
+        span: SpanIr,
+        kind: ModKind,
+        is_pub: bool,
+    },
+    ExternCrate {
+        name: String,
+        alias: Option<String>,
+        span: SpanIr,
+    },
+    MacroRules { name: String, rules: String },
+    /// An item-position macro call (`foo! { .. }`), kept as text to expand later.
+    MacroCall {
+        path: Vec<String>,
+        tokens: String,
+        span: SpanIr,
+    },
+}
+
+/// A lowered block: its statements and the span of its closing brace (drops happen there).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub close: Option<SpanIr>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stmt {
+    Let {
+        /// The binding when the pattern is a plain identifier (`let x`, `let mut x: T`).
+        name: Option<String>,
+        ty: Option<TypeRef>,
+        init: Option<Expr>,
+        /// `let .. else { .. }`.
+        diverge: Option<Expr>,
+        span: SpanIr,
+    },
+    Expr(Expr),
+    Item(Box<Item>),
+}
+
+/// A lowered expression: only what call resolution and receiver typing need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expr {
+    /// `f(args)` where `f` is a path.
+    CallPath {
+        path: PathIr,
+        args: Vec<Expr>,
+        span: SpanIr,
+    },
+    /// `(expr)(args)`: a call through a value (closure, fn pointer).
+    CallValue {
+        callee: Box<Expr>,
+        args: Vec<Expr>,
+        span: SpanIr,
+    },
+    MethodCall {
+        recv: Box<Expr>,
+        name: String,
+        args: Vec<Expr>,
+        span: SpanIr,
+    },
+    /// A path used as a value (a local, a const, a unit struct).
+    Path(PathIr),
+    Field { base: Box<Expr>, name: String },
+    /// `e?` (unwraps `Result`/`Option`).
+    Try(Box<Expr>),
+    /// `e.await`.
+    Await(Box<Expr>),
+    /// `T { .. }`.
+    Struct { path: PathIr, fields: Vec<Expr> },
+    Block(Block),
+    Closure(Box<Expr>),
+    Cast { expr: Box<Expr>, ty: TypeRef },
+    /// A call inside an escape (`allow_sync(|| ..)`): not followed.
+    Escape,
+    /// Anything else: its sub-expressions in order, of unknown type.
+    Other(Vec<Expr>),
+}

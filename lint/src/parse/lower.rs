@@ -1,0 +1,384 @@
+//! Lowering of syn items, types and paths into the [`ir`](super::ir).
+
+use super::cfg::CfgCtx;
+use super::ir::*;
+use std::path::{Path, PathBuf};
+use syn::spanned::Spanned;
+
+/// Per-file lowering state.
+pub struct Lower<'a> {
+    pub file: FileId,
+    /// Bytes stripped before parsing (a BOM), added back to every offset.
+    pub offset: u32,
+    pub cfg: &'a CfgCtx,
+    /// Directory for `mod x;` at the file's top level, and the file's own directory.
+    pub mod_dir: PathBuf,
+    pub file_dir: PathBuf,
+    /// Expressions deeper than this are lowered as [`Expr::Other`] with no children.
+    pub depth: usize,
+    pub truncated: bool,
+    /// Every span becomes this one (code expanded from a macro invocation).
+    pub fixed: Option<SpanIr>,
+}
+
+impl Lower<'_> {
+    pub fn sp(&self, s: proc_macro2::Span) -> SpanIr {
+        if let Some(f) = self.fixed {
+            return f;
+        }
+        let r = s.byte_range();
+        SpanIr {
+            file: self.file,
+            lo: r.start as u32 + self.offset,
+            hi: r.end as u32 + self.offset,
+        }
+    }
+
+    pub fn items(&mut self, items: &[syn::Item], dir: &Path, top: bool) -> Vec<Item> {
+        let mut out = Vec::new();
+        for item in items {
+            self.item(item, dir, top, &mut out);
+        }
+        out
+    }
+
+    fn item(&mut self, item: &syn::Item, dir: &Path, top: bool, out: &mut Vec<Item>) {
+        if !self.cfg.enabled(item_attrs(item)) {
+            return;
+        }
+        match item {
+            syn::Item::Fn(f) => out.push(Item::Fn(self.func(&f.sig, &f.attrs, Some(&f.block)))),
+            syn::Item::Use(u) => {
+                let is_pub = !matches!(u.vis, syn::Visibility::Inherited);
+                let span = self.sp(u.span());
+                flatten_use(&u.tree, Vec::new(), u.leading_colon.is_some(), &mut |path, alias, global| {
+                    out.push(Item::Use(UseIr { path, global, alias, is_pub, span }))
+                });
+            }
+            syn::Item::Struct(s) => out.push(Item::Struct {
+                name: s.ident.to_string(),
+                span: self.sp(s.ident.span()),
+                fields: self.fields(&s.fields),
+            }),
+            syn::Item::Enum(e) => out.push(Item::Enum {
+                name: e.ident.to_string(),
+                span: self.sp(e.ident.span()),
+            }),
+            syn::Item::Union(u) => out.push(Item::Enum {
+                name: u.ident.to_string(),
+                span: self.sp(u.ident.span()),
+            }),
+            syn::Item::Type(t) => out.push(Item::TypeAlias {
+                name: t.ident.to_string(),
+                span: self.sp(t.ident.span()),
+                ty: lower_type(&t.ty),
+            }),
+            syn::Item::Trait(t) => out.push(self.trait_(t)),
+            syn::Item::Impl(i) => out.push(Item::Impl(self.impl_(i))),
+            syn::Item::Mod(m) => out.push(self.module(m, dir, top)),
+            syn::Item::ExternCrate(e) => out.push(Item::ExternCrate {
+                name: e.ident.to_string(),
+                alias: e.rename.as_ref().map(|(_, i)| i.to_string()),
+                span: self.sp(e.span()),
+            }),
+            syn::Item::Macro(m) => out.push(self.item_macro(m)),
+            _ => {}
+        }
+    }
+
+    fn item_macro(&mut self, m: &syn::ItemMacro) -> Item {
+        let path = path_names(&m.mac.path);
+        if path.last().is_some_and(|n| n == "macro_rules")
+            && let Some(name) = &m.ident
+        {
+            return Item::MacroRules {
+                name: name.to_string(),
+                rules: m.mac.tokens.to_string(),
+            };
+        }
+        Item::MacroCall {
+            path,
+            tokens: m.mac.tokens.to_string(),
+            span: self.sp(m.span()),
+        }
+    }
+
+    fn fields(&self, fields: &syn::Fields) -> Vec<(String, TypeRef)> {
+        fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let name = f.ident.as_ref().map_or_else(|| i.to_string(), |id| id.to_string());
+                (name, lower_type(&f.ty))
+            })
+            .collect()
+    }
+
+    fn trait_(&mut self, t: &syn::ItemTrait) -> Item {
+        let fns = t
+            .items
+            .iter()
+            .filter_map(|ti| match ti {
+                syn::TraitItem::Fn(f) if self.cfg.enabled(&f.attrs) => {
+                    Some(self.func(&f.sig, &f.attrs, f.default.as_ref()))
+                }
+                _ => None,
+            })
+            .collect();
+        Item::Trait {
+            name: t.ident.to_string(),
+            span: self.sp(t.ident.span()),
+            supertraits: bounds(t.supertraits.iter()),
+            fns,
+            attrs: lower_attrs(&t.attrs),
+        }
+    }
+
+    fn impl_(&mut self, i: &syn::ItemImpl) -> ImplIr {
+        let fns = i
+            .items
+            .iter()
+            .filter_map(|ii| match ii {
+                syn::ImplItem::Fn(f) if self.cfg.enabled(&f.attrs) => {
+                    Some(self.func(&f.sig, &f.attrs, Some(&f.block)))
+                }
+                _ => None,
+            })
+            .collect();
+        ImplIr {
+            self_ty: lower_type(&i.self_ty),
+            trait_: i.trait_.as_ref().map(|(_, p, _)| lower_path(p)),
+            generics: generics(&i.generics),
+            fns,
+            span: self.sp(i.self_ty.span()),
+        }
+    }
+
+    fn module(&mut self, m: &syn::ItemMod, dir: &Path, top: bool) -> Item {
+        let name = m.ident.to_string();
+        let path_attr = m.attrs.iter().find_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        });
+        let base = if top { self.file_dir.clone() } else { dir.to_path_buf() };
+        let kind = match &m.content {
+            Some((_, items)) => {
+                let sub = path_attr.map_or_else(|| dir.join(&name), |p| base.join(p));
+                ModKind::Inline(self.items(items, &sub, false))
+            }
+            None => {
+                let has_attr = path_attr.is_some();
+                let candidates = match path_attr {
+                    Some(p) => vec![base.join(p)],
+                    None => vec![dir.join(format!("{name}.rs")), dir.join(&name).join("mod.rs")],
+                };
+                match candidates.iter().find(|c| c.is_file()) {
+                    Some(found) => ModKind::File {
+                        owns_dir: has_attr || found.ends_with("mod.rs"),
+                        path: found.clone(),
+                    },
+                    None => ModKind::Missing(candidates),
+                }
+            }
+        };
+        Item::Mod {
+            name,
+            span: self.sp(m.span()),
+            kind,
+            is_pub: !matches!(m.vis, syn::Visibility::Inherited),
+        }
+    }
+
+    pub fn func(&mut self, sig: &syn::Signature, attrs: &[syn::Attribute], body: Option<&syn::Block>) -> FnIr {
+        let mut self_param = None;
+        let mut params = Vec::new();
+        for input in &sig.inputs {
+            match input {
+                syn::FnArg::Receiver(r) => self_param = Some(r.reference.is_some()),
+                syn::FnArg::Typed(pt) => params.push(Param {
+                    name: pat_ident(&pt.pat),
+                    ty: lower_type(&pt.ty),
+                }),
+            }
+        }
+        let mut nested = Vec::new();
+        let body = body.map(|b| self.block(b, &mut nested));
+        FnIr {
+            name: sig.ident.to_string(),
+            span: self.sp(sig.ident.span()),
+            attrs: lower_attrs(attrs),
+            generics: generics(&sig.generics),
+            self_param,
+            params,
+            ret: match &sig.output {
+                syn::ReturnType::Default => None,
+                syn::ReturnType::Type(_, t) => Some(lower_type(t)),
+            },
+            is_async: sig.asyncness.is_some(),
+            body,
+            nested,
+        }
+    }
+}
+
+pub fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
+    match item {
+        syn::Item::Fn(i) => &i.attrs,
+        syn::Item::Use(i) => &i.attrs,
+        syn::Item::Struct(i) => &i.attrs,
+        syn::Item::Enum(i) => &i.attrs,
+        syn::Item::Union(i) => &i.attrs,
+        syn::Item::Type(i) => &i.attrs,
+        syn::Item::Trait(i) => &i.attrs,
+        syn::Item::Impl(i) => &i.attrs,
+        syn::Item::Mod(i) => &i.attrs,
+        syn::Item::ExternCrate(i) => &i.attrs,
+        syn::Item::Macro(i) => &i.attrs,
+        syn::Item::Const(i) => &i.attrs,
+        syn::Item::Static(i) => &i.attrs,
+        _ => &[],
+    }
+}
+
+fn lower_attrs(attrs: &[syn::Attribute]) -> Vec<AttrIr> {
+    attrs
+        .iter()
+        .map(|a| AttrIr {
+            path: path_names(a.path()),
+            args: match &a.meta {
+                syn::Meta::List(l) => l.tokens.to_string(),
+                _ => String::new(),
+            },
+        })
+        .collect()
+}
+
+fn flatten_use(tree: &syn::UseTree, prefix: Vec<String>, global: bool, emit: &mut dyn FnMut(Vec<String>, Option<String>, bool)) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            let mut next = prefix;
+            next.push(p.ident.to_string());
+            flatten_use(&p.tree, next, global, emit);
+        }
+        syn::UseTree::Name(n) => {
+            let name = n.ident.to_string();
+            let mut path = prefix;
+            if name == "self" {
+                let alias = path.last().cloned();
+                emit(path, alias, global);
+            } else {
+                path.push(name.clone());
+                emit(path, Some(name), global);
+            }
+        }
+        syn::UseTree::Rename(r) => {
+            let mut path = prefix.clone();
+            if r.ident != "self" {
+                path.push(r.ident.to_string());
+            }
+            emit(path, Some(r.rename.to_string()), global);
+        }
+        syn::UseTree::Glob(_) => emit(prefix, None, global),
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                flatten_use(t, prefix.clone(), global, emit);
+            }
+        }
+    }
+}
+
+pub fn path_names(p: &syn::Path) -> Vec<String> {
+    p.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
+pub fn pat_ident(p: &syn::Pat) -> Option<String> {
+    match p {
+        syn::Pat::Ident(i) => Some(i.ident.to_string()),
+        syn::Pat::Type(t) => pat_ident(&t.pat),
+        syn::Pat::Reference(r) => pat_ident(&r.pat),
+        _ => None,
+    }
+}
+
+pub fn lower_path(p: &syn::Path) -> PathIr {
+    PathIr {
+        global: p.leading_colon.is_some(),
+        segs: p.segments.iter().map(lower_seg).collect(),
+        qself: None,
+        qself_pos: 0,
+    }
+}
+
+pub fn lower_qpath(q: Option<&syn::QSelf>, p: &syn::Path) -> PathIr {
+    let mut out = lower_path(p);
+    if let Some(q) = q {
+        out.qself = Some(Box::new(lower_type(&q.ty)));
+        out.qself_pos = q.position;
+    }
+    out
+}
+
+fn lower_seg(s: &syn::PathSegment) -> Seg {
+    let args = match &s.arguments {
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter_map(|g| match g {
+                syn::GenericArgument::Type(t) => Some(lower_type(t)),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    Seg {
+        name: s.ident.to_string(),
+        args,
+    }
+}
+
+pub fn lower_type(t: &syn::Type) -> TypeRef {
+    match t {
+        syn::Type::Path(p) => TypeRef::Path(lower_qpath(p.qself.as_ref(), &p.path)),
+        syn::Type::Reference(r) => TypeRef::Ref(Box::new(lower_type(&r.elem))),
+        syn::Type::Ptr(r) => TypeRef::Ref(Box::new(lower_type(&r.elem))),
+        syn::Type::Paren(p) => lower_type(&p.elem),
+        syn::Type::Group(g) => lower_type(&g.elem),
+        syn::Type::Slice(s) => TypeRef::Slice(Box::new(lower_type(&s.elem))),
+        syn::Type::Array(a) => TypeRef::Array(Box::new(lower_type(&a.elem))),
+        syn::Type::Tuple(t) => TypeRef::Tuple(t.elems.iter().map(lower_type).collect()),
+        syn::Type::ImplTrait(i) => TypeRef::ImplTrait(bounds(i.bounds.iter())),
+        syn::Type::TraitObject(d) => TypeRef::DynTrait(bounds(d.bounds.iter())),
+        _ => TypeRef::Unknown,
+    }
+}
+
+fn bounds<'b>(b: impl Iterator<Item = &'b syn::TypeParamBound>) -> Vec<PathIr> {
+    b.filter_map(|b| match b {
+        syn::TypeParamBound::Trait(t) => Some(lower_path(&t.path)),
+        _ => None,
+    })
+    .collect()
+}
+
+pub fn generics(g: &syn::Generics) -> Vec<GenericParam> {
+    let mut out: Vec<GenericParam> = g
+        .type_params()
+        .map(|p| GenericParam {
+            name: p.ident.to_string(),
+            bounds: bounds(p.bounds.iter()),
+        })
+        .collect();
+    for pred in g.where_clause.iter().flat_map(|w| w.predicates.iter()) {
+        if let syn::WherePredicate::Type(pt) = pred
+            && let syn::Type::Path(tp) = &pt.bounded_ty
+            && let Some(id) = tp.path.get_ident()
+            && let Some(gp) = out.iter_mut().find(|gp| *id == gp.name)
+        {
+            gp.bounds.extend(bounds(pt.bounds.iter()));
+        }
+    }
+    out
+}

@@ -1,0 +1,238 @@
+//! Lowering of fn bodies: statements and expressions, with a depth limit.
+
+use super::ir::*;
+use super::lower::{Lower, lower_qpath, lower_type, pat_ident, path_names};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+
+/// Expressions nested deeper than this are not followed (the rest of the fn is).
+const MAX_DEPTH: usize = 256;
+
+/// Expression-level escapes: their arguments are not followed.
+const ESCAPE_MACROS: &[&str] = &["allow_sync_expr", "allow_sync"];
+const ESCAPE_FNS: &[&str] = &["allow_sync", "allow_sync_once"];
+
+impl Lower<'_> {
+    pub fn block(&mut self, b: &syn::Block, nested: &mut Vec<Item>) -> Block {
+        let mut stmts = Vec::new();
+        for s in &b.stmts {
+            self.stmt(s, nested, &mut stmts);
+        }
+        Block {
+            stmts,
+            close: Some(self.sp(b.brace_token.span.close())),
+        }
+    }
+
+    fn stmt(&mut self, s: &syn::Stmt, nested: &mut Vec<Item>, out: &mut Vec<Stmt>) {
+        match s {
+            syn::Stmt::Local(l) if self.cfg.enabled(&l.attrs) => {
+                let (name, ty) = match &l.pat {
+                    syn::Pat::Type(pt) => (pat_ident(&pt.pat), Some(lower_type(&pt.ty))),
+                    p => (pat_ident(p), None),
+                };
+                out.push(Stmt::Let {
+                    name,
+                    ty,
+                    init: l.init.as_ref().map(|i| self.expr(&i.expr)),
+                    diverge: l.init.as_ref().and_then(|i| i.diverge.as_ref()).map(|(_, e)| self.expr(e)),
+                    span: self.sp(l.span()),
+                });
+            }
+            syn::Stmt::Local(_) => {}
+            syn::Stmt::Item(item) => {
+                let dir = self.mod_dir.clone();
+                let mut items = Vec::new();
+                // Items in a body: nested fns are fns of their own, not part of this one.
+                for lowered in self.items(std::slice::from_ref(item), &dir, false) {
+                    items.push(lowered);
+                }
+                nested.extend(items);
+            }
+            syn::Stmt::Expr(e, _) => out.push(Stmt::Expr(self.expr(e))),
+            syn::Stmt::Macro(m) if self.cfg.enabled(&m.attrs) => out.push(Stmt::Expr(self.mac(&m.mac))),
+            syn::Stmt::Macro(_) => {}
+        }
+    }
+
+    pub fn expr(&mut self, e: &syn::Expr) -> Expr {
+        if self.depth >= MAX_DEPTH {
+            self.truncated = true;
+            return Expr::Other(Vec::new());
+        }
+        self.depth += 1;
+        let out = self.expr_inner(e);
+        self.depth -= 1;
+        out
+    }
+
+    fn exprs<'e>(&mut self, es: impl IntoIterator<Item = &'e syn::Expr>) -> Vec<Expr> {
+        es.into_iter().map(|e| self.expr(e)).collect()
+    }
+
+    fn boxed(&mut self, e: &syn::Expr) -> Box<Expr> {
+        Box::new(self.expr(e))
+    }
+
+    fn expr_inner(&mut self, e: &syn::Expr) -> Expr {
+        use syn::Expr as E;
+        match e {
+            E::Call(c) => self.call(c),
+            E::MethodCall(m) => Expr::MethodCall {
+                recv: self.boxed(&m.receiver),
+                name: m.method.to_string(),
+                args: self.exprs(&m.args),
+                span: self.method_span(m),
+            },
+            E::Path(p) => Expr::Path(lower_qpath(p.qself.as_ref(), &p.path)),
+            E::Field(f) => Expr::Field {
+                base: self.boxed(&f.base),
+                name: match &f.member {
+                    syn::Member::Named(i) => i.to_string(),
+                    syn::Member::Unnamed(i) => i.index.to_string(),
+                },
+            },
+            E::Try(t) => Expr::Try(self.boxed(&t.expr)),
+            E::Await(a) => Expr::Await(self.boxed(&a.base)),
+            E::Paren(p) => self.expr(&p.expr),
+            E::Group(g) => self.expr(&g.expr),
+            E::Reference(r) => self.expr(&r.expr),
+            E::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => self.expr(&u.expr),
+            E::Struct(s) => Expr::Struct {
+                path: lower_qpath(s.qself.as_ref(), &s.path),
+                fields: self.exprs(s.fields.iter().map(|f| &f.expr).chain(s.rest.as_deref())),
+            },
+            E::Block(b) => self.block_expr(&b.block),
+            E::Unsafe(b) => self.block_expr(&b.block),
+            E::Async(b) => self.block_expr(&b.block),
+            E::Const(b) => self.block_expr(&b.block),
+            E::TryBlock(b) => self.block_expr(&b.block),
+            E::Closure(c) => Expr::Closure(self.boxed(&c.body)),
+            E::Cast(c) => Expr::Cast {
+                expr: self.boxed(&c.expr),
+                ty: lower_type(&c.ty),
+            },
+            E::Macro(m) => self.mac(&m.mac),
+            other => self.other(other),
+        }
+    }
+
+    fn other(&mut self, e: &syn::Expr) -> Expr {
+        use syn::Expr as E;
+        let kids: Vec<Expr> = match e {
+            E::Array(a) => self.exprs(&a.elems),
+            E::Tuple(t) => self.exprs(&t.elems),
+            E::Assign(a) => self.exprs([&*a.left, &*a.right]),
+            E::Binary(b) => self.exprs([&*b.left, &*b.right]),
+            E::Unary(u) => self.exprs([&*u.expr]),
+            E::Index(i) => self.exprs([&*i.expr, &*i.index]),
+            E::Range(r) => self.exprs(r.start.iter().chain(r.end.iter()).map(|b| &**b)),
+            E::Return(r) => self.exprs(r.expr.iter().map(|b| &**b)),
+            E::Break(b) => self.exprs(b.expr.iter().map(|b| &**b)),
+            E::Yield(y) => self.exprs(y.expr.iter().map(|b| &**b)),
+            E::Let(l) => self.exprs([&*l.expr]),
+            E::Repeat(r) => self.exprs([&*r.expr, &*r.len]),
+            E::If(i) => self.if_expr(i),
+            E::While(w) => vec![self.expr(&w.cond), self.block_expr(&w.body)],
+            E::ForLoop(f) => vec![self.expr(&f.expr), self.block_expr(&f.body)],
+            E::Loop(l) => vec![self.block_expr(&l.body)],
+            E::Match(m) => self.match_expr(m),
+            _ => Vec::new(),
+        };
+        Expr::Other(kids)
+    }
+
+    fn if_expr(&mut self, i: &syn::ExprIf) -> Vec<Expr> {
+        let mut kids = vec![self.expr(&i.cond), self.block_expr(&i.then_branch)];
+        if let Some((_, e)) = &i.else_branch {
+            kids.push(self.expr(e));
+        }
+        kids
+    }
+
+    fn match_expr(&mut self, m: &syn::ExprMatch) -> Vec<Expr> {
+        let mut kids = vec![self.expr(&m.expr)];
+        for arm in &m.arms {
+            if let Some((_, g)) = &arm.guard {
+                kids.push(self.expr(g));
+            }
+            kids.push(self.expr(&arm.body));
+        }
+        kids
+    }
+
+    fn block_expr(&mut self, b: &syn::Block) -> Expr {
+        let mut nested = Vec::new();
+        let block = self.block(b, &mut nested);
+        // Items inside inner blocks are rare; lower them for their calls but do not register them.
+        Expr::Block(block)
+    }
+
+    fn call(&mut self, c: &syn::ExprCall) -> Expr {
+        let span = self.sp(c.span());
+        match &*c.func {
+            syn::Expr::Path(p) => {
+                let path = lower_qpath(p.qself.as_ref(), &p.path);
+                if ESCAPE_FNS.contains(&path.last_name()) {
+                    return Expr::Escape;
+                }
+                Expr::CallPath {
+                    path,
+                    args: self.exprs(&c.args),
+                    span,
+                }
+            }
+            callee => Expr::CallValue {
+                callee: self.boxed(callee),
+                args: self.exprs(&c.args),
+                span,
+            },
+        }
+    }
+
+    fn method_span(&self, m: &syn::ExprMethodCall) -> SpanIr {
+        let name = self.sp(m.method.span());
+        let close = self.sp(m.paren_token.span.close());
+        SpanIr { hi: close.hi.max(name.hi), ..name }
+    }
+
+    /// A macro in expression position: escapes are dropped, other arguments are parsed
+    /// as comma- or semicolon-separated expressions where they parse.
+    fn mac(&mut self, m: &syn::Macro) -> Expr {
+        let names = path_names(&m.path);
+        let name = names.last().map_or("", String::as_str);
+        if ESCAPE_MACROS.contains(&name) {
+            return Expr::Escape;
+        }
+        let mut kids = Vec::new();
+        let parser = Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated;
+        if let Ok(args) = m.parse_body_with(parser) {
+            kids = self.exprs(&args);
+        } else {
+            for chunk in split_top_level(m.tokens.clone()) {
+                if let Ok(e) = syn::parse2::<syn::Expr>(chunk) {
+                    kids.push(self.expr(&e));
+                }
+            }
+        }
+        Expr::Other(kids)
+    }
+}
+
+/// Splits a token stream at top-level `,` and `;` (tolerant fallback for macro bodies).
+fn split_top_level(ts: proc_macro2::TokenStream) -> Vec<proc_macro2::TokenStream> {
+    let mut out = vec![proc_macro2::TokenStream::new()];
+    for tt in ts {
+        match &tt {
+            proc_macro2::TokenTree::Punct(p) if p.as_char() == ',' || p.as_char() == ';' => {
+                out.push(proc_macro2::TokenStream::new())
+            }
+            _ => {
+                if let Some(last) = out.last_mut() {
+                    last.extend(std::iter::once(tt));
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,125 @@
+//! A cheap scan for pathological nesting, run before syn (which recurses per level).
+//!
+//! Strings, chars and comments are skipped approximately: the scan only has to be
+//! right about files that are deeply nested, and a false alarm needs > 200 levels.
+
+/// Deepest delimiter nesting accepted.
+pub const MAX_NESTING: usize = 200;
+/// Longest run of prefix operators (`!!!!x`, `&&&&x`, `- - -x`) accepted.
+const MAX_PREFIX_RUN: usize = 1000;
+
+/// The byte offset where nesting first exceeds the limit, if it does.
+pub fn too_deep(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let (mut i, mut depth, mut run) = (0, 0usize, 0usize);
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Some(i);
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b'/' if b.get(i + 1) == Some(&b'/') => i = skip_line(b, i),
+            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
+            b'"' => i = skip_string(b, i),
+            b'\'' if is_char_literal(b, i) => i = skip_char(b, i),
+            _ => {}
+        }
+        run = match c {
+            b'!' | b'&' | b'-' | b'*' => run + 1,
+            b' ' | b'\t' | b'\n' | b'\r' => run,
+            _ => 0,
+        };
+        if run > MAX_PREFIX_RUN {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+fn skip_line(b: &[u8], i: usize) -> usize {
+    b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p)
+}
+
+fn skip_block_comment(b: &[u8], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    while i + 1 < b.len() {
+        if b[i] == b'/' && b[i + 1] == b'*' {
+            depth += 1;
+            i += 2;
+        } else if b[i] == b'*' && b[i + 1] == b'/' {
+            depth -= 1;
+            i += 2;
+            if depth == 0 {
+                return i - 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    b.len()
+}
+
+/// Skips `"..."` (also the body of raw strings: their `#`s are not delimiters).
+fn skip_string(b: &[u8], mut i: usize) -> usize {
+    let raw_hashes = raw_prefix_hashes(b, i);
+    i += 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if raw_hashes.is_none() => i += 2,
+            b'"' => {
+                let n = raw_hashes.unwrap_or(0);
+                if b[i + 1..].iter().take(n).filter(|&&c| c == b'#').count() == n {
+                    return i + n;
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
+/// For `r##"`, the number of `#`s; `None` when the string is not raw.
+fn raw_prefix_hashes(b: &[u8], quote: usize) -> Option<usize> {
+    let mut j = quote;
+    while j > 0 && b[j - 1] == b'#' {
+        j -= 1;
+    }
+    (j > 0 && b[j - 1] == b'r').then_some(quote - j)
+}
+
+fn is_char_literal(b: &[u8], i: usize) -> bool {
+    match (b.get(i + 1), b.get(i + 2)) {
+        (Some(b'\\'), _) => true,
+        (Some(_), Some(b'\'')) => true,
+        _ => false,
+    }
+}
+
+fn skip_char(b: &[u8], i: usize) -> usize {
+    b[i + 1..]
+        .iter()
+        .skip(1)
+        .position(|&c| c == b'\'')
+        .map_or(b.len(), |p| i + 2 + p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_deep_nesting_only() {
+        assert_eq!(too_deep("fn f() { let s = \"((((\"; }"), None);
+        let deep = format!("fn f() {{ {}{} }}", "(".repeat(500), ")".repeat(500));
+        assert!(too_deep(&deep).is_some());
+        let in_comment = format!("// {}\nfn f() {{}}", "(".repeat(500));
+        assert_eq!(too_deep(&in_comment), None);
+        assert_eq!(too_deep("fn f<'a>(x: &'a str) -> char { '(' }"), None);
+    }
+}

@@ -1,0 +1,294 @@
+//! Building the [`DefMap`] from the parsed item trees.
+
+use super::*;
+use crate::diagnostics::{Code, Diagnostic};
+use crate::parse::Parsed;
+use crate::parse::ir::{ImplIr, Item, ModKind};
+use crate::sinks::CUDARC_SINKS;
+use crate::source::SourceMap;
+use crate::workspace::CrateSpec;
+
+/// Attribute names, as the `nosync` crate exports them.
+const ATTR_ROOT: &str = "no_sync";
+const ATTR_SINK: &str = "synchronizes";
+const ATTR_ALLOW: &str = "allow_sync";
+
+struct Pending<'a> {
+    module: ModId,
+    imp: &'a ImplIr,
+}
+
+/// Builds the def map of `crates`; `cfgs[i]` is the cfg context index crate `i` was parsed with.
+pub fn build<'a>(crates: &'a [CrateSpec], parsed: &'a Parsed, sources: &SourceMap) -> (DefMap<'a>, Vec<Diagnostic>) {
+    let mut map = DefMap::default();
+    let mut diags = Vec::new();
+    let mut impls = Vec::new();
+    add_builtins(&mut map);
+    for (i, spec) in crates.iter().enumerate() {
+        let root = new_module(&mut map, i, None, spec.name.clone());
+        map.crates.push(CrateData {
+            name: spec.name.clone(),
+            root,
+            deps: spec.deps.iter().cloned().collect(),
+            check_roots: spec.check_roots,
+        });
+        let Some(file) = parsed.get(&spec.root, i) else { continue };
+        let mut work: Vec<(ModId, &'a [Item])> = vec![(root, &file.items)];
+        while let Some((m, items)) = work.pop() {
+            collect_items(&mut map, m, items, parsed, i, &mut work, &mut impls, sources, &mut diags);
+        }
+    }
+    for p in &impls {
+        add_impl(&mut map, p.module, p.imp);
+    }
+    mark_all(&mut map);
+    (map, diags)
+}
+
+fn add_builtins(map: &mut DefMap<'_>) {
+    for s in CUDARC_SINKS {
+        let segs: Vec<&str> = s.path.split("::").collect();
+        let name = segs.last().copied().unwrap_or_default().to_owned();
+        let id = map.fns.len() as FnId;
+        let ty = segs[..segs.len() - 1].join("::");
+        let is_method = segs.len() == 4 && crate::sinks::is_cudarc_type(segs[2]);
+        map.fns.push(FnData {
+            name: name.clone(),
+            path: s.path.to_owned(),
+            module: 0,
+            span: None,
+            ir: None,
+            self_ty: None,
+            self_canon: is_method.then(|| ty.clone()),
+            impl_generics: &[],
+            trait_: None,
+            is_trait_decl: false,
+            marks: Marks {
+                sink: Some(s.reason.to_owned()),
+                condition: Some(s.condition),
+                ..Marks::default()
+            },
+        });
+        if is_method {
+            map.methods.entry(ty).or_default().entry(name.clone()).or_default().push(id);
+            map.by_name.entry(name).or_default().push(id);
+        }
+        map.builtin.insert(s.path.to_owned(), id);
+    }
+}
+
+fn new_module(map: &mut DefMap<'_>, krate: usize, parent: Option<ModId>, path: String) -> ModId {
+    map.modules.push(ModuleData {
+        krate,
+        parent,
+        path,
+        items: HashMap::new(),
+        uses: Vec::new(),
+        globs: Vec::new(),
+    });
+    (map.modules.len() - 1) as ModId
+}
+
+fn define(map: &mut DefMap<'_>, m: ModId, name: &str, def: Def) {
+    map.modules[m as usize].items.entry(name.to_owned()).or_default().push(def);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn collect_items<'a>(
+    map: &mut DefMap<'a>,
+    m: ModId,
+    items: &'a [Item],
+    parsed: &'a Parsed,
+    krate: usize,
+    work: &mut Vec<(ModId, &'a [Item])>,
+    impls: &mut Vec<Pending<'a>>,
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let mpath = map.modules[m as usize].path.clone();
+    for item in items {
+        match item {
+            Item::Fn(f) => {
+                let id = add_fn(map, m, f, format!("{mpath}::{}", f.name), None, &[], None);
+                define(map, m, &f.name, Def::Fn(id));
+                work.push((m, &f.nested));
+            }
+            Item::Use(u) if u.alias.is_none() => map.modules[m as usize].globs.push(u.clone()),
+            Item::Use(u) => map.modules[m as usize].uses.push(u.clone()),
+            Item::Struct { name, fields, .. } => add_type(map, m, name, TypeKind::Struct(fields)),
+            Item::Enum { name, .. } => add_type(map, m, name, TypeKind::Enum),
+            Item::TypeAlias { name, ty, .. } => add_type(map, m, name, TypeKind::Alias(ty)),
+            Item::Trait { name, fns, supertraits, .. } => add_trait(map, m, name, fns, supertraits),
+            Item::Impl(imp) => {
+                impls.push(Pending { module: m, imp });
+                for f in &imp.fns {
+                    work.push((m, &f.nested));
+                }
+            }
+            Item::Mod { name, kind, span, .. } => {
+                let child = new_module(map, krate, Some(m), format!("{mpath}::{name}"));
+                define(map, m, name, Def::Mod(child));
+                match kind {
+                    ModKind::Inline(inner) => work.push((child, inner)),
+                    ModKind::File { path, .. } => {
+                        if let Some(f) = parsed.get(path, krate) {
+                            work.push((child, &f.items));
+                        }
+                    }
+                    ModKind::Missing(tried) => diags.push(missing_module(name, tried, *span, sources)),
+                }
+            }
+            Item::ExternCrate { name, alias, .. } => {
+                if name != "self" {
+                    let shown = alias.as_deref().unwrap_or(name);
+                    let target = map.crates[krate].deps.get(name).cloned();
+                    let def = match target {
+                        Some(DepTarget::Analysed(c)) => Def::Crate(c),
+                        Some(DepTarget::External(real)) => Def::External(vec![real]),
+                        None => Def::External(vec![name.clone()]),
+                    };
+                    define(map, m, shown, def);
+                }
+            }
+            Item::MacroRules { .. } | Item::MacroCall { .. } => {}
+        }
+    }
+}
+
+fn missing_module(name: &str, tried: &[std::path::PathBuf], span: SpanIr, sources: &SourceMap) -> Diagnostic {
+    let shown: Vec<String> = tried.iter().map(|p| format!("`{}`", sources.display(p).display())).collect();
+    Diagnostic::new(Code::MissingModule, format!("file not found for module `{name}`"), sources.span(span))
+        .with_label("declared here")
+        .with_note(format!("looked for {}", shown.join(" and ")), None)
+        .with_note("the module's items are not analysed", None)
+}
+
+fn add_type<'a>(map: &mut DefMap<'a>, m: ModId, name: &str, kind: TypeKind<'a>) {
+    let canon = format!("{}::{name}", map.modules[m as usize].path);
+    map.types.insert(canon.clone(), TypeData { module: m, kind });
+    define(map, m, name, Def::Type(canon));
+}
+
+fn add_trait<'a>(map: &mut DefMap<'a>, m: ModId, name: &str, fns: &'a [FnIr], supers: &'a [crate::parse::ir::PathIr]) {
+    let canon = format!("{}::{name}", map.modules[m as usize].path);
+    let mut table = HashMap::new();
+    for f in fns {
+        let id = add_fn(map, m, f, format!("{canon}::{}", f.name), None, &[], Some(canon.clone()));
+        map.fns[id as usize].is_trait_decl = true;
+        table.insert(f.name.clone(), id);
+    }
+    // Supertraits are resolved lazily by name in their module.
+    let supertraits = supers
+        .iter()
+        .filter_map(|p| match map.resolve_path(m, &p.names(), p.global) {
+            Some(Def::Trait(t)) => Some(t),
+            _ => None,
+        })
+        .collect();
+    map.types.insert(canon.clone(), TypeData { module: m, kind: TypeKind::Trait { fns: table, supertraits } });
+    define(map, m, name, Def::Trait(canon));
+}
+
+#[allow(clippy::too_many_arguments)]
+fn add_fn<'a>(
+    map: &mut DefMap<'a>,
+    m: ModId,
+    f: &'a FnIr,
+    path: String,
+    self_ty: Option<(&'a TypeRef, Option<String>)>,
+    impl_generics: &'a [GenericParam],
+    trait_: Option<String>,
+) -> FnId {
+    let id = map.fns.len() as FnId;
+    let (self_ty, self_canon) = match self_ty {
+        Some((t, c)) => (Some(t.clone()), c),
+        None => (None, None),
+    };
+    map.fns.push(FnData {
+        name: f.name.clone(),
+        path,
+        module: m,
+        span: Some(f.span),
+        ir: Some(f),
+        self_ty,
+        self_canon,
+        impl_generics,
+        trait_,
+        is_trait_decl: false,
+        marks: Marks::default(),
+    });
+    if f.self_param.is_some() {
+        map.by_name.entry(f.name.clone()).or_default().push(id);
+    }
+    id
+}
+
+fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
+    let generics = &imp.generics;
+    let self_ty = map.resolve_type(m, &imp.self_ty, generics, None, 0);
+    let canon = self_ty.canon().map(str::to_owned);
+    let trait_ = imp.trait_.as_ref().and_then(|p| match map.resolve_path(m, &p.names(), p.global) {
+        Some(Def::Trait(t)) => Some(t),
+        Some(Def::External(segs)) => Some(segs.join("::")),
+        _ => None,
+    });
+    let owner = canon.clone().unwrap_or_else(|| format!("{}::<impl>", map.modules[m as usize].path));
+    for f in &imp.fns {
+        let path = format!("{owner}::{}", f.name);
+        let id = add_fn(map, m, f, path, Some((&imp.self_ty, canon.clone())), generics, trait_.clone());
+        if let Some(c) = &canon {
+            map.methods.entry(c.clone()).or_default().entry(f.name.clone()).or_default().push(id);
+        }
+        if let Some(t) = &trait_ {
+            map.trait_impls.entry((t.clone(), f.name.clone())).or_default().push(id);
+            if f.name == "drop" && t.ends_with("Drop")
+                && let Some(c) = &canon
+            {
+                map.drops.insert(c.clone(), id);
+            }
+        }
+    }
+}
+
+/// Marks roots, sinks and `#[allow_sync]` fns from their attributes; impls of a
+/// `#[synchronizes]` trait method are sinks too.
+fn mark_all(map: &mut DefMap<'_>) {
+    for id in 0..map.fns.len() {
+        let Some(ir) = map.fns[id].ir else { continue };
+        let m = map.fns[id].module;
+        let check_roots = map.crates[map.modules[m as usize].krate].check_roots;
+        for attr in &ir.attrs {
+            match map.attr_kind(m, &attr.path).as_deref() {
+                Some(ATTR_ROOT) if check_roots => map.fns[id].marks.root = true,
+                Some(ATTR_SINK) => {
+                    let reason = attr_reason(&attr.args);
+                    map.fns[id].marks.sink = Some(reason);
+                }
+                Some(ATTR_ALLOW) => map.fns[id].marks.allow = true,
+                _ => {}
+            }
+        }
+    }
+    inherit_sinks(map);
+}
+
+/// Impls of a `#[synchronizes]` trait method are sinks too.
+pub(super) fn inherit_sinks(map: &mut DefMap<'_>) {
+    let mut inherited = Vec::new();
+    for f in map.fns.iter().filter(|f| f.is_trait_decl) {
+        if let (Some(reason), Some(tr)) = (&f.marks.sink, &f.trait_) {
+            for &imp in map.trait_impls.get(&(tr.clone(), f.name.clone())).into_iter().flatten() {
+                inherited.push((imp, format!("implements `{}`, which is #[synchronizes]: {reason}", f.path)));
+            }
+        }
+    }
+    for (imp, reason) in inherited {
+        map.fns[imp as usize].marks.sink.get_or_insert(reason);
+    }
+}
+
+/// The reason given as `#[synchronizes(reason = "..")]` or `#[synchronizes("..")]`.
+fn attr_reason(args: &str) -> String {
+    let quoted = args.split('"').nth(1).filter(|s| !s.is_empty());
+    quoted.map_or_else(|| "it is marked #[synchronizes]".to_owned(), |s| s.replace("\\\"", "\""))
+}

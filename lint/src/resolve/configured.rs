@@ -1,0 +1,120 @@
+//! Resolving the configuration's `roots`, `sinks` and `allow` paths to fns.
+//!
+//! Paths start with a crate name (`candle_core::Tensor::to_vec1`) or are qualified
+//! (`<candle_core::Tensor as candle_core::Module>::forward`). A cudarc path that is not
+//! in the built-in table becomes a new sink. A path matching nothing is a located
+//! `config-error`.
+
+use super::*;
+use crate::config::{Config, Entry, error};
+use crate::diagnostics::Diagnostic;
+use crate::sinks::canonical_cudarc;
+use crate::source::SourceMap;
+
+/// Marks configured roots, sinks and escapes; returns every root (attribute or config).
+pub fn apply(map: &mut DefMap<'_>, cfg: &Config, sources: &SourceMap) -> (Vec<FnId>, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    for e in &cfg.roots {
+        for f in lookup(map, e, false, sources, &mut diags) {
+            map.fns[f as usize].marks.root = true;
+        }
+    }
+    for e in &cfg.sinks {
+        for f in lookup(map, e, true, sources, &mut diags) {
+            let reason = e.reason.clone().unwrap_or_else(|| "it is listed in the configuration's `sinks`".to_owned());
+            map.fns[f as usize].marks.sink = Some(reason);
+        }
+    }
+    for e in &cfg.allow {
+        for f in lookup(map, e, false, sources, &mut diags) {
+            map.fns[f as usize].marks.allow = true;
+        }
+    }
+    super::collect::inherit_sinks(map);
+    let roots = map.fn_ids().filter(|&f| map.func(f).marks.root).collect();
+    (roots, diags)
+}
+
+fn lookup(map: &mut DefMap<'_>, e: &Entry, sink: bool, sources: &SourceMap, diags: &mut Vec<Diagnostic>) -> Vec<FnId> {
+    match resolve_entry(map, &e.path, sink) {
+        Ok(f) => f,
+        Err(why) => {
+            diags.push(error(sources, e.span, format!("`{}` {why}", e.path)));
+            Vec::new()
+        }
+    }
+}
+
+fn resolve_entry(map: &mut DefMap<'_>, path: &str, sink: bool) -> Result<Vec<FnId>, String> {
+    let parsed: syn::ExprPath = syn::parse_str(path).map_err(|_| "is not a Rust path".to_owned())?;
+    let segs: Vec<String> = parsed.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    if let Some(q) = &parsed.qself {
+        return qualified(map, q, &segs);
+    }
+    let first = segs.first().ok_or("is empty")?;
+    if first == "cudarc" {
+        return Ok(vec![cudarc_fn(map, &segs, sink)?]);
+    }
+    let krate = map.crates.iter().position(|c| c.name == *first).ok_or_else(|| {
+        format!("matches nothing: no analysed crate is named `{first}` (paths start with a crate name)")
+    })?;
+    let refs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    match map.resolve_path(map.crates[krate].root, &refs, false) {
+        Some(Def::Fn(f)) => Ok(vec![f]),
+        Some(Def::Type(_) | Def::Trait(_)) => Err("names a type, not a function".to_owned()),
+        Some(Def::Mod(_) | Def::Crate(_)) => Err("names a module, not a function".to_owned()),
+        _ => Err("matches no function of the analysed crates".to_owned()),
+    }
+}
+
+fn qualified(map: &DefMap<'_>, q: &syn::QSelf, segs: &[String]) -> Result<Vec<FnId>, String> {
+    let syn::Type::Path(tp) = &*q.ty else { return Err("has an unsupported qualified type".to_owned()) };
+    let ty: Vec<String> = tp.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let method = segs.last().ok_or("is empty")?;
+    let trait_path = &segs[..q.position.min(segs.len())];
+    let find = |p: &[String]| -> Option<Def> {
+        let krate = map.crates.iter().position(|c| Some(&c.name) == p.first())?;
+        let refs: Vec<&str> = p.iter().map(String::as_str).collect();
+        map.resolve_path(map.crates[krate].root, &refs, false)
+    };
+    let (Some(Def::Type(t)), Some(Def::Trait(tr))) = (find(&ty), find(trait_path)) else {
+        return Err("matches nothing: the type or the trait is not in the analysed crates".to_owned());
+    };
+    let ids = map.methods.get(&t).and_then(|m| m.get(method)).cloned().unwrap_or_default();
+    let hits: Vec<FnId> = ids.into_iter().filter(|&f| map.func(f).trait_.as_deref() == Some(tr.as_str())).collect();
+    if hits.is_empty() {
+        return Err(format!("matches nothing: no `impl {} for {}` with a method `{method}`", tr, t));
+    }
+    Ok(hits)
+}
+
+/// A cudarc fn: from the built-in table, or (for `sinks`) a new external sink.
+fn cudarc_fn(map: &mut DefMap<'_>, segs: &[String], sink: bool) -> Result<FnId, String> {
+    let canon = canonical_cudarc(segs).join("::");
+    if let Some(&f) = map.builtin.get(&canon) {
+        return Ok(f);
+    }
+    if !sink {
+        return Err("is a cudarc function: only `sinks` may name one".to_owned());
+    }
+    let segs: Vec<&str> = canon.split("::").collect();
+    let name = segs.last().copied().unwrap_or_default().to_owned();
+    let owner = segs[..segs.len() - 1].join("::");
+    let id = map.fns.len() as FnId;
+    map.fns.push(FnData {
+        name: name.clone(),
+        path: canon.clone(),
+        module: 0,
+        span: None,
+        ir: None,
+        self_ty: None,
+        self_canon: Some(owner.clone()),
+        impl_generics: &[],
+        trait_: None,
+        is_trait_decl: false,
+        marks: Marks::default(),
+    });
+    map.methods.entry(owner).or_default().entry(name).or_default().push(id);
+    map.builtin.insert(canon, id);
+    Ok(id)
+}

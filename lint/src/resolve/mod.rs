@@ -1,0 +1,147 @@
+//! Name resolution: a def map of every analysed crate (modules, fns, types, traits,
+//! impls, `use`s), built from the item tree without rustc.
+//!
+//! Items are collected per module (a work list over the module tree, no recursion over
+//! user nesting), then impls are attached to their self types once every module is
+//! known, then attributes mark roots, sinks and escapes.
+
+mod collect;
+pub mod configured;
+pub mod macros;
+mod scope;
+pub mod ty;
+
+use crate::parse::ir::{FnIr, GenericParam, SpanIr, TypeRef, UseIr};
+use crate::sinks::Condition;
+use crate::workspace::DepTarget;
+use std::collections::HashMap;
+
+pub use collect::build;
+pub use ty::Ty;
+
+pub type ModId = u32;
+pub type FnId = u32;
+
+/// What a name resolves to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Def {
+    Mod(ModId),
+    Fn(FnId),
+    /// A struct, enum, union or type alias, by canonical path.
+    Type(String),
+    Trait(String),
+    /// The root of an analysed crate.
+    Crate(usize),
+    /// An item of a crate that is not parsed, by canonical path segments.
+    External(Vec<String>),
+}
+
+#[derive(Debug)]
+pub struct CrateData {
+    pub name: String,
+    pub root: ModId,
+    pub deps: HashMap<String, DepTarget>,
+    pub check_roots: bool,
+}
+
+#[derive(Debug)]
+pub struct ModuleData {
+    pub krate: usize,
+    pub parent: Option<ModId>,
+    /// `crate_name::a::b`.
+    pub path: String,
+    pub items: HashMap<String, Vec<Def>>,
+    pub uses: Vec<UseIr>,
+    pub globs: Vec<UseIr>,
+}
+
+/// How a fn is marked.
+#[derive(Debug, Clone, Default)]
+pub struct Marks {
+    pub root: bool,
+    /// `Some(reason)` for a sink.
+    pub sink: Option<String>,
+    pub condition: Option<Condition>,
+    /// `#[allow_sync]` or config `allow`: calls into it are not followed.
+    pub allow: bool,
+}
+
+#[derive(Debug)]
+pub struct FnData<'a> {
+    pub name: String,
+    /// Display path: `demo::train::step`, `demo::Trainer::step`.
+    pub path: String,
+    pub module: ModId,
+    pub span: Option<SpanIr>,
+    /// `None` for built-in (cudarc) sinks.
+    pub ir: Option<&'a FnIr>,
+    pub self_ty: Option<TypeRef>,
+    pub self_canon: Option<String>,
+    pub impl_generics: &'a [GenericParam],
+    /// The trait this fn declares (trait item) or implements (trait impl).
+    pub trait_: Option<String>,
+    pub is_trait_decl: bool,
+    pub marks: Marks,
+}
+
+#[derive(Debug)]
+pub enum TypeKind<'a> {
+    Struct(&'a [(String, TypeRef)]),
+    Enum,
+    Alias(&'a TypeRef),
+    Trait { fns: HashMap<String, FnId>, supertraits: Vec<String> },
+}
+
+#[derive(Debug)]
+pub struct TypeData<'a> {
+    pub module: ModId,
+    pub kind: TypeKind<'a>,
+}
+
+/// Every analysed crate's items, and the indexes the call graph queries.
+#[derive(Debug, Default)]
+pub struct DefMap<'a> {
+    pub crates: Vec<CrateData>,
+    pub modules: Vec<ModuleData>,
+    pub fns: Vec<FnData<'a>>,
+    pub types: HashMap<String, TypeData<'a>>,
+    /// Methods and associated fns by self type canonical path, then name.
+    pub methods: HashMap<String, HashMap<String, Vec<FnId>>>,
+    /// Implementations of a trait method: (trait, method) → impl fns.
+    pub trait_impls: HashMap<(String, String), Vec<FnId>>,
+    /// Methods (taking `self`) by name, for name-only matching.
+    pub by_name: HashMap<String, Vec<FnId>>,
+    /// `Drop::drop` by type.
+    pub drops: HashMap<String, FnId>,
+    /// Built-in sinks by canonical path.
+    pub builtin: HashMap<String, FnId>,
+}
+
+impl DefMap<'_> {
+    pub fn fn_ids(&self) -> impl Iterator<Item = FnId> + use<'_> {
+        0..self.fns.len() as FnId
+    }
+
+    pub fn func(&self, id: FnId) -> &FnData<'_> {
+        &self.fns[id as usize]
+    }
+
+    /// The trait method declaration `name` of trait `tr` or its supertraits.
+    pub fn trait_method(&self, tr: &str, name: &str) -> Option<FnId> {
+        let mut stack = vec![tr.to_owned()];
+        let mut seen = 0;
+        while let Some(t) = stack.pop() {
+            seen += 1;
+            if seen > 32 {
+                break;
+            }
+            if let Some(TypeData { kind: TypeKind::Trait { fns, supertraits }, .. }) = self.types.get(&t) {
+                if let Some(&f) = fns.get(name) {
+                    return Some(f);
+                }
+                stack.extend(supertraits.iter().cloned());
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,168 @@
+//! Path resolution in a module's scope: items, `use`s (renames, globs, re-exports
+//! across crates), extern crate names, `crate`/`self`/`super`, and the std prelude.
+//!
+//! Lookups are lazy and memo-free but bounded: every query carries a visited set over
+//! (module, name) and a depth cap, so cyclic globs and re-exports terminate.
+
+use super::*;
+use crate::sinks::canonical_cudarc;
+use std::collections::HashSet;
+
+/// Names of the std prelude (and common std types) that resolve without a `use`.
+const PRELUDE: &[&str] = &[
+    "Vec", "Box", "Option", "Result", "String", "Some", "None", "Ok", "Err", "Arc", "Rc", "Drop", "Clone", "Default",
+    "Iterator", "From", "Into", "ToString", "ToOwned", "AsRef", "AsMut", "Fn", "FnMut", "FnOnce", "Send", "Sync",
+];
+
+const MAX_DEPTH: usize = 24;
+
+type Visited = HashSet<(ModId, String)>;
+
+impl DefMap<'_> {
+    /// Resolves `segs` as written in module `m`.
+    pub fn resolve_path(&self, m: ModId, segs: &[&str], global: bool) -> Option<Def> {
+        let mut visited = Visited::new();
+        self.resolve_in(m, segs, global, &mut visited, 0)
+    }
+
+    fn resolve_in(&self, m: ModId, segs: &[&str], global: bool, v: &mut Visited, depth: usize) -> Option<Def> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let (first, rest) = segs.split_first()?;
+        let krate = self.modules.get(m as usize)?.krate;
+        let mut def = if global {
+            self.extern_crate(krate, first)?
+        } else {
+            match *first {
+                "crate" => Def::Mod(self.crates[krate].root),
+                "self" => Def::Mod(m),
+                "super" => Def::Mod(self.modules[m as usize].parent.unwrap_or(m)),
+                name => self.lookup(m, name, !rest.is_empty(), v, depth)?,
+            }
+        };
+        for (i, seg) in rest.iter().enumerate() {
+            def = self.step(def, seg, i + 1 < rest.len(), v, depth)?;
+        }
+        Some(def)
+    }
+
+    /// One path step from `def` to its member `seg`.
+    fn step(&self, def: Def, seg: &str, more: bool, v: &mut Visited, depth: usize) -> Option<Def> {
+        match def {
+            Def::Mod(m) if seg == "super" => Some(Def::Mod(self.modules[m as usize].parent.unwrap_or(m))),
+            Def::Mod(m) => self.member(m, seg, more, v, depth + 1),
+            Def::Crate(c) => self.member(self.crates[c].root, seg, more, v, depth + 1),
+            Def::External(mut segs) => {
+                segs.push(seg.to_owned());
+                Some(Def::External(canonical_cudarc(&segs)))
+            }
+            Def::Type(t) | Def::Trait(t) => self.assoc(&t, seg),
+            Def::Fn(_) => None,
+        }
+    }
+
+    /// An associated fn `name` of a type or trait.
+    pub fn assoc(&self, canon: &str, name: &str) -> Option<Def> {
+        if let Some(TypeData { kind: TypeKind::Alias(_), module, .. }) = self.types.get(canon) {
+            let ty = self.resolve_alias(canon, *module);
+            return ty.canon().and_then(|c| self.assoc(c, name));
+        }
+        if let Some(ids) = self.methods.get(canon).and_then(|t| t.get(name)) {
+            return ids.first().map(|&f| Def::Fn(f));
+        }
+        self.trait_method(canon, name).map(Def::Fn)
+    }
+
+    /// A name in module `m`'s own namespace (items, uses, globs), as seen from outside.
+    fn member(&self, m: ModId, name: &str, more: bool, v: &mut Visited, depth: usize) -> Option<Def> {
+        if !v.insert((m, name.to_owned())) || depth > MAX_DEPTH {
+            return None;
+        }
+        let md = &self.modules[m as usize];
+        if let Some(defs) = md.items.get(name) {
+            return pick(defs, more);
+        }
+        for u in md.uses.iter().filter(|u| u.alias.as_deref() == Some(name)) {
+            if let Some(d) = self.resolve_use(m, u, v, depth + 1) {
+                return Some(d);
+            }
+        }
+        for g in &md.globs {
+            if let Some(Def::Mod(target)) = self.resolve_use(m, g, v, depth + 1)
+                && let Some(d) = self.member(target, name, more, v, depth + 1)
+            {
+                return Some(d);
+            }
+            if let Some(Def::Crate(c)) = self.resolve_use(m, g, v, depth + 1)
+                && let Some(d) = self.member(self.crates[c].root, name, more, v, depth + 1)
+            {
+                return Some(d);
+            }
+        }
+        None
+    }
+
+    /// A name as used inside module `m`: its members, then extern crates, then the prelude.
+    fn lookup(&self, m: ModId, name: &str, has_rest: bool, v: &mut Visited, depth: usize) -> Option<Def> {
+        if let Some(d) = self.member(m, name, has_rest, v, depth) {
+            return Some(d);
+        }
+        let krate = self.modules[m as usize].krate;
+        if let Some(d) = self.extern_crate(krate, name) {
+            return Some(d);
+        }
+        if PRELUDE.contains(&name) || (has_rest && matches!(name, "std" | "core" | "alloc")) {
+            return Some(Def::External(vec!["std".to_owned(), name.to_owned()]));
+        }
+        None
+    }
+
+    fn extern_crate(&self, krate: usize, name: &str) -> Option<Def> {
+        if matches!(name, "std" | "core" | "alloc") {
+            return Some(Def::External(vec!["std".to_owned()]));
+        }
+        if self.crates[krate].name == name {
+            return Some(Def::Mod(self.crates[krate].root));
+        }
+        match self.crates[krate].deps.get(name)? {
+            DepTarget::Analysed(c) => Some(Def::Crate(*c)),
+            DepTarget::External(real) => Some(Def::External(vec![real.clone()])),
+        }
+    }
+
+    fn resolve_use(&self, m: ModId, u: &UseIr, v: &mut Visited, depth: usize) -> Option<Def> {
+        let segs: Vec<&str> = u.path.iter().map(String::as_str).collect();
+        if segs.is_empty() {
+            return None;
+        }
+        self.resolve_in(m, &segs, u.global, v, depth + 1)
+    }
+
+    /// What an attribute path means: `no_sync`, `synchronizes` or `allow_sync` in any
+    /// spelling (`nosync::synchronizes`, bare after a `use`, renamed with `as`).
+    pub fn attr_kind(&self, m: ModId, path: &[String]) -> Option<String> {
+        let segs: Vec<&str> = path.iter().map(String::as_str).collect();
+        if let [name] = segs.as_slice() {
+            let md = &self.modules[m as usize];
+            if let Some(u) = md.uses.iter().find(|u| u.alias.as_deref() == Some(name)) {
+                return u.path.last().cloned();
+            }
+            return Some((*name).to_owned());
+        }
+        match self.resolve_path(m, &segs, false) {
+            Some(Def::External(p)) if p.first().is_some_and(|c| c == "nosync") => p.last().cloned(),
+            _ if segs.first() == Some(&"nosync") => segs.last().map(|s| (*s).to_owned()),
+            _ => None,
+        }
+    }
+}
+
+/// Of several definitions of one name (type and value namespaces), the most useful.
+/// A path with more segments after this one wants a module or type, else a fn.
+fn pick(defs: &[Def], more: bool) -> Option<Def> {
+    defs.iter()
+        .find(|d| matches!(d, Def::Fn(_)) != more)
+        .or_else(|| defs.first())
+        .cloned()
+}

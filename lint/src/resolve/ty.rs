@@ -1,0 +1,176 @@
+//! Types as the lint understands them: resolved to canonical paths, references and
+//! smart pointers peeled where method calls auto-deref.
+
+use super::*;
+use crate::parse::ir::PathIr;
+
+/// A resolved type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ty {
+    /// A named type by canonical path (`demo::Trainer`, `cudarc::driver::CudaStream`,
+    /// `std::Vec`), with its generic arguments.
+    Adt(String, Vec<Ty>),
+    /// A generic parameter or `impl Trait`: its trait bounds.
+    Param(Vec<String>),
+    /// `dyn Trait`.
+    Dyn(Vec<String>),
+    Slice(Box<Ty>),
+    Array(Box<Ty>),
+    Tuple(Vec<Ty>),
+    Unknown,
+}
+
+const MAX_DEPTH: usize = 16;
+/// Types a method call auto-derefs through.
+const DEREF: &[&str] = &["std::Box", "std::Arc", "std::Rc", "std::MutexGuard", "std::RwLockReadGuard", "std::RwLockWriteGuard", "std::Ref", "std::RefMut", "std::Cow"];
+
+impl Ty {
+    pub fn canon(&self) -> Option<&str> {
+        match self {
+            Ty::Adt(c, _) => Some(c),
+            _ => None,
+        }
+    }
+
+    pub fn arg(&self, i: usize) -> Ty {
+        match self {
+            Ty::Adt(_, args) => args.get(i).cloned().unwrap_or(Ty::Unknown),
+            _ => Ty::Unknown,
+        }
+    }
+
+    pub fn is(&self, canon: &str) -> bool {
+        self.canon() == Some(canon)
+    }
+
+    /// `Result<T, _>`/`Option<T>` → `T` (what `?` and `unwrap` give).
+    pub fn unwrap_once(&self) -> Ty {
+        if self.is("std::Result") || self.is("std::Option") || self.is("std::LockResult") {
+            return self.arg(0);
+        }
+        Ty::Unknown
+    }
+
+    /// The type and what it auto-derefs to: `Arc<Box<T>>` → [`Arc<..>`, `Box<T>`, `T`].
+    pub fn deref_chain(&self) -> Vec<Ty> {
+        let mut out = vec![self.clone()];
+        let mut cur = self.clone();
+        while out.len() < 6 {
+            match &cur {
+                Ty::Adt(c, args) if DEREF.contains(&c.as_str()) && !args.is_empty() => {
+                    cur = args[0].clone();
+                    out.push(cur.clone());
+                }
+                _ => break,
+            }
+        }
+        out
+    }
+
+    /// Whether this is pageable host memory (a `Vec`, slice or array).
+    pub fn is_pageable(&self) -> Option<bool> {
+        let inner = self.deref_chain().pop().unwrap_or(Ty::Unknown);
+        match inner {
+            Ty::Slice(_) | Ty::Array(_) => Some(true),
+            Ty::Adt(c, _) if c == "std::Vec" => Some(true),
+            Ty::Adt(c, _) if c == "cudarc::driver::PinnedHostSlice" => Some(false),
+            Ty::Adt(c, _) if c.starts_with("cudarc::") => Some(false),
+            _ => None,
+        }
+    }
+}
+
+/// Canonical path of an external type: std types by their last segment.
+fn external_canon(segs: &[String]) -> String {
+    match segs.first().map(String::as_str) {
+        Some("std") if segs.len() > 1 => format!("std::{}", segs[segs.len() - 1]),
+        _ => segs.join("::"),
+    }
+}
+
+impl DefMap<'_> {
+    /// Resolves a written type in module `m`, with `generics` in scope and `Self` = `self_ty`.
+    pub fn resolve_type(&self, m: ModId, t: &TypeRef, generics: &[GenericParam], self_ty: Option<&Ty>, depth: usize) -> Ty {
+        if depth > MAX_DEPTH {
+            return Ty::Unknown;
+        }
+        let d = depth + 1;
+        match t {
+            TypeRef::Ref(inner) => self.resolve_type(m, inner, generics, self_ty, d),
+            TypeRef::Slice(inner) => Ty::Slice(Box::new(self.resolve_type(m, inner, generics, self_ty, d))),
+            TypeRef::Array(inner) => Ty::Array(Box::new(self.resolve_type(m, inner, generics, self_ty, d))),
+            TypeRef::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| self.resolve_type(m, t, generics, self_ty, d)).collect()),
+            TypeRef::ImplTrait(bounds) => Ty::Param(self.traits(m, bounds)),
+            TypeRef::DynTrait(bounds) => Ty::Dyn(self.traits(m, bounds)),
+            TypeRef::Path(p) => self.resolve_type_path(m, p, generics, self_ty, d),
+            TypeRef::Unknown => Ty::Unknown,
+        }
+    }
+
+    fn resolve_type_path(&self, m: ModId, p: &PathIr, generics: &[GenericParam], self_ty: Option<&Ty>, d: usize) -> Ty {
+        if p.qself.is_some() {
+            return Ty::Unknown;
+        }
+        let names = p.names();
+        if let [name] = names.as_slice() {
+            if *name == "Self" {
+                return self_ty.cloned().unwrap_or(Ty::Unknown);
+            }
+            if let Some(g) = generics.iter().find(|g| g.name == *name) {
+                return Ty::Param(self.traits(m, &g.bounds));
+            }
+        }
+        let args = |s: &Self| -> Vec<Ty> {
+            let last = p.segs.last().map(|s| s.args.as_slice()).unwrap_or(&[]);
+            last.iter().map(|a| s.resolve_type(m, a, generics, self_ty, d)).collect()
+        };
+        match self.resolve_path(m, &names, p.global) {
+            Some(Def::Type(c)) => match self.types.get(&c) {
+                Some(TypeData { kind: TypeKind::Alias(_), .. }) => self.resolve_alias(&c, m),
+                _ => Ty::Adt(c, args(self)),
+            },
+            Some(Def::Trait(c)) => Ty::Dyn(vec![c]),
+            Some(Def::External(segs)) => Ty::Adt(external_canon(&segs), args(self)),
+            _ => Ty::Unknown,
+        }
+    }
+
+    /// The type an alias stands for.
+    pub fn resolve_alias(&self, canon: &str, _from: ModId) -> Ty {
+        let mut cur = canon.to_owned();
+        for _ in 0..MAX_DEPTH {
+            match self.types.get(&cur) {
+                Some(TypeData { kind: TypeKind::Alias(t), module }) => {
+                    match self.resolve_type(*module, t, &[], None, MAX_DEPTH / 2) {
+                        Ty::Adt(c, _) if self.types.get(&c).is_some_and(|d| matches!(d.kind, TypeKind::Alias(_))) => cur = c,
+                        other => return other,
+                    }
+                }
+                _ => return Ty::Adt(cur, Vec::new()),
+            }
+        }
+        Ty::Unknown
+    }
+
+    /// Trait bounds resolved to canonical trait paths.
+    pub fn traits(&self, m: ModId, bounds: &[PathIr]) -> Vec<String> {
+        bounds
+            .iter()
+            .filter_map(|b| match self.resolve_path(m, &b.names(), b.global) {
+                Some(Def::Trait(t)) => Some(t),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The type of field `name` of struct `canon`.
+    pub fn field_type(&self, canon: &str, name: &str) -> Ty {
+        match self.types.get(canon) {
+            Some(TypeData { kind: TypeKind::Struct(fields), module }) => fields
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or(Ty::Unknown, |(_, t)| self.resolve_type(*module, t, &[], None, 0)),
+            _ => Ty::Unknown,
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! Source text: every file is read once and kept here, with its line starts, so that
+//! byte offsets become `line:col` spans and renderers can show snippets.
+
+use crate::diagnostics::Span;
+use crate::parse::ir::{FileId, SpanIr};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// One source file: its absolute path, the path diagnostics print, and its text.
+#[derive(Debug)]
+pub struct SourceFile {
+    pub path: PathBuf,
+    pub display: PathBuf,
+    pub text: String,
+    line_starts: Vec<usize>,
+}
+
+impl SourceFile {
+    fn new(path: PathBuf, display: PathBuf, text: String) -> Self {
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        SourceFile {
+            path,
+            display,
+            text,
+            line_starts,
+        }
+    }
+
+    /// 1-based line and 1-based column (in chars) of a byte offset.
+    pub fn line_col(&self, byte: usize) -> (usize, usize) {
+        let byte = byte.min(self.text.len());
+        let line = self.line_starts.partition_point(|&s| s <= byte).max(1) - 1;
+        let start = self.line_starts[line];
+        let col = self
+            .text
+            .get(start..byte)
+            .map_or(byte - start, |s| s.chars().count());
+        (line + 1, col + 1)
+    }
+
+    /// Number of lines (for statistics).
+    pub fn lines(&self) -> usize {
+        self.line_starts.len()
+    }
+}
+
+/// All files the lint read, addressed by [`FileId`] or by their printed path.
+#[derive(Debug, Default)]
+pub struct SourceMap {
+    files: Vec<SourceFile>,
+    by_display: HashMap<PathBuf, FileId>,
+    by_path: HashMap<PathBuf, FileId>,
+    root: PathBuf,
+}
+
+impl SourceMap {
+    /// A map whose printed paths are relative to `root` (the analysed workspace root).
+    pub fn new(root: &Path) -> Self {
+        SourceMap {
+            root: root.to_path_buf(),
+            ..SourceMap::default()
+        }
+    }
+
+    /// Adds a file already read; returns its id (the same id if added twice).
+    pub fn add(&mut self, path: PathBuf, text: String) -> FileId {
+        if let Some(&id) = self.by_path.get(&path) {
+            return id;
+        }
+        let display = path
+            .strip_prefix(&self.root)
+            .map_or_else(|_| path.clone(), Path::to_path_buf);
+        let id = self.files.len() as FileId;
+        self.by_display.insert(display.clone(), id);
+        self.by_path.insert(path.clone(), id);
+        self.files.push(SourceFile::new(path, display, text));
+        id
+    }
+
+    /// How diagnostics print `path`: relative to the workspace root when inside it.
+    pub fn display(&self, path: &Path) -> PathBuf {
+        path.strip_prefix(&self.root).map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
+    }
+
+    /// Reads `path` from disk and adds it.
+    pub fn load(&mut self, path: &Path) -> std::io::Result<FileId> {
+        if let Some(&id) = self.by_path.get(path) {
+            return Ok(id);
+        }
+        let text = std::fs::read_to_string(path)?;
+        Ok(self.add(path.to_path_buf(), text))
+    }
+
+    pub fn file(&self, id: FileId) -> &SourceFile {
+        &self.files[id as usize]
+    }
+
+    pub fn files(&self) -> &[SourceFile] {
+        &self.files
+    }
+
+    /// The text of a file by the path diagnostics print (relative or absolute).
+    pub fn text(&self, path: &Path) -> Option<&str> {
+        let id = self
+            .by_display
+            .get(path)
+            .or_else(|| self.by_path.get(path))?;
+        Some(&self.files[*id as usize].text)
+    }
+
+    /// The diagnostic span of an IR span.
+    pub fn span(&self, s: SpanIr) -> Span {
+        let f = self.file(s.file);
+        let (line_start, column_start) = f.line_col(s.lo as usize);
+        let (line_end, column_end) = f.line_col(s.hi as usize);
+        Span {
+            file: f.display.clone(),
+            byte_start: s.lo as usize,
+            byte_end: s.hi as usize,
+            line_start,
+            column_start,
+            line_end,
+            column_end,
+        }
+    }
+
+    /// A span covering a byte range of a file given by id.
+    pub fn span_of(&self, file: FileId, lo: usize, hi: usize) -> Span {
+        self.span(SpanIr {
+            file,
+            lo: lo as u32,
+            hi: hi as u32,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_chars() {
+        let mut map = SourceMap::new(Path::new("/w"));
+        let id = map.add("/w/src/lib.rs".into(), "ab\né x\n".into());
+        let f = map.file(id);
+        assert_eq!(f.line_col(0), (1, 1));
+        assert_eq!(f.line_col(3), (2, 1));
+        assert_eq!(f.line_col(6), (2, 3));
+        assert_eq!(f.display, PathBuf::from("src/lib.rs"));
+        assert!(map.text(Path::new("src/lib.rs")).is_some());
+    }
+}

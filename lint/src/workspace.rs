@@ -1,0 +1,361 @@
+//! Workspace discovery through `cargo metadata`: which crates are analysed, their root
+//! files, enabled features and the extern names of their dependencies.
+//!
+//! Analysed: the workspace members, path dependencies, and registry/git dependencies
+//! that depend (transitively) on `cudarc` or `nosync`. cudarc itself is never parsed:
+//! its blocking APIs come from a built-in table. `--no-deps` keeps members only. When
+//! cargo cannot resolve dependencies (offline, no lock file), the members are analysed
+//! alone and a `workspace-fallback` warning says so.
+
+use crate::diagnostics::{Code, Diagnostic, Origin, Span};
+use anyhow::{Context, Result};
+use cargo_metadata::{CargoOpt, Metadata, MetadataCommand, Package, PackageId};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Crates the lint never parses: their behaviour comes from built-in tables.
+pub const BUILTIN_CRATES: &[&str] = &["cudarc"];
+/// Dependencies that make a registry crate worth analysing.
+const GPU_CRATES: &[&str] = &["cudarc", "nosync"];
+
+/// What to analyse, as the command line says it.
+#[derive(Debug, Clone, Default)]
+pub struct WorkspaceOptions {
+    pub manifest_path: Option<PathBuf>,
+    pub features: Vec<String>,
+    pub all_features: bool,
+    pub no_default_features: bool,
+    pub no_deps: bool,
+    /// `-p`: members whose roots are checked (all members when empty).
+    pub packages: Vec<String>,
+    pub exclude: Vec<String>,
+}
+
+/// Where an extern crate name leads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DepTarget {
+    /// The lib target of an analysed package (index into [`Workspace::crates`]).
+    Analysed(usize),
+    /// A crate that is not parsed, by its real crate name (`cudarc`, `serde`).
+    External(String),
+}
+
+/// One crate (a target of a package) to analyse.
+#[derive(Debug, Clone)]
+pub struct CrateSpec {
+    /// The crate name as code spells it (`candle_core`).
+    pub name: String,
+    pub root: PathBuf,
+    pub features: HashSet<String>,
+    /// Extern names in scope (`cudarc`, a renamed `cu`, the package's own lib for bins).
+    pub deps: Vec<(String, DepTarget)>,
+    /// Whether `#[no_sync]` roots of this crate are checked (selected members).
+    pub check_roots: bool,
+    pub is_lib: bool,
+    pub origin: Origin,
+}
+
+/// The analysed workspace.
+#[derive(Debug, Default)]
+pub struct Workspace {
+    pub root: PathBuf,
+    pub crates: Vec<CrateSpec>,
+    /// `[workspace.metadata.nosync-lint]` and each selected `[package.metadata.nosync-lint]`,
+    /// with the manifest they come from.
+    pub config_tables: Vec<(PathBuf, serde_json::Value)>,
+}
+
+/// Runs `cargo metadata` and selects the crates to analyse.
+pub fn load(opts: &WorkspaceOptions) -> Result<(Workspace, Vec<Diagnostic>)> {
+    let mut diags = Vec::new();
+    let metadata = if opts.no_deps {
+        metadata(opts, true)?
+    } else {
+        match metadata(opts, false) {
+            Ok(m) => m,
+            Err(e) => {
+                let m = metadata(opts, true).with_context(|| format!("{e:#}"))?;
+                diags.push(fallback_warning(&m, &e));
+                m
+            }
+        }
+    };
+    Ok((select(&metadata, opts), diags))
+}
+
+fn metadata(opts: &WorkspaceOptions, no_deps: bool) -> Result<Metadata> {
+    let mut cmd = MetadataCommand::new();
+    if let Some(p) = &opts.manifest_path {
+        cmd.manifest_path(p);
+    }
+    if opts.all_features {
+        cmd.features(CargoOpt::AllFeatures);
+    }
+    if opts.no_default_features {
+        cmd.features(CargoOpt::NoDefaultFeatures);
+    }
+    if !opts.features.is_empty() {
+        let split = opts.features.iter().flat_map(|f| f.split([',', ' '])).filter(|f| !f.is_empty());
+        cmd.features(CargoOpt::SomeFeatures(split.map(str::to_owned).collect()));
+    }
+    if no_deps {
+        cmd.no_deps();
+    } else if let Some(host) = host_triple() {
+        cmd.other_options(vec!["--filter-platform".to_owned(), host]);
+    }
+    cmd.exec().context("`cargo metadata` failed")
+}
+
+fn host_triple() -> Option<String> {
+    let out = std::process::Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
+        .arg("-vV")
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    text.lines().find_map(|l| l.strip_prefix("host: ")).map(str::to_owned)
+}
+
+fn fallback_warning(m: &Metadata, e: &anyhow::Error) -> Diagnostic {
+    let manifest = m.workspace_root.join("Cargo.toml").into_std_path_buf();
+    let span = Span {
+        file: PathBuf::from("Cargo.toml"),
+        byte_start: 0,
+        byte_end: 0,
+        line_start: 1,
+        column_start: 1,
+        line_end: 1,
+        column_end: 1,
+    };
+    let cause = format!("{e:#}");
+    let first = cause.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    Diagnostic::new(
+        Code::WorkspaceFallback,
+        "could not resolve dependencies; only workspace members were analysed",
+        span,
+    )
+    .with_note(format!("cargo said: {first}"), None)
+    .with_note(
+        format!("run `cargo fetch --manifest-path {}` to analyse dependencies too", manifest.display()),
+        None,
+    )
+}
+
+/// The packages to analyse, in metadata order, and the members whose roots are checked.
+fn select(m: &Metadata, opts: &WorkspaceOptions) -> Workspace {
+    let members: HashSet<&PackageId> = m.workspace_members.iter().collect();
+    let by_id: HashMap<&PackageId, &Package> = m.packages.iter().map(|p| (&p.id, p)).collect();
+    let deps_of = dep_graph(m);
+    let gpu = gpu_dependent(m, &deps_of, &by_id);
+    let analysed: Vec<&Package> = m
+        .packages
+        .iter()
+        .filter(|p| !BUILTIN_CRATES.contains(&p.name.as_str()))
+        .filter(|p| members.contains(&p.id) || (!opts.no_deps && (p.source.is_none() || gpu.contains(&p.id))))
+        .collect();
+    let checked = |p: &Package| {
+        members.contains(&p.id)
+            && (opts.packages.is_empty() || opts.packages.iter().any(|n| *n == *p.name))
+            && !opts.exclude.iter().any(|n| *n == *p.name)
+    };
+    let mut ws = Workspace {
+        root: m.workspace_root.clone().into_std_path_buf(),
+        ..Workspace::default()
+    };
+    if let Some(t) = m.workspace_metadata.get("nosync-lint") {
+        ws.config_tables.push((m.workspace_root.join("Cargo.toml").into_std_path_buf(), t.clone()));
+    }
+    let lib_index = add_libs(&mut ws, &analysed, m, &checked);
+    add_other_targets(&mut ws, &analysed, m, &checked, &lib_index);
+    resolve_deps(&mut ws, &analysed, m, &deps_of, &lib_index);
+    ws
+}
+
+/// Extern names of each package's dependencies: (name, package id).
+fn dep_graph(m: &Metadata) -> HashMap<PackageId, Vec<(String, PackageId)>> {
+    let mut out = HashMap::new();
+    if let Some(resolve) = &m.resolve {
+        for node in &resolve.nodes {
+            let deps = node.deps.iter().map(|d| (d.name.clone(), d.pkg.clone())).collect();
+            out.insert(node.id.clone(), deps);
+        }
+    } else {
+        // --no-deps: only dependencies between workspace members are known.
+        for p in &m.packages {
+            let deps = p
+                .dependencies
+                .iter()
+                .filter_map(|d| {
+                    let target = m.packages.iter().find(|q| *q.name == d.name)?;
+                    let name = d.rename.clone().unwrap_or_else(|| d.name.clone()).replace('-', "_");
+                    Some((name, target.id.clone()))
+                })
+                .collect();
+            out.insert(p.id.clone(), deps);
+        }
+    }
+    out
+}
+
+/// Packages that depend, directly or transitively, on a GPU crate.
+fn gpu_dependent(
+    m: &Metadata,
+    deps_of: &HashMap<PackageId, Vec<(String, PackageId)>>,
+    by_id: &HashMap<&PackageId, &Package>,
+) -> HashSet<PackageId> {
+    let mut memo: HashMap<PackageId, bool> = HashMap::new();
+    for p in &m.packages {
+        let mut stack = vec![(p.id.clone(), false)];
+        while let Some((id, expanded)) = stack.pop() {
+            if memo.contains_key(&id) && !expanded {
+                continue;
+            }
+            let kids = deps_of.get(&id).map(Vec::as_slice).unwrap_or(&[]);
+            if expanded {
+                let hit = kids.iter().any(|(_, k)| {
+                    memo.get(k).copied().unwrap_or(false)
+                        || by_id.get(k).is_some_and(|p| GPU_CRATES.contains(&p.name.as_str()))
+                });
+                memo.insert(id, hit);
+            } else {
+                memo.insert(id.clone(), false);
+                stack.push((id, true));
+                stack.extend(kids.iter().filter(|(_, k)| !memo.contains_key(k)).map(|(_, k)| (k.clone(), false)));
+            }
+        }
+    }
+    memo.into_iter().filter(|(_, v)| *v).map(|(k, _)| k).collect()
+}
+
+fn origin(p: &Package, t: &cargo_metadata::Target) -> Origin {
+    Origin {
+        package_id: p.id.repr.clone(),
+        package_name: p.name.to_string(),
+        manifest_path: p.manifest_path.clone().into_std_path_buf(),
+        target_name: t.name.clone(),
+        target_kind: t.kind.iter().map(|k| k.to_string()).collect(),
+        target_src_path: t.src_path.clone().into_std_path_buf(),
+    }
+}
+
+fn enabled_features(p: &Package, m: &Metadata) -> HashSet<String> {
+    if let Some(node) = m.resolve.as_ref().and_then(|r| r.nodes.iter().find(|n| n.id == p.id)) {
+        return node.features.iter().map(|f| f.to_string()).collect();
+    }
+    // No resolve graph (--no-deps): the defaults, expanded through the feature table.
+    let mut on: HashSet<String> = HashSet::new();
+    let mut stack: Vec<String> = vec!["default".to_owned()];
+    while let Some(f) = stack.pop() {
+        if let Some(implied) = p.features.get(&f)
+            && on.insert(f)
+        {
+            stack.extend(implied.iter().filter(|i| !i.contains(['/', ':'])).cloned());
+        }
+    }
+    on
+}
+
+fn is_lib(t: &cargo_metadata::Target) -> bool {
+    t.kind.iter().any(|k| {
+        matches!(
+            k,
+            cargo_metadata::TargetKind::Lib
+                | cargo_metadata::TargetKind::RLib
+                | cargo_metadata::TargetKind::DyLib
+                | cargo_metadata::TargetKind::CDyLib
+                | cargo_metadata::TargetKind::StaticLib
+                | cargo_metadata::TargetKind::ProcMacro
+        )
+    })
+}
+
+fn spec(p: &Package, t: &cargo_metadata::Target, m: &Metadata, check: bool) -> CrateSpec {
+    CrateSpec {
+        name: t.name.replace('-', "_"),
+        root: t.src_path.clone().into_std_path_buf(),
+        features: enabled_features(p, m),
+        deps: Vec::new(),
+        check_roots: check,
+        is_lib: is_lib(t),
+        origin: origin(p, t),
+    }
+}
+
+fn add_libs(
+    ws: &mut Workspace,
+    pkgs: &[&Package],
+    m: &Metadata,
+    checked: &dyn Fn(&Package) -> bool,
+) -> HashMap<PackageId, usize> {
+    let mut lib_index = HashMap::new();
+    for p in pkgs {
+        if checked(p)
+            && let Some(t) = p.metadata.get("nosync-lint")
+        {
+            ws.config_tables.push((p.manifest_path.clone().into_std_path_buf(), t.clone()));
+        }
+        if let Some(t) = p.targets.iter().find(|t| is_lib(t)) {
+            lib_index.insert(p.id.clone(), ws.crates.len());
+            ws.crates.push(spec(p, t, m, checked(p)));
+        }
+    }
+    lib_index
+}
+
+/// Bins, examples, tests and benches of checked members (dependencies: lib only).
+fn add_other_targets(
+    ws: &mut Workspace,
+    pkgs: &[&Package],
+    m: &Metadata,
+    checked: &dyn Fn(&Package) -> bool,
+    lib_index: &HashMap<PackageId, usize>,
+) {
+    for p in pkgs.iter().filter(|p| checked(p)) {
+        for t in p.targets.iter().filter(|t| !is_lib(t) && !t.is_kind(cargo_metadata::TargetKind::CustomBuild)) {
+            let mut s = spec(p, t, m, true);
+            if let Some(&lib) = lib_index.get(&p.id) {
+                s.deps.push((ws.crates[lib].name.clone(), DepTarget::Analysed(lib)));
+            }
+            ws.crates.push(s);
+        }
+    }
+}
+
+fn resolve_deps(
+    ws: &mut Workspace,
+    pkgs: &[&Package],
+    m: &Metadata,
+    deps_of: &HashMap<PackageId, Vec<(String, PackageId)>>,
+    lib_index: &HashMap<PackageId, usize>,
+) {
+    let by_id: HashMap<&PackageId, &Package> = m.packages.iter().map(|p| (&p.id, p)).collect();
+    let pkg_of_crate: Vec<Option<PackageId>> = ws
+        .crates
+        .iter()
+        .map(|c| pkgs.iter().find(|p| p.id.repr == c.origin.package_id).map(|p| p.id.clone()))
+        .collect();
+    for (i, pid) in pkg_of_crate.iter().enumerate() {
+        let Some(pid) = pid else { continue };
+        for (name, dep) in deps_of.get(pid).map(Vec::as_slice).unwrap_or(&[]) {
+            let target = match lib_index.get(dep) {
+                Some(&lib) => DepTarget::Analysed(lib),
+                None => {
+                    let real = by_id.get(dep).map_or_else(|| name.clone(), |p| lib_name(p));
+                    DepTarget::External(real)
+                }
+            };
+            ws.crates[i].deps.push((name.clone(), target));
+        }
+    }
+}
+
+fn lib_name(p: &Package) -> String {
+    p.targets
+        .iter()
+        .find(|t| is_lib(t))
+        .map_or_else(|| p.name.replace('-', "_"), |t| t.name.replace('-', "_"))
+}
+
+/// A path relative to `root` when inside it.
+pub fn relative(root: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(root).map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
+}
