@@ -159,6 +159,11 @@ impl Baseline {
         })
     }
 
+    /// The file's text (for snippets of stale entries).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
     /// The entries, in file order.
     pub fn entries(&self) -> impl Iterator<Item = &Entry> {
         self.entries.iter().map(|(entry, _)| entry)
