@@ -84,6 +84,17 @@ mod imp {
         InDrop,
     }
 
+    /// What a violation turns into.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Action {
+        /// Report once per site on this channel, then carry on.
+        Report(Channel),
+        /// Return `Err(SyncViolation)`.
+        Fail,
+        /// Panic with the violation's message.
+        Panic,
+    }
+
     #[cold]
     #[inline(never)]
     #[track_caller]
@@ -97,52 +108,51 @@ mod imp {
         if flags & RECORD != 0 {
             crate::report::record(site, forbidden);
         }
-        if !forbidden {
-            return Ok(());
-        }
         let scope = state::innermost();
-        let (Some(scope_location), mode) = (scope.location, crate::mode()) else {
-            return Ok(()); // unreachable: FORBID is only set by a scope's frame
+        let (true, Some(scope_location)) = (forbidden, scope.location) else {
+            return Ok(());
         };
-        if mode == Mode::Allow {
+        let Some(action) = decide(crate::mode(), context) else {
+            return Ok(());
+        };
+        // Reported sites cost a set lookup, not a message: the hot loop stays cheap in Log mode.
+        if let Action::Report(channel) = action
+            && !first_report(site, channel)
+        {
             return Ok(());
         }
         let violation = SyncViolation::new(site, location, scope_location, scope.function);
-        act(violation, mode, context)
-    }
-
-    #[track_caller]
-    fn act(v: SyncViolation, mode: Mode, context: Context) -> Result<(), SyncViolation> {
-        match (mode, context) {
-            (Mode::Allow, _) => {}
-            (Mode::Log, _) => log_once(&v, Channel::Log, log::Level::Warn, ""),
-            (Mode::Warn, _) => warn_once(&v),
-            (_, Context::InDrop) => log_once(&v, Channel::DropLog, log::Level::Error, " (in Drop)"),
-            (Mode::Error, Context::Returns) => return Err(v),
-            _ if std::thread::panicking() => {
-                log_once(
-                    &v,
-                    Channel::DropLog,
-                    log::Level::Error,
-                    " (while panicking)",
-                );
-            }
-            (Mode::Error | Mode::Panic, _) => panic!("{v}"),
+        match action {
+            Action::Report(channel) => report(&violation, channel),
+            Action::Fail => return Err(violation),
+            Action::Panic => panic!("{violation}"),
         }
         Ok(())
     }
 
-    fn log_once(v: &SyncViolation, channel: Channel, level: log::Level, note: &str) {
-        if first_report(v.site(), channel) {
-            log::log!(target: "nosync", level, "{v}{note}");
-        }
+    /// `None`: ignore the violation.
+    fn decide(mode: Mode, context: Context) -> Option<Action> {
+        Some(match (mode, context) {
+            (Mode::Allow, _) => return None,
+            (Mode::Log, _) => Action::Report(Channel::Log),
+            (Mode::Warn, _) => Action::Report(Channel::Warn),
+            (_, Context::InDrop) => Action::Report(Channel::InDrop),
+            (Mode::Error, Context::Returns) => Action::Fail,
+            _ if std::thread::panicking() => Action::Report(Channel::Unwinding),
+            (Mode::Error | Mode::Panic, _) => Action::Panic,
+        })
     }
 
     /// `Mode::Warn` prints, deliberately: that is what the user asked for. Written with
     /// `io::stderr` rather than `eprintln!`, which panics when stderr fails.
-    fn warn_once(v: &SyncViolation) {
-        if first_report(v.site(), Channel::Warn) {
-            let _ = writeln!(std::io::stderr().lock(), "nosync: warning: {v}");
+    fn report(v: &SyncViolation, channel: Channel) {
+        match channel {
+            Channel::Log => log::warn!(target: "nosync", "{v}"),
+            Channel::Warn => {
+                let _ = writeln!(std::io::stderr().lock(), "nosync: warning: {v}");
+            }
+            Channel::InDrop => log::error!(target: "nosync", "{v} (in Drop)"),
+            Channel::Unwinding => log::error!(target: "nosync", "{v} (while panicking)"),
         }
     }
 }

@@ -19,9 +19,14 @@ pub(crate) fn first_time(loc: &'static Location<'static>) -> bool {
 #[cfg(not(nosync_off))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Channel {
+    /// `Mode::Log`: a `log::warn!` record.
     Log,
+    /// `Mode::Warn`: a stderr line.
     Warn,
-    DropLog,
+    /// `declare_sync_in_drop` in `Mode::Error`/`Mode::Panic`: a `log::error!` record.
+    InDrop,
+    /// A would-be panic while the thread is already panicking: a `log::error!` record.
+    Unwinding,
 }
 
 #[cfg(not(nosync_off))]

@@ -165,3 +165,42 @@ fn with_dead(f: impl FnOnce(&mut Vec<(u64, Frame)>)) {
 pub(crate) fn innermost() -> Frame {
     FAST.with(|s| s.top.get())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dead() -> usize {
+        FAST.with(|s| s.dead_len.get())
+    }
+
+    #[test]
+    fn out_of_order_closes_are_repaired_and_forgotten() {
+        let here = Location::caller();
+        let a = push(true, here, Some("a"));
+        let b = push(false, here, Some("b"));
+        let c = push(true, here, Some("c"));
+        pop(&a);
+        pop(&b);
+        assert_eq!(dead(), 2);
+        assert_eq!(innermost().function, Some("c"));
+        assert_eq!(flags() & FORBID, FORBID);
+        pop(&c);
+        assert_eq!(dead(), 0, "the dead frames were skipped and dropped");
+        assert_eq!((innermost().token, innermost().function), (0, None));
+        assert_eq!(flags() & FORBID, 0);
+    }
+
+    #[test]
+    fn tokens_carry_the_kind_and_stay_unique() {
+        let here = Location::caller();
+        let f = push(true, here, None);
+        let a = push(false, here, None);
+        assert_ne!(f.token, a.token);
+        assert!(innermost().token == a.token && !innermost().forbids());
+        pop(&a);
+        assert!(innermost().token == f.token && innermost().forbids());
+        pop(&f);
+        assert!(!innermost().forbids());
+    }
+}
