@@ -246,6 +246,21 @@ fn nested_no_sync_names_the_innermost_function() {
 }
 
 #[no_sync]
+#[track_caller]
+fn tracked_hot() -> Result<u32, SyncViolation> {
+    sink()
+}
+
+#[test]
+fn with_track_caller_the_scope_begins_at_the_caller() {
+    let line = line!() + 1;
+    let violation = nosync::with_mode(Mode::Error, || tracked_hot()).unwrap_err();
+    assert_eq!(violation.scope_location().line(), line);
+    assert!(violation.scope_location().file().ends_with("macros.rs"));
+    assert_eq!(violation.scope_function(), Some("tracked_hot"));
+}
+
+#[no_sync]
 fn panics_inside() {
     panic!("boom");
 }

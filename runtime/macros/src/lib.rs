@@ -1,6 +1,7 @@
 //! Attribute macros of [`nosync`](https://docs.rs/nosync): `#[no_sync]`, `#[synchronizes]` and
 //! `#[allow_sync]`. Use them through the `nosync` crate, which re-exports them; the expansions
-//! name `::nosync::__private`, so the `nosync` crate must be a dependency under that name.
+//! name `::nosync::__private`, so the `nosync` crate must be a dependency under that name (a
+//! renamed dependency, `package = "nosync"` under another key, does not work).
 //!
 //! Each attribute runs the same pipeline: `args::parse` reads the arguments into a typed
 //! `args::Args`, `item::FnItem::parse` reads the item, `item::check` rejects misuse, then
@@ -44,7 +45,8 @@ use crate::item::FnItem;
 /// On a function or method (free, in an `impl`, or a trait's default body; also `unsafe`,
 /// `extern "C"` and generic functions), the body starts with
 /// `let guard = ::nosync::__private::forbid_fn("train_step");`; the scope ends when the body
-/// returns or unwinds. The scope's location (`#[track_caller]`) is this attribute.
+/// returns or unwinds. The scope's location (the violation's "where the scope began") is this
+/// attribute, or the caller when the function is `#[track_caller]` too.
 ///
 /// On an `async fn`, the signature is unchanged and the body becomes
 /// `::nosync::__private::no_sync_future(async move { body }, "name").await`: the scope holds

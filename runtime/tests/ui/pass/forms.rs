@@ -59,6 +59,21 @@ async fn async_impl_trait() -> impl Iterator<Item = u8> {
 #[no_sync]
 async unsafe fn async_unsafe() {}
 
+/// The body is checked against the declared return type, so both returns coerce to it.
+#[no_sync]
+async fn async_coercions(flag: bool) -> Box<dyn std::fmt::Display> {
+    if flag {
+        return Box::new(1);
+    }
+    Box::new("one")
+}
+
+#[no_sync]
+async fn async_question_mark(s: &str) -> Result<u32, Box<dyn std::error::Error>> {
+    let x: u32 = s.parse()?;
+    Ok(x)
+}
+
 #[synchronizes]
 fn sink() -> Result<u8, SyncViolation> {
     Ok(1)
@@ -79,6 +94,29 @@ fn sink_maybe_default() -> ::core::result::Result<(), Box<dyn std::error::Error>
     Ok(())
 }
 
+/// A user item with the expansion's internal name does not clash with it.
+#[synchronizes]
+fn sink_with_items() -> u8 {
+    static __NOSYNC_SITE: u8 = 3;
+    __NOSYNC_SITE
+}
+
+#[synchronizes]
+fn sink_generic_error<E: From<SyncViolation>>(mut n: u8) -> Result<u8, E> {
+    n += 1;
+    Ok(n)
+}
+
+#[no_sync]
+async fn async_mut_param(mut n: u8) -> u8 {
+    n += 1;
+    n
+}
+
+#[no_sync]
+#[track_caller]
+fn tracked() {}
+
 #[synchronizes(reason = "waits")]
 async fn async_sink() -> std::result::Result<(), SyncViolation> {
     Ok(())
@@ -97,7 +135,7 @@ unsafe extern "C" {
     pub fn ffi_synchronize() -> i32;
 }
 
-pub struct Stream(u8);
+struct Stream(u8);
 
 impl Stream {
     #[no_sync]
@@ -170,9 +208,14 @@ fn main() {
     drop(returns_a_future());
     drop(async_fn(&1, (2, 3)));
     drop(async_impl_trait());
+    drop((async_coercions(true), async_question_mark("1")));
     // SAFETY: does nothing.
     drop(unsafe { async_unsafe() });
     assert_eq!(sink().unwrap(), 1);
+    assert_eq!(sink_with_items(), 3);
+    assert_eq!(sink_generic_error::<SyncViolation>(1).unwrap(), 2);
+    drop(async_mut_param(1));
+    tracked();
     assert!(sink_maybe().is_ok() && sink_maybe_default().is_ok());
     drop(async_sink());
     // SAFETY: does nothing.
