@@ -1,0 +1,536 @@
+//! The JSON and SARIF renderers over hand-built diagnostics: the JSON parses as cargo messages
+//! with every field in place, the SARIF validates against the official 2.1.0 schema, and the
+//! fingerprints ignore line numbers. Every test goes through [`check`].
+
+use cargo_metadata::Message;
+use cargo_metadata::diagnostic::DiagnosticLevel;
+use nosync_lint::diagnostics::{
+    Code, Confidence, Diagnostic, Finding, Hop, Level, Origin, Span, explain,
+};
+use nosync_lint::render::{json, sarif};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+const LIB: &str = "\
+pub mod metrics;
+
+#[nosync::no_sync]
+pub fn train_step(stream: &Stream, loss: &Loss) {
+    launch(stream);
+    metrics::log_progress(stream, loss);
+}
+";
+
+const METRICS: &str = "\
+// Logging helpers, with a non-ASCII comment: é→ü.
+pub fn log_progress(stream: &Stream, loss: &Loss) {
+    println!(\"loss {}\", read_loss(stream, loss));
+}
+
+#[nosync::synchronizes(reason = \"copies the loss to the host\")]
+pub fn read_loss(stream: &Stream, loss: &Loss) -> f32 {
+    stream.clone_dtoh(loss)[0]
+}
+";
+
+/// The files the hand-built diagnostics point into, by the path their spans carry.
+fn source(path: &Path) -> Option<&'static str> {
+    match path.to_str()? {
+        "src/lib.rs" => Some(LIB),
+        "src/metrics.rs" => Some(METRICS),
+        _ => None,
+    }
+}
+
+/// The span of the `nth` occurrence of `needle` in `file`, as the engine would compute it.
+fn span(file: &str, needle: &str) -> Span {
+    let text = source(Path::new(file)).unwrap_or("");
+    let start = text
+        .find(needle)
+        .unwrap_or_else(|| panic!("{needle} in {file}"));
+    let end = start + needle.len();
+    let line_col = |byte: usize| {
+        let before = &text[..byte];
+        let line_begin = before.rfind('\n').map_or(0, |i| i + 1);
+        (
+            before.matches('\n').count() + 1,
+            text[line_begin..byte].chars().count() + 1,
+        )
+    };
+    let (line_start, column_start) = line_col(start);
+    let (line_end, column_end) = line_col(end);
+    Span {
+        file: PathBuf::from(file),
+        byte_start: start,
+        byte_end: end,
+        line_start,
+        column_start,
+        line_end,
+        column_end,
+    }
+}
+
+fn origin() -> Origin {
+    Origin {
+        package_id: "path+file:///work/demo#0.1.0".into(),
+        package_name: "demo".into(),
+        manifest_path: "/work/demo/Cargo.toml".into(),
+        target_name: "demo".into(),
+        target_kind: vec!["lib".into()],
+        target_src_path: "/work/demo/src/lib.rs".into(),
+    }
+}
+
+fn workspace() -> Origin {
+    Origin {
+        package_id: "path+file:///work#workspace".into(),
+        package_name: "workspace".into(),
+        manifest_path: "/work/Cargo.toml".into(),
+        target_name: "workspace".into(),
+        target_kind: vec!["lib".into()],
+        target_src_path: "/work/Cargo.toml".into(),
+    }
+}
+
+/// The finding `train_step → log_progress → read_loss`, as the engine reports it.
+fn finding(code: Code) -> Diagnostic {
+    let chain = vec![
+        Hop {
+            function: "demo::train_step".into(),
+            call_site: span("src/lib.rs", "metrics::log_progress(stream, loss)"),
+            confidence: Confidence::Exact,
+        },
+        Hop {
+            function: "demo::metrics::log_progress".into(),
+            call_site: span("src/metrics.rs", "read_loss(stream, loss)"),
+            confidence: Confidence::Exact,
+        },
+    ];
+    let mut d = Diagnostic::new(
+        code,
+        "`demo::train_step` reaches `demo::metrics::read_loss`, which blocks the host",
+        chain[0].call_site.clone(),
+    )
+    .with_label("this call blocks the host")
+    .with_note(
+        "`demo::train_step` calls `demo::metrics::log_progress`",
+        Some(chain[0].call_site.clone()),
+    )
+    .with_note(
+        "`demo::metrics::log_progress` calls `demo::metrics::read_loss`, which copies the loss to the host",
+        Some(chain[1].call_site.clone()),
+    )
+    .with_note("help: wrap the call in `nosync::allow_sync(|| ..)` if the wait is intended", None);
+    d.finding = Some(Finding {
+        root: "demo::train_step".into(),
+        sink: "demo::metrics::read_loss".into(),
+        sink_reason: "copies the loss to the host".into(),
+        chain,
+        confidence: Confidence::Exact,
+    });
+    d.origin = Some(origin());
+    d
+}
+
+/// A diagnostic that is not a finding and has no origin (a config error).
+fn config_error() -> Diagnostic {
+    Diagnostic::new(
+        Code::ConfigError,
+        "root `demo::trian_step` matches no function",
+        span("src/lib.rs", "pub fn train_step"),
+    )
+}
+
+/// Everything the renderers produced for `diagnostics`, parsed.
+struct Rendered {
+    json: String,
+    messages: Vec<Message>,
+    lines: Vec<Value>,
+    sarif: Value,
+}
+
+/// Renders `diagnostics` in JSON and SARIF; checks that every JSON line parses as a cargo
+/// message and that the SARIF validates against the schema.
+fn check(diagnostics: &[Diagnostic]) -> Rendered {
+    let workspace = workspace();
+    let rendered = |d: &Diagnostic| format!("{:?}[{}]: {}\n", d.level, d.code.as_str(), d.message);
+    let cx = json::JsonContext {
+        source: &source,
+        rendered: &rendered,
+        workspace: &workspace,
+        metadata: None,
+    };
+    let json = json::render(diagnostics, &cx);
+    let messages: Vec<Message> = Message::parse_stream(json.as_bytes())
+        .collect::<Result<_, _>>()
+        .expect("JSON lines parse as cargo messages");
+    for message in &messages {
+        assert!(
+            !matches!(message, Message::TextLine(_)),
+            "not a cargo message: {message:?}"
+        );
+    }
+    let lines = json
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    let sarif_text = sarif::render(diagnostics, &sarif::SarifContext::default());
+    let sarif: Value = serde_json::from_str(&sarif_text).expect("SARIF is JSON");
+    assert_valid_sarif(&sarif);
+    Rendered {
+        json,
+        messages,
+        lines,
+        sarif,
+    }
+}
+
+/// The official SARIF 2.1.0 schema, compiled once.
+fn sarif_validator() -> &'static jsonschema::Validator {
+    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sarif-schema-2.1.0.json");
+        let text = std::fs::read_to_string(&path).expect("schema copy present");
+        // The published schema has one malformed `pattern` (run.language, a stray `]`) that
+        // strict regex engines reject; it is replaced by the pattern it evidently means. Nothing
+        // this lint writes has a `language` property.
+        let broken = r#""^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$""#;
+        assert_eq!(text.matches(broken).count(), 2, "schema copy changed");
+        let text = text.replace(broken, r#""^[a-zA-Z]{2}(-[a-zA-Z]{2})?$""#);
+        let schema: Value = serde_json::from_str(&text).expect("schema is JSON");
+        jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft7)
+            .build(&schema)
+            .expect("schema compiles")
+    })
+}
+
+fn assert_valid_sarif(log: &Value) {
+    let errors: Vec<String> = sarif_validator()
+        .iter_errors(log)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "SARIF schema violations:\n{}",
+        errors.join("\n")
+    );
+}
+
+#[test]
+fn json_lines_are_cargo_compiler_messages() {
+    let out = check(&[finding(Code::SyncInNoSync), config_error()]);
+    assert_eq!(out.messages.len(), 3, "{}", out.json);
+    let Message::CompilerMessage(msg) = &out.messages[0] else {
+        panic!("first line: {:?}", out.messages[0]);
+    };
+    assert_eq!(msg.package_id.repr, "path+file:///work/demo#0.1.0");
+    assert_eq!(out.lines[0]["manifest_path"], "/work/demo/Cargo.toml");
+    assert_eq!(msg.target.name, "demo");
+    assert_eq!(msg.target.src_path.as_str(), "/work/demo/src/lib.rs");
+    let d = &msg.message;
+    assert_eq!(d.level, DiagnosticLevel::Error);
+    let code = d.code.as_ref().expect("code");
+    assert_eq!(code.code, "sync-in-no-sync");
+    assert_eq!(
+        code.explanation.as_deref(),
+        explain::explain(Code::SyncInNoSync)
+    );
+    assert!(d.rendered.as_deref().is_some_and(|r| r.contains("reaches")));
+    let [primary] = d.spans.as_slice() else {
+        panic!("one primary span: {:?}", d.spans);
+    };
+    assert!(primary.is_primary);
+    assert_eq!(primary.file_name, "src/lib.rs");
+    assert_eq!((primary.line_start, primary.column_start), (6, 5));
+    assert_eq!((primary.line_end, primary.column_end), (6, 40));
+    assert_eq!(primary.label.as_deref(), Some("this call blocks the host"));
+    let [line] = primary.text.as_slice() else {
+        panic!("one text line: {:?}", primary.text);
+    };
+    assert_eq!(line.text, "    metrics::log_progress(stream, loss);");
+    assert_eq!((line.highlight_start, line.highlight_end), (5, 40));
+    assert_eq!(
+        &LIB[primary.byte_start as usize..primary.byte_end as usize],
+        "metrics::log_progress(stream, loss)"
+    );
+    // One child per hop, each with its span, then the help.
+    let levels: Vec<_> = d.children.iter().map(|c| c.level.clone()).collect();
+    assert_eq!(
+        levels,
+        [
+            DiagnosticLevel::Note,
+            DiagnosticLevel::Note,
+            DiagnosticLevel::Help
+        ]
+    );
+    assert_eq!(d.children[1].spans[0].file_name, "src/metrics.rs");
+    assert_eq!(d.children[1].spans[0].line_start, 3);
+    assert!(d.children[2].spans.is_empty());
+    assert!(matches!(
+        out.messages[2],
+        Message::BuildFinished(ref f) if !f.success
+    ));
+}
+
+#[test]
+fn json_columns_count_chars_and_span_text_follows_them() {
+    let mut d = Diagnostic::new(
+        Code::ParseError,
+        "expected item",
+        span("src/metrics.rs", "é→ü"),
+    );
+    d.origin = Some(origin());
+    let out = check(&[d]);
+    let Message::CompilerMessage(msg) = &out.messages[0] else {
+        panic!("{:?}", out.messages[0]);
+    };
+    let span = &msg.message.spans[0];
+    // `// Logging helpers, with a non-ASCII comment: ` is 46 chars.
+    assert_eq!((span.column_start, span.column_end), (47, 50));
+    assert_eq!((span.byte_end - span.byte_start) as usize, "é→ü".len());
+    assert_eq!(span.text[0].highlight_start, 47);
+    assert_eq!(msg.message.level, DiagnosticLevel::Warning);
+}
+
+#[test]
+fn json_carries_the_finding_for_machines() {
+    let out = check(&[finding(Code::PossibleSyncInNoSync)]);
+    let nosync = &out.lines[0]["nosync"];
+    assert_eq!(nosync["root"], "demo::train_step");
+    assert_eq!(nosync["sink"], "demo::metrics::read_loss");
+    assert_eq!(nosync["sink_reason"], "copies the loss to the host");
+    assert_eq!(nosync["confidence"], "exact");
+    let chain = nosync["chain"].as_array().expect("chain");
+    let hops: Vec<(String, String, u64, u64)> = chain
+        .iter()
+        .map(|h| {
+            (
+                h["function"].as_str().unwrap_or("").to_owned(),
+                h["file"].as_str().unwrap_or("").to_owned(),
+                h["line"].as_u64().unwrap_or(0),
+                h["column"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        hops,
+        [
+            ("demo::train_step".into(), "src/lib.rs".into(), 6, 5),
+            (
+                "demo::metrics::log_progress".into(),
+                "src/metrics.rs".into(),
+                3,
+                25
+            ),
+        ]
+    );
+    assert_eq!(out.lines[0]["message"]["level"], "warning");
+    assert_eq!(out.lines[0]["message"]["$message_type"], "diagnostic");
+    assert!(matches!(
+        out.messages.last(),
+        Some(Message::BuildFinished(f)) if f.success
+    ));
+}
+
+#[test]
+fn json_gives_diagnostics_without_origin_the_workspace_and_a_full_target() {
+    let out = check(&[config_error()]);
+    let line = &out.lines[0];
+    assert_eq!(line["package_id"], "path+file:///work#workspace");
+    assert_eq!(line["manifest_path"], "/work/Cargo.toml");
+    assert_eq!(line["nosync"], Value::Null);
+    let target = line["target"].as_object().expect("target");
+    let keys: Vec<&str> = target.keys().map(String::as_str).collect();
+    for key in [
+        "kind",
+        "crate_types",
+        "name",
+        "src_path",
+        "edition",
+        "doc",
+        "doctest",
+        "test",
+    ] {
+        assert!(keys.contains(&key), "target lacks {key}: {keys:?}");
+    }
+    let span = &line["message"]["spans"][0];
+    for key in [
+        "file_name",
+        "byte_start",
+        "byte_end",
+        "line_start",
+        "line_end",
+        "column_start",
+        "column_end",
+        "is_primary",
+        "text",
+        "label",
+        "suggested_replacement",
+        "suggestion_applicability",
+        "expansion",
+    ] {
+        assert!(span.get(key).is_some(), "span lacks {key}: {span}");
+    }
+}
+
+#[test]
+fn allowed_diagnostics_are_not_rendered() {
+    let mut allowed = finding(Code::UnresolvedCallInNoSync);
+    allowed.level = Level::Allow;
+    let out = check(&[allowed]);
+    assert_eq!(out.messages.len(), 1, "{}", out.json);
+    let results = &out.sarif["runs"][0]["results"];
+    assert_eq!(results.as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn target_objects_come_from_cargo_metadata_when_it_knows_the_target() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let metadata = cargo_metadata::MetadataCommand::new()
+        .manifest_path(&manifest)
+        .no_deps()
+        .exec()
+        .expect("cargo metadata of this package");
+    let origin = json::workspace_origin(Some(&metadata), &manifest);
+    assert_eq!(origin.target_name, "nosync_lint");
+    let target = json::target_json(&origin, Some(&metadata));
+    assert_eq!(target.kind, ["lib"]);
+    assert_eq!(target.edition, "2024");
+    assert!(target.doctest && target.doc && target.test);
+    let bin = Origin {
+        target_name: "cargo-nosync-lint".into(),
+        target_kind: vec!["bin".into()],
+        ..origin
+    };
+    let target = json::target_json(&bin, Some(&metadata));
+    assert_eq!(
+        (target.crate_types.as_slice(), target.doctest),
+        (&["bin".to_owned()][..], false)
+    );
+}
+
+#[test]
+fn sarif_validates_and_describes_every_rule() {
+    let out = check(&[finding(Code::SyncInNoSync), config_error()]);
+    let run = &out.sarif["runs"][0];
+    assert_eq!(out.sarif["version"], "2.1.0");
+    let driver = &run["tool"]["driver"];
+    assert_eq!(driver["name"], "cargo-nosync-lint");
+    assert_eq!(driver["version"], nosync_lint::VERSION);
+    assert!(
+        driver["informationUri"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("https://"))
+    );
+    let rules = driver["rules"].as_array().expect("rules");
+    let ids: Vec<&str> = rules.iter().filter_map(|r| r["id"].as_str()).collect();
+    let codes: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(ids, codes);
+    for (rule, code) in rules.iter().zip(Code::ALL) {
+        assert_eq!(rule["help"]["markdown"].as_str(), explain::explain(*code));
+        assert_eq!(rule["shortDescription"]["text"], code.summary());
+        let full = rule["fullDescription"]["text"].as_str().unwrap_or("");
+        assert!(!full.is_empty() && !full.contains("###"), "{full}");
+    }
+    let results = run["results"].as_array().expect("results");
+    assert_eq!(results.len(), 2);
+    for result in results {
+        let index = result["ruleIndex"].as_u64().expect("ruleIndex") as usize;
+        assert_eq!(rules[index]["id"], result["ruleId"]);
+    }
+    let first = &results[0];
+    assert_eq!(first["level"], "error");
+    assert_eq!(results[1]["level"], "error");
+    let location = &first["locations"][0]["physicalLocation"];
+    assert_eq!(location["artifactLocation"]["uri"], "src/lib.rs");
+    assert_eq!(location["artifactLocation"]["uriBaseId"], "%SRCROOT%");
+    let region = &location["region"];
+    assert_eq!(
+        [
+            &region["startLine"],
+            &region["startColumn"],
+            &region["endLine"],
+            &region["endColumn"]
+        ],
+        [6, 5, 6, 40]
+    );
+    let flow = first["codeFlows"][0]["threadFlows"][0]["locations"]
+        .as_array()
+        .expect("thread flow");
+    assert_eq!(flow.len(), 2, "one location per hop");
+    assert_eq!(
+        flow[1]["location"]["physicalLocation"]["artifactLocation"]["uri"],
+        "src/metrics.rs"
+    );
+    assert!(results[1].get("codeFlows").is_none());
+}
+
+#[test]
+fn sarif_schema_check_rejects_invalid_logs() {
+    // The validator is live: a wrong level and a missing driver name fail.
+    let out = check(&[finding(Code::SyncInNoSync)]);
+    let mut bad = out.sarif.clone();
+    bad["runs"][0]["results"][0]["level"] = "fatal".into();
+    assert!(!sarif_validator().is_valid(&bad));
+    let mut bad = out.sarif;
+    if let Some(driver) = bad["runs"][0]["tool"]["driver"].as_object_mut() {
+        driver.remove("name");
+    }
+    assert!(!sarif_validator().is_valid(&bad));
+}
+
+#[test]
+fn sarif_fingerprints_ignore_lines_but_not_the_chain() {
+    let fingerprint = |d: &Diagnostic| {
+        let out = check(std::slice::from_ref(d));
+        out.sarif["runs"][0]["results"][0]["partialFingerprints"][sarif::FINGERPRINT_KEY]
+            .as_str()
+            .expect("fingerprint")
+            .to_owned()
+    };
+    let original = finding(Code::SyncInNoSync);
+    let mut moved = original.clone();
+    moved.primary.line_start += 10;
+    moved.primary.line_end += 10;
+    if let Some(f) = moved.finding.as_mut() {
+        for hop in &mut f.chain {
+            hop.call_site.line_start += 10;
+            hop.call_site.line_end += 10;
+        }
+    }
+    let mut rerouted = original.clone();
+    if let Some(f) = rerouted.finding.as_mut() {
+        f.chain[1].function = "demo::metrics::log_summary".into();
+    }
+    assert_eq!(fingerprint(&original), fingerprint(&moved));
+    assert_ne!(fingerprint(&original), fingerprint(&rerouted));
+    assert_ne!(fingerprint(&original), fingerprint(&config_error()));
+    assert_eq!(fingerprint(&original).len(), 16);
+}
+
+#[test]
+fn sarif_paths_outside_the_workspace_are_file_uris() {
+    let mut d = finding(Code::SyncInNoSync);
+    d.primary.file = "/home/me/.cargo/registry/src/candle core/lib.rs".into();
+    let log = sarif::render(
+        &[d],
+        &sarif::SarifContext {
+            srcroot: Some(Path::new("/work/demo")),
+        },
+    );
+    let log: Value = serde_json::from_str(&log).expect("SARIF is JSON");
+    assert_valid_sarif(&log);
+    let run = &log["runs"][0];
+    assert_eq!(
+        run["originalUriBaseIds"]["%SRCROOT%"]["uri"],
+        "file:///work/demo/"
+    );
+    let artifact = &run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+    assert_eq!(
+        artifact["uri"],
+        "file:///home/me/.cargo/registry/src/candle%20core/lib.rs"
+    );
+    assert!(artifact.get("uriBaseId").is_none());
+}
