@@ -94,7 +94,8 @@ pub(crate) fn check(name: AttrName, item: &FnItem) -> syn::Result<()> {
         errors.push(syn::Error::new(constness.span, msg));
     }
     if !item.has_body() && name != AttrName::Synchronizes {
-        errors.push(syn::Error::new(Span::call_site(), no_body_message(name)));
+        let msg = no_body_message(name, matches!(item, FnItem::Foreign(_)));
+        errors.push(syn::Error::new(Span::call_site(), msg));
     }
     if let (Some(asyncness), AttrName::AllowSync) = (&sig.asyncness, name) {
         let msg = "#[allow_sync] cannot be used on an `async fn`: an allow scope cannot be held \
@@ -116,10 +117,15 @@ pub(crate) fn check(name: AttrName, item: &FnItem) -> syn::Result<()> {
     combined.map_or(Ok(()), Err)
 }
 
-fn no_body_message(name: AttrName) -> String {
+fn no_body_message(name: AttrName, foreign: bool) -> String {
+    let instead = if foreign {
+        "put it on the Rust functions that call this foreign function"
+    } else {
+        "put it on each implementation of this method"
+    };
     format!(
-        "#[{}] needs a function body: put it on each implementation of this method \
-         (only #[synchronizes] is accepted on a declaration, as a marker for the lint)",
+        "#[{}] needs a function body: {instead} (only #[synchronizes] is accepted on a \
+         declaration, as a marker for the lint)",
         name.as_str()
     )
 }

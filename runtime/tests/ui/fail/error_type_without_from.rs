@@ -1,7 +1,10 @@
 use nosync::synchronizes;
 
+#[derive(Debug)]
+pub struct CopyError;
+
 #[synchronizes(reason = "copies to the host")]
-fn download() -> Result<Vec<u8>, String> {
+fn download() -> Result<Vec<u8>, CopyError> {
     Ok(Vec::new())
 }
 
