@@ -88,11 +88,13 @@ pub fn find(map: &DefMap<'_>, g: &CallGraph, sources: &SourceMap, roots: &[FnId]
     out
 }
 
-fn short(path: &str) -> String {
+/// `Type::method` for methods, the module and name for external fns
+/// (`stream::synchronize`), the bare name for the analysed crates' own fns.
+fn short(path: &str, external: bool) -> String {
     let segs: Vec<&str> = path.split("::").collect();
     let n = segs.len();
     let is_method = n >= 2 && segs[n - 2].starts_with(|c: char| c.is_ascii_uppercase());
-    if is_method { segs[n - 2..].join("::") } else { segs[n - 1].to_owned() }
+    if is_method || (external && n >= 2) { segs[n - 2..].join("::") } else { segs[n - 1].to_owned() }
 }
 
 fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -> Diagnostic {
@@ -104,7 +106,7 @@ fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -
     let first = chain.first().map_or_else(|| sources.span(r.span.unwrap_or_default()), |e| sources.span(e.site));
     let mut d = Diagnostic::new(
         code,
-        format!("`{}` is #[no_sync] but reaches a host-blocking call: `{}`", r.name, short(&sink.path)),
+        format!("`{}` is #[no_sync] but reaches a host-blocking call: `{}`", r.name, short(&sink.path, sink.ir.is_none())),
         first,
     )
     .with_label(format!("this call reaches `{}`, which blocks the host", sink.path));

@@ -26,4 +26,7 @@ pub mod sinks;
 pub mod source;
 pub mod workspace;
 
+#[cfg(test)]
+mod tests;
+
 pub use engine::{Analysis, Options, Stats, analyze};

@@ -245,12 +245,24 @@ impl Walker<'_, '_> {
             }
         }
         match self.map.resolve_path(self.module, &names, path.global) {
+            Some(Def::Fn(f)) if self.map.func(f).is_trait_decl => self.call_trait_path(f, args, span),
             Some(Def::Fn(f)) => self.call_fn(f, Confidence::Exact, None, args, span, 0),
             Some(Def::Type(c)) => (Ty::Adt(c, Vec::new()), Confidence::Exact),
             Some(Def::External(segs)) => self.call_external(&segs, args, span),
             Some(_) => unknown(),
             None => self.unresolved_path(path, span),
         }
+    }
+
+    /// `Trait::m(x, ..)`: a method call on `x` through `Trait`.
+    fn call_trait_path(&mut self, decl: FnId, args: &[Typed], span: SpanIr) -> Typed {
+        let fd = self.map.func(decl);
+        let (name, tr) = (fd.name.clone(), fd.trait_.clone().unwrap_or_default());
+        let recv = args.first().cloned().unwrap_or_else(unknown);
+        let rest = self.shift_args(args);
+        let has_impl = recv.0.deref_chain().iter().any(|t| t.canon().is_some_and(|c| self.map.traits_of.get(c).is_some_and(|ts| ts.contains(&tr))));
+        let recv = if has_impl { recv } else { (Ty::Param(vec![tr]), Confidence::Exact) };
+        self.method_call(recv, &name, &rest, span)
     }
 
     /// Arguments of `T::m(recv, rest..)` as a method call's: without the receiver.
@@ -333,6 +345,9 @@ impl Walker<'_, '_> {
                     if let Some(ids) = self.map.methods.get(c).and_then(|m| m.get(name)) {
                         return (ids.iter().map(|&f| (f, Confidence::Exact)).collect(), true);
                     }
+                    if let Some(f) = self.provided_method(c, name) {
+                        return (vec![(f, Confidence::Exact)], true);
+                    }
                 }
                 Ty::Param(traits) | Ty::Dyn(traits) => return (self.dispatch(traits, name), true),
                 Ty::Unknown => return (self.name_only(name), false),
@@ -340,6 +355,12 @@ impl Walker<'_, '_> {
             }
         }
         (Vec::new(), true)
+    }
+
+    /// A provided trait method that type `c` inherits (its impl does not override it).
+    fn provided_method(&self, c: &str, name: &str) -> Option<FnId> {
+        let traits = self.map.traits_of.get(c)?;
+        traits.iter().find_map(|t| self.map.trait_method(t, name))
     }
 
     /// A call through a trait bound or `dyn`: the trait's method and every impl of it.

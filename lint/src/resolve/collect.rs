@@ -232,6 +232,9 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
         Some(Def::External(segs)) => Some(segs.join("::")),
         _ => None,
     });
+    if let (Some(c), Some(t)) = (&canon, &trait_) {
+        map.traits_of.entry(c.clone()).or_default().push(t.clone());
+    }
     let owner = canon.clone().unwrap_or_else(|| format!("{}::<impl>", map.modules[m as usize].path));
     for f in &imp.fns {
         let path = format!("{owner}::{}", f.name);
@@ -272,10 +275,12 @@ fn mark_all(map: &mut DefMap<'_>) {
     inherit_sinks(map);
 }
 
-/// Impls of a `#[synchronizes]` trait method are sinks too.
+/// Impls of a required (bodiless) `#[synchronizes]` trait method are sinks too: the
+/// attribute is then a contract on every implementation. On a provided method it
+/// describes the default body only, and an override is judged by its own body.
 pub(super) fn inherit_sinks(map: &mut DefMap<'_>) {
     let mut inherited = Vec::new();
-    for f in map.fns.iter().filter(|f| f.is_trait_decl) {
+    for f in map.fns.iter().filter(|f| f.is_trait_decl && f.ir.is_some_and(|ir| ir.body.is_none())) {
         if let (Some(reason), Some(tr)) = (&f.marks.sink, &f.trait_) {
             for &imp in map.trait_impls.get(&(tr.clone(), f.name.clone())).into_iter().flatten() {
                 inherited.push((imp, format!("implements `{}`, which is #[synchronizes]: {reason}", f.path)));

@@ -111,6 +111,8 @@ pub struct DefMap<'a> {
     pub trait_impls: HashMap<(String, String), Vec<FnId>>,
     /// Methods (taking `self`) by name, for name-only matching.
     pub by_name: HashMap<String, Vec<FnId>>,
+    /// Traits each type implements (for provided methods it does not override).
+    pub traits_of: HashMap<String, Vec<String>>,
     /// `Drop::drop` by type.
     pub drops: HashMap<String, FnId>,
     /// Built-in sinks by canonical path.

@@ -1,0 +1,211 @@
+//! Unit tests of the engine over in-memory sources, through one [`check`] helper.
+
+use crate::config::Config;
+use crate::diagnostics::Origin;
+use crate::engine::analyze_crates;
+use crate::source::SourceMap;
+use crate::workspace::{CrateSpec, DepTarget};
+use std::path::PathBuf;
+
+/// Analyses `src` as the root file of a crate `t` (with `cudarc` and `nosync` as
+/// external dependencies) and returns one line per diagnostic:
+/// `LINE:COL code: message` followed by the chain (`  via LINE:COL fn -> fn (tag)`).
+fn check(src: &str) -> String {
+    check_with(src, &Config::default())
+}
+
+fn check_with(src: &str, cfg: &Config) -> String {
+    let root = PathBuf::from("/mem/t");
+    let file = root.join("src/lib.rs");
+    let mut sources = SourceMap::new(&root);
+    sources.add(file.clone(), src.to_owned());
+    let origin = Origin {
+        package_id: "t".into(),
+        package_name: "t".into(),
+        manifest_path: root.join("Cargo.toml"),
+        target_name: "t".into(),
+        target_kind: vec!["lib".into()],
+        target_src_path: file.clone(),
+    };
+    let spec = CrateSpec {
+        name: "t".into(),
+        root: file,
+        features: ["on".to_owned()].into_iter().collect(),
+        deps: ["cudarc", "nosync"].iter().map(|d| (d.to_string(), DepTarget::External(d.to_string()))).collect(),
+        check_roots: true,
+        is_lib: true,
+        origin,
+    };
+    let a = analyze_crates(root, vec![spec], cfg, sources);
+    let mut out = String::new();
+    for d in &a.diagnostics {
+        let p = &d.primary;
+        out += &format!("{}:{} {}: {}\n", p.line_start, p.column_start, d.code.as_str(), d.message);
+        for h in d.finding.iter().flat_map(|f| &f.chain) {
+            let tag = crate::analysis::tag_name(h.confidence);
+            out += &format!("  via {}:{} {} ({tag})\n", h.call_site.line_start, h.call_site.column_start, h.function);
+        }
+    }
+    out
+}
+
+fn findings(src: &str) -> Vec<String> {
+    check(src).lines().filter(|l| !l.starts_with("  ") && !l.contains("unresolved-call")).map(str::to_owned).collect()
+}
+
+const PRELUDE: &str = "use nosync::{no_sync, synchronizes};\nuse cudarc::driver::{CudaStream, CudaContext};\nuse std::sync::Arc;\n";
+
+fn with_prelude(body: &str) -> String {
+    format!("{PRELUDE}{body}")
+}
+
+#[test]
+fn direct_and_transitive() {
+    let out = check(&with_prelude("#[synchronizes] fn wait() {}\nfn mid() { wait() }\n#[no_sync] fn step() { mid(); }\n"));
+    assert!(out.contains("6:24 sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `wait`"), "{out}");
+    assert!(out.contains("via 6:24 t::step (exact)") && out.contains("via 5:12 t::mid (exact)"), "{out}");
+}
+
+#[test]
+fn attribute_spellings() {
+    let src = "use nosync::synchronizes as blocks;\n#[blocks] fn a() {}\n#[nosync::synchronizes] fn b() {}\n#[nosync::no_sync] fn r() { a(); b(); }\n";
+    assert_eq!(findings(src).len(), 2, "{}", check(src));
+}
+
+#[test]
+fn receiver_typing_through_fields_returns_and_question_mark() {
+    let src = with_prelude(
+        "struct Dev { stream: Arc<CudaStream> }\n\
+         impl Dev { fn new() -> Result<Self, ()> { todo() } fn stream(&self) -> &Arc<CudaStream> { &self.stream } }\n\
+         #[no_sync] fn a(d: &Dev) { d.stream.synchronize(); }\n\
+         #[no_sync] fn b() -> Result<(), ()> { let d = Dev::new()?; d.stream().synchronize(); Ok(()) }\n",
+    );
+    let f = findings(&src);
+    assert_eq!(f.len(), 2, "{}", check(&src));
+    assert!(check(&src).contains("(inferred)"));
+}
+
+#[test]
+fn name_collision_uses_the_receiver_type() {
+    let src = with_prelude(
+        "struct Queue; impl Queue { fn synchronize(&self) {} }\n\
+         #[no_sync] fn a(q: &Queue, s: &CudaStream) { q.synchronize(); s.synchronize(); }\n",
+    );
+    let f = findings(&src);
+    assert_eq!(f.len(), 1, "{}", check(&src));
+    assert!(f[0].contains("CudaStream::synchronize"));
+}
+
+#[test]
+fn unknown_receiver_is_name_only_and_a_warning() {
+    let src = with_prelude("#[no_sync] fn a(x: Unknown) { x.synchronize(); }\n");
+    let f = findings(&src);
+    // Every known `synchronize` is a candidate: one warning per (root, sink).
+    assert_eq!(f.len(), 3, "{}", check(&src));
+    assert!(f.iter().all(|l| l.contains("possible-sync-in-no-sync")), "{}", check(&src));
+}
+
+#[test]
+fn pageable_vs_pinned_memcpy_dtoh() {
+    let src = with_prelude(
+        "use cudarc::driver::PinnedHostSlice;\n\
+         #[no_sync] fn pageable(s: &CudaStream, d: &u8, v: &mut Vec<f32>) { s.memcpy_dtoh(d, v); }\n\
+         #[no_sync] fn pinned(s: &CudaStream, d: &u8, p: &mut PinnedHostSlice<f32>) { s.memcpy_dtoh(d, p); }\n\
+         #[no_sync] fn unknown(s: &CudaStream, d: &u8, p: &mut Q) { s.memcpy_dtoh(d, p); }\n",
+    );
+    let f = findings(&src);
+    assert_eq!(f.len(), 2, "{}", check(&src));
+    assert!(f[0].contains("sync-in-no-sync") && f[0].contains("`pageable`"));
+    assert!(f[1].contains("possible-sync-in-no-sync") && f[1].contains("`unknown`"));
+}
+
+#[test]
+fn escapes_are_not_followed() {
+    let src = with_prelude(
+        "#[synchronizes] fn w() {}\n#[nosync::allow_sync] fn ok() { w() }\n\
+         #[no_sync] fn a() { nosync::allow_sync(|| w()); nosync::allow_sync_expr!(w()); ok(); }\n",
+    );
+    assert!(findings(&src).is_empty(), "{}", check(&src));
+}
+
+#[test]
+fn cycles_terminate_and_cfg_is_evaluated() {
+    let src = with_prelude(
+        "#[synchronizes] fn w() {}\nfn a(n: u32) { if n > 0 { b(n - 1) } }\nfn b(n: u32) { a(n); }\n\
+         #[cfg(test)] fn t() { w() }\n#[cfg(not(feature = \"on\"))] fn t() {}\n\
+         #[cfg(feature = \"on\")] fn on() { w() }\n#[no_sync] fn r() { a(3); on(); }\n",
+    );
+    let f = findings(&src);
+    assert!(f.len() == 1 && f[0].contains("`w`"), "{}", check(&src));
+}
+
+#[test]
+fn generic_bounds_dispatch_to_every_impl() {
+    let src = with_prelude(
+        "trait Dev { fn wait(&self); }\nstruct A; struct B;\n\
+         impl Dev for A { #[synchronizes] fn wait(&self) {} }\nimpl Dev for B { fn wait(&self) {} }\n\
+         #[no_sync] fn g<D: Dev>(d: &D) { d.wait(); }\n#[no_sync] fn h(d: &dyn Dev) { d.wait(); }\n",
+    );
+    let out = check(&src);
+    assert_eq!(findings(&src).len(), 2, "{out}");
+    assert!(out.contains("(inferred)"), "{out}");
+}
+
+#[test]
+fn macro_rules_fns_and_macro_arguments() {
+    let src = with_prelude(
+        "#[synchronizes] fn w() -> u32 { 0 }\nmacro_rules! mk { ($n:ident) => { fn $n() { w(); } }; }\nmk!(gen_wait);\n\
+         #[no_sync] fn a() { gen_wait(); }\n#[no_sync] fn b() { let _s = format!(\"{}\", w()); }\n",
+    );
+    assert_eq!(findings(&src).len(), 2, "{}", check(&src));
+}
+
+#[test]
+fn drop_at_scope_end() {
+    let src = with_prelude(
+        "struct G; impl Drop for G { #[synchronizes] fn drop(&mut self) {} }\n\
+         #[no_sync] fn a() { let _g = G; }\n#[no_sync] fn b() -> G { let g = G; g }\n",
+    );
+    let f = findings(&src);
+    assert!(f.len() == 1 && f[0].contains("`a`"), "{}", check(&src));
+}
+
+#[test]
+fn config_roots_sinks_and_errors() {
+    let root = PathBuf::from("/mem/t");
+    let mut sources = SourceMap::new(&root);
+    let text = "roots = [\"t::hot\", \"t::nope\"]\nsinks = [\"t::Dev::flush\"]\n";
+    let id = sources.add(root.join("nosync.toml"), text.to_owned());
+    let mut cfg = Config::default();
+    let value: toml::Table = toml::from_str(text).unwrap();
+    let mut diags = Vec::new();
+    cfg.add_table(&serde_json::to_value(value).unwrap(), id, &sources, &mut diags);
+    assert!(diags.is_empty());
+    let out = check_with("struct Dev; impl Dev { fn flush(&self) {} }\nfn hot(d: &Dev) { d.flush() }\n", &cfg);
+    assert!(out.contains("sync-in-no-sync"), "{out}");
+}
+
+#[test]
+fn broken_input_never_panics() {
+    let deep_parens = format!("fn f() {{ {}1{} }}", "(".repeat(5000), ")".repeat(5000));
+    let deep_unary = format!("fn f() {{ let x = {}1; }}", "!".repeat(100_000));
+    let long_chain = format!("fn f() {{ x{} ; }}", ".a()".repeat(20_000));
+    let deep_blocks = format!("fn f() {{ {}{} }}", "{".repeat(3000), "}".repeat(3000));
+    let garbage: String = (0..5000u32).map(|i| char::from_u32(32 + (i * 7919) % 90).unwrap_or(' ')).collect();
+    let cases = [
+        deep_parens,
+        deep_unary,
+        long_chain,
+        deep_blocks,
+        garbage,
+        "fn f( {".to_owned(),
+        "\u{feff}#!/bin/x\nfn f() {}".to_owned(),
+        "impl<T> X for T where T: {} mod m { fn".to_owned(),
+        "macro_rules! m { ($($x:tt)*) => { m!($($x)*); } } m!(a);".to_owned(),
+        "mod a { pub use super::b::*; } mod b { pub use super::a::*; } use a::Z; #[no_sync] fn r() { Z::f(); }".to_owned(),
+        String::new(),
+    ];
+    for src in &cases {
+        let _ = check(src);
+    }
+}
