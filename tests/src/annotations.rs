@@ -2,7 +2,9 @@
 //!
 //! In Rust files, `//~ CODE` on a line means "one diagnostic with code `CODE` whose
 //! primary span starts on this line"; `//~^ CODE` points one line up (one `^` per
-//! line). Several codes may follow one marker, one diagnostic each. In TOML files
+//! line). Several codes may follow one marker, one diagnostic each; the first word
+//! that is not kebab-case starts a free-form remark (`//~ sync-in-no-sync (the drop)`).
+//! A kebab-case word that is no known code is an error, so typos cannot hide. In TOML files
 //! (Cargo.toml, config files) the marker is `#~` (or `# ~`).
 
 use std::collections::BTreeMap;
@@ -44,7 +46,10 @@ pub fn parse(
         };
         let carets = rest.chars().take_while(|&c| c == '^').count();
         let here = index + 1;
-        let words: Vec<&str> = rest[carets..].split_whitespace().collect();
+        let words: Vec<&str> = rest[carets..]
+            .split_whitespace()
+            .take_while(|w| looks_like_code(w))
+            .collect();
         let bad: Vec<&str> = words.iter().copied().filter(|w| !is_code(w)).collect();
         if words.is_empty() || !bad.is_empty() || carets >= here {
             errors.push(format!(
@@ -64,6 +69,14 @@ pub fn parse(
     } else {
         Err(errors)
     }
+}
+
+/// Codes are kebab-case words; the first other word starts a free-form remark.
+fn looks_like_code(word: &str) -> bool {
+    word.contains('-')
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// The text after the marker (`//~` in Rust, `#~` or `# ~` in TOML), if the line has one.
@@ -104,9 +117,11 @@ pub fn collect(dir: &Path, is_code: &dyn Fn(&str) -> bool) -> Result<Vec<Key>, V
     }
 }
 
-/// `path` relative to `dir`, `/`-separated; the path itself when it is outside `dir`.
+/// `path` relative to `dir`, `/`-separated; the path as displayed when it is outside `dir`.
 pub fn relative(dir: &Path, path: &Path) -> String {
-    let rel = path.strip_prefix(dir).unwrap_or(path);
+    let Ok(rel) = path.strip_prefix(dir) else {
+        return path.display().to_string();
+    };
     let parts: Vec<String> = rel
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
@@ -173,7 +188,7 @@ mod tests {
 
     #[test]
     fn rust_markers_with_carets_and_several_codes() {
-        let text = "fn a() {\n    b(); //~ sync-in-no-sync\n    c();\n    //~^ parse-error sync-in-no-sync\n}\n";
+        let text = "fn a() {\n    b(); //~ sync-in-no-sync\n    c();\n    //~^ parse-error sync-in-no-sync (a remark)\n}\n";
         let keys = parse("src/lib.rs", text, false, &known).expect("valid");
         assert_eq!(
             keys,
@@ -195,7 +210,12 @@ mod tests {
 
     #[test]
     fn unknown_code_empty_marker_and_caret_before_line_one_are_errors() {
-        for text in ["x(); //~ sync-in-nosync", "x(); //~", "//~^ parse-error"] {
+        for text in [
+            "x(); //~ sync-in-nosync",
+            "x(); //~",
+            "x(); //~ why",
+            "//~^ parse-error",
+        ] {
             let errors = parse("src/lib.rs", text, false, &known).expect_err(text);
             assert!(errors[0].contains("malformed annotation"), "{errors:?}");
         }

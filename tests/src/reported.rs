@@ -80,8 +80,9 @@ fn arrow(line: &str) -> Option<(String, usize)> {
 }
 
 /// Keys for the annotation test: `file` made relative to the fixture directory. A
-/// relative path is resolved against `cwd` (the lint prints paths as it read them).
-pub fn keys(found: &[Rendered], fixture_dir: &Path, cwd: &Path) -> Result<Vec<Key>, String> {
+/// relative path is resolved against `base` (the lint prints paths relative to the
+/// analysed workspace's root, as cargo does).
+pub fn keys(found: &[Rendered], fixture_dir: &Path, base: &Path) -> Result<Vec<Key>, String> {
     let mut keys = Vec::new();
     for diagnostic in found {
         let Some((file, line)) = &diagnostic.location else {
@@ -96,7 +97,7 @@ pub fn keys(found: &[Rendered], fixture_dir: &Path, cwd: &Path) -> Result<Vec<Ke
         let absolute = if path.is_absolute() {
             path
         } else {
-            cwd.join(path)
+            base.join(path)
         };
         let absolute = absolute.canonicalize().unwrap_or(absolute);
         keys.push(Key {

@@ -1,0 +1,240 @@
+//! The lint over every fixture, through the library (`nosync_lint::cli::run`), checked two
+//! independent ways:
+//!
+//! - `golden_outputs`: the exit code, stdout and stderr, paths normalised, must equal
+//!   `tests/golden/<fixture>.txt`. `NOSYNC_BLESS=1 cargo test -p nosync-tests --test golden`
+//!   rewrites them, except where the output contradicts the fixture's annotations (a
+//!   broken lint is never blessed); a missing golden fails and says so.
+//! - `annotations_match`: the `(file, line, code)` of every reported error and warning
+//!   (from the library's `Diagnostic` data, `nosync_lint::analyze`) must equal the
+//!   `//~ CODE` (`#~ CODE` in TOML) annotations in the fixture's files; the human
+//!   output's `-->` lines must point at the same places; and the exit code must be 1
+//!   exactly when an annotated code is deny-level by default.
+//!
+//! The lint runs once per fixture; both tests share the runs. `NOSYNC_FIXTURE=<name>`
+//! restricts both to one fixture.
+#![allow(clippy::disallowed_macros)] // a test reports progress on stderr
+
+use std::ffi::OsString;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::OnceLock;
+
+use clap::Parser as _;
+use nosync_lint::Options;
+use nosync_lint::cli::Cli;
+use nosync_lint::diagnostics::{Code, Level};
+use nosync_lint::workspace::WorkspaceOptions;
+use nosync_tests::annotations::{self, Key};
+use nosync_tests::fixture::{self, Fixture};
+use nosync_tests::{golden, reported};
+
+/// One lint run over one fixture.
+struct Run {
+    args: Vec<String>,
+    exit: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn lint(fixture: &Fixture) -> Result<Run, String> {
+    let args = fixture.lint_args()?;
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let exit = catch_unwind(AssertUnwindSafe(|| {
+        nosync_lint::cli::run(args.iter().map(OsString::from), &mut out, &mut err)
+    }))
+    .map_err(|panic| format!("the lint panicked: {}", panic_message(&*panic)))?;
+    Ok(Run {
+        args,
+        exit,
+        stdout: String::from_utf8_lossy(&out).into_owned(),
+        stderr: String::from_utf8_lossy(&err).into_owned(),
+    })
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(non-string payload)".to_owned())
+}
+
+/// Every selected fixture with its run, computed once for both tests.
+fn runs() -> &'static [(Fixture, Result<Run, String>)] {
+    static RUNS: OnceLock<Vec<(Fixture, Result<Run, String>)>> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        let fixtures = fixture::selected().unwrap_or_else(|e| panic!("{e}"));
+        fixtures
+            .into_iter()
+            .map(|f| {
+                let run = lint(&f);
+                (f, run)
+            })
+            .collect()
+    })
+}
+
+/// Collects per-fixture results; panics at the end with every failure, after printing
+/// which fixtures passed.
+fn finish(test: &str, results: Vec<(String, Result<(), String>)>) {
+    let passed: Vec<&str> = results
+        .iter()
+        .filter(|(_, r)| r.is_ok())
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let failed: Vec<String> = results
+        .iter()
+        .filter_map(|(n, r)| r.as_ref().err().map(|e| format!("fixtures/{n}:\n{e}")))
+        .collect();
+    eprintln!("{test}: {} passed: {}", passed.len(), passed.join(", "));
+    assert!(
+        failed.is_empty(),
+        "{test}: {} of {} fixtures failed\n\n{}",
+        failed.len(),
+        results.len(),
+        failed.join("\n\n")
+    );
+}
+
+#[test]
+fn golden_outputs() {
+    let placeholders = golden::placeholders(&fixture::repo_root());
+    let bless = nosync_tests::blessing();
+    let mut results = Vec::new();
+    for (fixture, run) in runs() {
+        let result = run.as_ref().map_err(Clone::clone).and_then(|run| {
+            let verbose = run.args.iter().any(|a| a == "-v" || a == "--verbose");
+            let text = golden::render(run.exit, &run.stdout, &run.stderr);
+            let text = golden::normalise(&text, &placeholders, verbose);
+            let path = golden::dir().join(format!("{}.txt", fixture.name));
+            // Never bless an output that contradicts the fixture's annotations.
+            if bless && let Err(e) = check_annotations(fixture, run) {
+                return Err(format!(
+                    "not blessed: the output contradicts the annotations\n{e}"
+                ));
+            }
+            golden::check_or_bless(&path, &text, bless)
+        });
+        results.push((fixture.name.clone(), result));
+    }
+    if std::env::var_os("NOSYNC_FIXTURE").is_none() {
+        results.extend(stale_goldens());
+    }
+    finish("golden", results);
+}
+
+/// A golden file whose fixture no longer exists is an error.
+fn stale_goldens() -> Vec<(String, Result<(), String>)> {
+    let names: Vec<&str> = runs().iter().map(|(f, _)| f.name.as_str()).collect();
+    let Ok(entries) = std::fs::read_dir(golden::dir()) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter_map(|p| Some(p.file_stem()?.to_string_lossy().into_owned()))
+        .filter(|stem| !names.contains(&stem.as_str()))
+        .map(|stem| {
+            let error = format!("tests/golden/{stem}.txt has no fixture; delete it");
+            (stem, Err(error))
+        })
+        .collect()
+}
+
+fn is_code(word: &str) -> bool {
+    Code::from_name(word).is_some()
+}
+
+/// The reported diagnostics (level above `allow`) of one fixture, from the library's
+/// data: the same arguments as the golden run, through `nosync_lint::analyze`.
+/// Relative span paths are relative to the analysed workspace's root.
+fn structured_keys(fixture: &Fixture, args: &[String]) -> Result<Vec<Key>, String> {
+    let cli = Cli::try_parse_from(args).map_err(|e| format!("bad lint-args: {e}"))?;
+    // Mirrors `Cli::options` (private): the fixtures use no other flag.
+    let options = Options {
+        workspace: WorkspaceOptions {
+            manifest_path: cli.manifest_path,
+            features: cli.features,
+            all_features: cli.all_features,
+            no_default_features: cli.no_default_features,
+            no_deps: cli.no_deps,
+            packages: cli.packages,
+            exclude: cli.exclude,
+        },
+        config: cli.config,
+    };
+    let analysis = catch_unwind(AssertUnwindSafe(|| nosync_lint::analyze(&options)))
+        .map_err(|panic| format!("the analysis panicked: {}", panic_message(&*panic)))?
+        .map_err(|e| format!("the analysis failed: {e:#}"))?;
+    let mut keys: Vec<Key> = nosync_lint::cli::effective(&analysis.diagnostics)
+        .into_iter()
+        .map(|d| {
+            let file = if d.primary.file.is_absolute() {
+                d.primary.file.clone()
+            } else {
+                analysis.root.join(&d.primary.file)
+            };
+            Key {
+                file: annotations::relative(&fixture.dir, &file.canonicalize().unwrap_or(file)),
+                line: d.primary.line_start,
+                code: d.code.as_str().to_owned(),
+            }
+        })
+        .collect();
+    keys.sort();
+    Ok(keys)
+}
+
+/// Compares one fixture's reported diagnostics with its annotations, and the human
+/// output's `-->` locations with the data they were rendered from.
+fn check_annotations(fixture: &Fixture, run: &Run) -> Result<(), String> {
+    let expected = annotations::collect(&fixture.dir, &is_code).map_err(|e| e.join("\n"))?;
+    let found = structured_keys(fixture, &run.args)?;
+    let output = format!("{}\n{}", run.stdout, run.stderr);
+    let mut problems = Vec::new();
+    if let Some(diff) = annotations::compare(&expected, &found) {
+        problems.push(diff);
+    }
+    // Relative paths in the output are relative to the analysed workspace's root, which
+    // is the fixture directory.
+    match reported::keys(&reported::parse_human(&output), &fixture.dir, &fixture.dir) {
+        Ok(rendered) if rendered == found => {}
+        Ok(rendered) => problems.push(format!(
+            "  the human output disagrees with the diagnostics' data:\n{}",
+            annotations::compare(&found, &rendered).unwrap_or_default()
+        )),
+        Err(e) => problems.push(format!("  human output: {e}\n")),
+    }
+    let want_exit = i32::from(expected.iter().any(is_deny));
+    if run.exit != want_exit {
+        problems.push(format!("  exit code {} (expected {want_exit})\n", run.exit));
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{}  lint output:\n{}",
+        problems.concat(),
+        indent(&output)
+    ))
+}
+
+fn is_deny(key: &Key) -> bool {
+    Code::from_name(&key.code).is_some_and(|c| c.default_level() == Level::Deny)
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("    | {l}\n")).collect()
+}
+
+#[test]
+fn annotations_match() {
+    let mut results = Vec::new();
+    for (fixture, run) in runs() {
+        let result = run
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|run| check_annotations(fixture, run));
+        results.push((fixture.name.clone(), result));
+    }
+    finish("annotations", results);
+}
