@@ -53,6 +53,8 @@ pub struct Cli {
     /// Output format
     #[arg(long, value_enum, default_value_t = OutputFormat::Human, value_name = "FMT")]
     pub format: OutputFormat,
+    #[command(flatten)]
+    pub output: crate::cli_output::OutputArgs,
 }
 
 impl Cli {
@@ -88,6 +90,9 @@ pub fn run(args: impl IntoIterator<Item = OsString>, out: &mut dyn Write, err: &
             return code;
         }
     };
+    if let Some(code) = crate::cli_output::early(&cli.output, out, err) {
+        return code;
+    }
     match engine::analyze(&cli.options()) {
         Ok(analysis) => report(&cli, &analysis, out, err),
         Err(e) => {
@@ -103,11 +108,16 @@ pub fn effective(diags: &[Diagnostic]) -> Vec<&Diagnostic> {
 }
 
 fn report(cli: &Cli, a: &Analysis, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let shown = effective(&a.diagnostics);
-    let color = cli.color.enabled(false);
+    let (diagnostics, baseline) = match crate::cli_output::finish(&cli.output, a, err) {
+        Ok(finished) => finished,
+        Err(code) => return code,
+    };
+    let shown = effective(&diagnostics);
+    let color = cli.color.enabled(std::io::IsTerminal::is_terminal(&std::io::stdout()));
+    let style = cli.output.style(cli.format);
     let result = (|| -> std::io::Result<()> {
-        match cli.format {
-            OutputFormat::Human => {
+        match style {
+            crate::cli_output::Style::Human => {
                 for d in &shown {
                     out.write_all(human::render(d, &a.sources, color).as_bytes())?;
                 }
@@ -115,6 +125,7 @@ fn report(cli: &Cli, a: &Analysis, out: &mut dyn Write, err: &mut dyn Write) -> 
                     writeln!(out, "{}", summary(&shown))?;
                 }
             }
+            machine => crate::cli_output::write_machine(machine, &diagnostics, a, baseline.as_ref(), out)?,
         }
         if cli.verbose {
             write_stats(a, err)?;

@@ -15,6 +15,7 @@ pub mod analysis;
 pub mod baseline;
 pub mod callgraph;
 pub mod cli;
+pub mod cli_output;
 pub mod config;
 pub mod diagnostics;
 pub mod engine;

@@ -10,6 +10,10 @@ pub enum OutputFormat {
     /// rustc-style text with snippets.
     #[default]
     Human,
+    /// One JSON object per line, as `cargo check --message-format=json`.
+    Json,
+    /// SARIF 2.1.0 (GitHub code scanning).
+    Sarif,
 }
 
 /// `--color`.

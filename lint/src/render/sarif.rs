@@ -243,7 +243,7 @@ fn level_name(level: Level) -> &'static str {
 fn result(diagnostic: &Diagnostic) -> SarifResult {
     let mut text = diagnostic.message.clone();
     for note in &diagnostic.notes {
-        text.push_str("\n");
+        text.push('\n');
         if !note.message.starts_with("help: ") {
             text.push_str("note: ");
         }

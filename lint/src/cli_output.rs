@@ -1,0 +1,398 @@
+//! The command line's output half: `--format`/`--message-format`, `-D/-W/-A`, `--baseline`,
+//! `--write-baseline`, `--explain`, and the cargo flags rust-analyzer's `check.overrideCommand`
+//! may pass, accepted and ignored. Flattened into [`crate::cli::Cli`].
+//!
+//! After the analysis, [`finish`] applies the baseline, then the level overrides (config first,
+//! command line after), then writes a new baseline if asked; the renderers get the result.
+
+use crate::baseline::Baseline;
+use crate::diagnostics::{Diagnostic, Level, Span, explain};
+use crate::engine::Analysis;
+use crate::levels::{LevelError, LevelOverrides};
+use crate::render::{OutputFormat, json, sarif};
+use clap::{ArgMatches, Args, FromArgMatches};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The arguments as clap sees them; [`OutputArgs`] adds the order of `-D/-W/-A`.
+#[derive(Debug, Clone, Default, clap::Args)]
+struct RawOutputArgs {
+    /// Set CODE (or `warnings`: every warning) to deny; repeatable, later flags win
+    #[arg(short = 'D', long = "deny", value_name = "CODE")]
+    deny: Vec<String>,
+    /// Set CODE to warn
+    #[arg(short = 'W', long = "warn", value_name = "CODE")]
+    warn: Vec<String>,
+    /// Set CODE to allow (not reported)
+    #[arg(short = 'A', long = "allow", value_name = "CODE")]
+    allow: Vec<String>,
+    /// Accept the findings recorded in FILE; fail only on new ones, report stale entries
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Record today's findings in FILE (then report as if given with --baseline FILE)
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<PathBuf>,
+    /// Print the documentation of a diagnostic code and exit
+    #[arg(long, value_name = "CODE")]
+    explain: Option<String>,
+    /// cargo's spelling: human, short, json, json-diagnostic-short,
+    /// json-diagnostic-rendered-ansi, json-render-diagnostics (comma-separated)
+    #[arg(long, value_name = "FMT", value_delimiter = ',')]
+    message_format: Vec<String>,
+    #[command(flatten)]
+    cargo: CargoCompat,
+}
+
+/// Flags of `cargo check` accepted so that the lint can stand in for it (rust-analyzer's
+/// `check.overrideCommand`, scripts); they do not change what is analysed.
+#[derive(Debug, Clone, Default, clap::Args)]
+struct CargoCompat {
+    #[arg(long, hide = true)]
+    all_targets: bool,
+    #[arg(long, hide = true)]
+    lib: bool,
+    #[arg(long, hide = true)]
+    bins: bool,
+    #[arg(long, hide = true)]
+    tests: bool,
+    #[arg(long, hide = true)]
+    benches: bool,
+    #[arg(long, hide = true)]
+    examples: bool,
+    #[arg(long = "bin", hide = true, value_name = "NAME")]
+    bin: Vec<String>,
+    #[arg(long = "test", hide = true, value_name = "NAME")]
+    test: Vec<String>,
+    #[arg(long = "bench", hide = true, value_name = "NAME")]
+    bench: Vec<String>,
+    #[arg(long = "example", hide = true, value_name = "NAME")]
+    example: Vec<String>,
+    #[arg(long, hide = true)]
+    keep_going: bool,
+    #[arg(long, hide = true)]
+    locked: bool,
+    #[arg(long, hide = true)]
+    offline: bool,
+    #[arg(long, hide = true)]
+    frozen: bool,
+    #[arg(long, hide = true)]
+    release: bool,
+    #[arg(long, hide = true, value_name = "NAME")]
+    profile: Option<String>,
+    #[arg(long, hide = true, value_name = "TRIPLE")]
+    target: Vec<String>,
+    #[arg(long, hide = true, value_name = "DIR")]
+    target_dir: Option<PathBuf>,
+    #[arg(short = 'j', long, hide = true, value_name = "N")]
+    jobs: Option<String>,
+    #[arg(short = 'Z', hide = true, value_name = "FLAG")]
+    unstable: Vec<String>,
+}
+
+/// The output arguments, with `-D/-W/-A` in command-line order.
+#[derive(Debug, Clone, Default)]
+pub struct OutputArgs {
+    raw: RawOutputArgs,
+    /// `(level, code)` in the order given.
+    levels: Vec<(Level, String)>,
+}
+
+impl Args for OutputArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        RawOutputArgs::augment_args(cmd)
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        RawOutputArgs::augment_args_for_update(cmd)
+    }
+}
+
+impl FromArgMatches for OutputArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let raw = RawOutputArgs::from_arg_matches(matches)?;
+        let mut ordered: Vec<(usize, Level, String)> = Vec::new();
+        for (id, level) in [
+            ("deny", Level::Deny),
+            ("warn", Level::Warn),
+            ("allow", Level::Allow),
+        ] {
+            if let (Ok(Some(values)), Some(indices)) =
+                (matches.try_get_many::<String>(id), matches.indices_of(id))
+            {
+                ordered.extend(indices.zip(values).map(|(i, v)| (i, level, v.clone())));
+            }
+        }
+        ordered.sort_by_key(|&(index, ..)| index);
+        let levels = ordered.into_iter().map(|(_, l, c)| (l, c)).collect();
+        Ok(OutputArgs { raw, levels })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = OutputArgs::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+/// How the diagnostics are written, from `--format` and `--message-format` (which wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Human,
+    /// rustc's `--error-format=short`: one line per diagnostic.
+    Short,
+    /// cargo JSON; `ansi`: the `rendered` field has colours.
+    Json {
+        ansi: bool,
+    },
+    Sarif,
+}
+
+impl OutputArgs {
+    /// The style `--format` asks for, unless `--message-format` says otherwise.
+    pub fn style(&self, format: OutputFormat) -> Style {
+        let values = &self.raw.message_format;
+        let has = |v: &str| values.iter().any(|x| x.trim() == v);
+        if values.iter().any(|v| v.trim().starts_with("json")) {
+            Style::Json {
+                ansi: has("json-diagnostic-rendered-ansi"),
+            }
+        } else if has("short") {
+            Style::Short
+        } else if has("human") {
+            Style::Human
+        } else {
+            match format {
+                OutputFormat::Human => Style::Human,
+                OutputFormat::Json => Style::Json { ansi: false },
+                OutputFormat::Sarif => Style::Sarif,
+            }
+        }
+    }
+
+    /// The command-line level overrides, in order.
+    pub fn levels(&self) -> &[(Level, String)] {
+        &self.levels
+    }
+}
+
+/// Handles what needs no analysis (`--explain`, bad `--message-format` values); returns the
+/// exit code when the run ends here.
+pub fn early(args: &OutputArgs, out: &mut dyn Write, err: &mut dyn Write) -> Option<i32> {
+    const KNOWN: &[&str] = &[
+        "human",
+        "short",
+        "json",
+        "json-diagnostic-short",
+        "json-diagnostic-rendered-ansi",
+        "json-render-diagnostics",
+    ];
+    if let Some(bad) = args
+        .raw
+        .message_format
+        .iter()
+        .find(|v| !KNOWN.contains(&v.trim()))
+    {
+        let _ = writeln!(
+            err,
+            "error: invalid --message-format `{bad}`; expected one of: {}",
+            KNOWN.join(", ")
+        );
+        return Some(2);
+    }
+    let name = args.raw.explain.as_deref()?;
+    Some(match explain::explain_or_list(name) {
+        Ok(text) => {
+            let _ = writeln!(out, "{text}");
+            0
+        }
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            2
+        }
+    })
+}
+
+/// The `levels` entries of the configuration the analysis read, in the order it read them: the
+/// engine's own config reader run again over the TOML files already in the source map (the
+/// manifests' `[*.metadata.nosync-lint]` tables, then `--config`), without IO. Other config
+/// problems were reported by the analysis and are not repeated.
+pub fn config_levels(analysis: &Analysis) -> Vec<(String, String, Span)> {
+    let mut cfg = crate::config::Config::default();
+    let mut repeated = Vec::new();
+    for (index, file) in analysis.sources.files().iter().enumerate() {
+        if file.path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let Ok(table) = toml::from_str::<toml::Table>(&file.text) else {
+            continue;
+        };
+        let is_manifest = file.path.file_name().is_some_and(|n| n == "Cargo.toml");
+        let whole;
+        let tables: Vec<&toml::Value> = if is_manifest {
+            ["workspace", "package"]
+                .iter()
+                .filter_map(|k| table.get(*k)?.get("metadata")?.get("nosync-lint"))
+                .collect()
+        } else if let Some(t) = table.get("nosync-lint") {
+            vec![t]
+        } else {
+            whole = toml::Value::Table(table.clone());
+            vec![&whole]
+        };
+        for value in tables {
+            let Ok(value) = serde_json::to_value(value) else {
+                continue;
+            };
+            let id = index as crate::parse::ir::FileId;
+            cfg.add_table(&value, id, &analysis.sources, &mut repeated);
+        }
+    }
+    cfg.levels
+        .into_iter()
+        .map(|(code, level, span)| (code, level, analysis.sources.span(span)))
+        .collect()
+}
+
+/// The final diagnostics: the baseline applied, then the config's and the command line's level
+/// overrides; a new baseline written when asked. `Err` is an exit code after a tool error
+/// (already reported on `err`). The second value is the baseline file (as diagnostics print
+/// its path) and its text, for snippets.
+pub fn finish(
+    args: &OutputArgs,
+    analysis: &Analysis,
+    err: &mut dyn Write,
+) -> Result<(Vec<Diagnostic>, Option<BaselineText>), i32> {
+    let mut diagnostics = analysis.diagnostics.clone();
+    let mut overrides = LevelOverrides::default();
+    for (code, level, span) in config_levels(analysis) {
+        if let Err(e) = overrides.push_config([(code.as_str(), level.as_str())]) {
+            diagnostics.push(config_error(&e, &span));
+        }
+    }
+    for (level, code) in &args.levels {
+        if let Err(e) = overrides.push_name(*level, code) {
+            let _ = writeln!(err, "error: {e}");
+            return Err(2);
+        }
+    }
+    if let Some(path) = &args.raw.write_baseline {
+        let mut leveled = diagnostics.clone();
+        overrides.apply(&mut leveled);
+        let text = crate::baseline::write(&leveled);
+        if let Err(e) = std::fs::write(path, &text) {
+            let _ = writeln!(
+                err,
+                "error: cannot write baseline `{}`: {e}",
+                path.display()
+            );
+            return Err(2);
+        }
+    }
+    let baseline_path = args
+        .raw
+        .baseline
+        .as_ref()
+        .or(args.raw.write_baseline.as_ref());
+    let mut baseline_text = None;
+    if let Some(path) = baseline_path {
+        let display = display_path(&analysis.root, path);
+        let read = std::fs::read_to_string(path)
+            .map_err(anyhow::Error::from)
+            .and_then(|text| Baseline::parse(&display, text));
+        let baseline = match read {
+            Ok(baseline) => baseline,
+            Err(e) => {
+                let _ = writeln!(
+                    err,
+                    "error: cannot use baseline `{}`: {e:#}",
+                    path.display()
+                );
+                return Err(2);
+            }
+        };
+        diagnostics = baseline.apply(diagnostics).diagnostics;
+        baseline_text = Some((display, baseline.text().to_owned()));
+    }
+    overrides.apply(&mut diagnostics);
+    Ok((diagnostics, baseline_text))
+}
+
+/// A baseline file as diagnostics print its path, and its text.
+pub type BaselineText = (PathBuf, String);
+
+/// `path` as diagnostics print it: relative to the workspace root when inside it.
+fn display_path(root: &Path, path: &Path) -> PathBuf {
+    let absolute = std::env::current_dir().map_or_else(|_| path.to_owned(), |cwd| cwd.join(path));
+    crate::workspace::relative(root, &absolute)
+}
+
+fn config_error(e: &LevelError, span: &Span) -> Diagnostic {
+    Diagnostic::new(
+        crate::diagnostics::Code::ConfigError,
+        e.to_string(),
+        span.clone(),
+    )
+    .with_label("in this `levels` entry")
+}
+
+/// Writes `diagnostics` in a machine format (`Short`, `Json`, `Sarif`); `Human` is the caller's.
+pub fn write_machine(
+    style: Style,
+    diagnostics: &[Diagnostic],
+    analysis: &Analysis,
+    baseline: Option<&BaselineText>,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    match style {
+        Style::Human => Ok(()),
+        Style::Short => {
+            for d in diagnostics.iter().filter(|d| d.level != Level::Allow) {
+                writeln!(out, "{}", short(d))?;
+            }
+            Ok(())
+        }
+        Style::Sarif => {
+            let cx = sarif::SarifContext {
+                srcroot: Some(&analysis.root),
+            };
+            out.write_all(sarif::render(diagnostics, &cx).as_bytes())
+        }
+        Style::Json { ansi } => {
+            let metadata = cargo_metadata::MetadataCommand::new()
+                .manifest_path(analysis.root.join("Cargo.toml"))
+                .no_deps()
+                .exec()
+                .ok();
+            let manifest = analysis.root.join("Cargo.toml");
+            let workspace = json::workspace_origin(metadata.as_ref(), &manifest);
+            let source = |path: &Path| match baseline {
+                Some((display, text)) if display == path => Some(text.as_str()),
+                _ => analysis.sources.text(path),
+            };
+            let rendered =
+                |d: &Diagnostic| crate::render::human::render(d, &analysis.sources, ansi);
+            let cx = json::JsonContext {
+                source: &source,
+                rendered: &rendered,
+                workspace: &workspace,
+                metadata: metadata.as_ref(),
+            };
+            out.write_all(json::render(diagnostics, &cx).as_bytes())
+        }
+    }
+}
+
+/// rustc's short format: `file:line:col: level[code]: message`.
+pub fn short(d: &Diagnostic) -> String {
+    let level = match d.level {
+        Level::Deny => "error",
+        Level::Warn => "warning",
+        Level::Allow => "note",
+    };
+    format!(
+        "{}:{}:{}: {level}[{}]: {}",
+        d.primary.file.display(),
+        d.primary.line_start,
+        d.primary.column_start,
+        d.code.as_str(),
+        d.message
+    )
+}
