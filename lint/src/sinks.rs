@@ -94,6 +94,9 @@ pub const CUDARC_RETURNS: &[(&str, &str, &str)] = &[
     ("CudaStream", "clone_dtoh", "Result<Vec>"),
     ("CudaStream", "memcpy_dtov", "Result<Vec>"),
     ("CudaModule", "load_function", "Result<CudaFunction>"),
+    ("CudaSlice", "stream", "Arc<CudaStream>"),
+    ("CudaSlice", "context", "Arc<CudaContext>"),
+    ("CudaEvent", "context", "Arc<CudaContext>"),
 ];
 
 /// The canonical path of a cudarc path (`cudarc::driver::safe::core::CudaStream`

@@ -5,7 +5,7 @@
 use super::known::{cudarc_ret, std_assoc_ret, std_method_ret};
 use super::{Edge, Unresolved};
 use crate::diagnostics::Confidence;
-use crate::parse::ir::{Block, Expr, GenericParam, PathIr, SpanIr, Stmt};
+use crate::parse::ir::{Block, Expr, GenericParam, Pat, PathIr, SpanIr, Stmt};
 use crate::resolve::{Def, DefMap, FnId, ModId, Ty};
 use crate::sinks::{Condition, NAME_ONLY_OK};
 
@@ -16,6 +16,12 @@ const STD_METHODS: &[&str] = &[
     "clone", "fmt", "eq", "ne", "cmp", "partial_cmp", "hash", "drop", "deref", "deref_mut", "from", "into",
     "try_from", "try_into", "default", "next", "as_ref", "as_mut", "to_string", "to_owned", "borrow", "borrow_mut",
     "len", "is_empty", "iter", "iter_mut", "into_iter", "map", "unwrap", "expect",
+];
+/// Inherent methods of std types: a local trait impl for a std type never shadows them.
+const STD_INHERENT: &[&str] = &[
+    "get", "get_mut", "insert", "remove", "push", "pop", "contains", "contains_key", "entry", "extend", "clear",
+    "read", "write", "lock", "try_lock", "as_slice", "as_ptr", "as_mut_ptr", "len", "is_empty", "iter", "keys", "values",
+    "to_vec", "split_at", "first", "last", "sort", "dedup", "retain", "truncate", "reserve", "with_capacity",
 ];
 
 type Typed = (Ty, Confidence);
@@ -91,8 +97,13 @@ impl Walker<'_, '_> {
         let mut last = unknown();
         for s in &b.stmts {
             last = match s {
-                Stmt::Let { name, ty, init, diverge, .. } => {
-                    self.let_stmt(name.as_deref(), ty.as_ref(), init.as_ref(), diverge.as_ref());
+                Stmt::Let { name, pat, ty, init, diverge, .. } => {
+                    let typed = self.let_stmt(ty.as_ref(), init.as_ref(), diverge.as_ref());
+                    match (name, pat) {
+                        (Some(n), _) => self.bind(n, typed, false),
+                        (None, Some(p)) => self.bind_pat(p, typed, 0),
+                        _ => {}
+                    }
                     unknown()
                 }
                 Stmt::Expr(e) => self.expr(e),
@@ -106,18 +117,82 @@ impl Walker<'_, '_> {
         last
     }
 
-    fn let_stmt(&mut self, name: Option<&str>, ty: Option<&crate::parse::ir::TypeRef>, init: Option<&Expr>, diverge: Option<&Expr>) {
+    /// Walks a `let`'s initializer; returns the type its bindings get.
+    fn let_stmt(&mut self, ty: Option<&crate::parse::ir::TypeRef>, init: Option<&Expr>, diverge: Option<&Expr>) -> Typed {
         let inferred = init.map(|e| self.expr(e));
         if let Some(d) = diverge {
             self.expr(d);
         }
-        let Some(name) = name else { return };
-        let typed = match (ty, inferred) {
+        match (ty, inferred) {
             (Some(t), _) => (self.map.resolve_type(self.module, t, &self.generics, self.self_ty.as_ref(), 0), Confidence::Exact),
             (None, Some((t, c))) => (t, c.max(Confidence::Inferred)),
             (None, None) => unknown(),
+        }
+    }
+
+    /// Binds the names a pattern introduces, typed from the matched value where the
+    /// pattern says how (tuples, enum variants, `Some`/`Ok`/`Err`, struct fields).
+    fn bind_pat(&mut self, pat: &Pat, ty: Typed, depth: usize) {
+        if depth > 64 {
+            return;
+        }
+        let d = depth + 1;
+        match pat {
+            Pat::Bind(name, sub) => {
+                if let Some(sub) = sub {
+                    self.bind_pat(sub, ty.clone(), d);
+                }
+                self.bind(name, ty, false);
+            }
+            Pat::Tuple(ps) => {
+                let inner = self.map.deref_chain(&ty.0).pop().unwrap_or(Ty::Unknown);
+                for (i, p) in ps.iter().enumerate() {
+                    let t = match &inner {
+                        Ty::Tuple(ts) => ts.get(i).cloned().unwrap_or(Ty::Unknown),
+                        _ => Ty::Unknown,
+                    };
+                    self.bind_pat(p, (t, ty.1), d);
+                }
+            }
+            Pat::TupleStruct(path, ps) => {
+                let fields = self.pattern_fields(path, &ty.0);
+                for (i, p) in ps.iter().enumerate() {
+                    let t = fields.get(i).map_or(Ty::Unknown, |(_, t)| t.clone());
+                    self.bind_pat(p, (t, ty.1.max(Confidence::Inferred)), d);
+                }
+            }
+            Pat::Struct(path, fs) => {
+                let fields = self.pattern_fields(path, &ty.0);
+                for (name, p) in fs {
+                    let t = fields.iter().find(|(n, _)| n == name).map_or(Ty::Unknown, |(_, t)| t.clone());
+                    self.bind_pat(p, (t, ty.1.max(Confidence::Inferred)), d);
+                }
+            }
+            Pat::Or(p) => self.bind_pat(p, ty, d),
+            Pat::Other => {}
+        }
+    }
+
+    /// The fields a variant or struct pattern destructures, given the matched type.
+    fn pattern_fields(&self, path: &PathIr, scrutinee: &Ty) -> Vec<(String, Ty)> {
+        let inner = self.map.deref_chain(scrutinee).pop().unwrap_or(Ty::Unknown);
+        let last = path.last_name();
+        match last {
+            "Some" | "Ok" => return vec![("0".to_owned(), inner.arg(0))],
+            "Err" => return vec![("0".to_owned(), inner.arg(1))],
+            _ => {}
+        }
+        let names = path.names();
+        let owner = match self.map.resolve_path(self.module, &names, path.global) {
+            Some(Def::Type(c)) => return self.map.variant_fields(&c, None),
+            _ if names.len() > 1 => match self.map.resolve_path(self.module, &names[..names.len() - 1], path.global) {
+                Some(Def::Type(c)) => Some(c),
+                _ if names == ["Self", last] => self.self_ty.as_ref().and_then(|t| t.canon().map(str::to_owned)),
+                _ => None,
+            },
+            _ => inner.canon().map(str::to_owned),
         };
-        self.bind(name, typed, false);
+        owner.map_or_else(Vec::new, |c| self.map.variant_fields(&c, Some(last)))
     }
 
     /// Locals with a `Drop` impl are dropped at the block's end (unless it returns them).
@@ -159,6 +234,28 @@ impl Walker<'_, '_> {
                 (t.unwrap_once(), c)
             }
             Expr::Await(inner) => self.expr(inner),
+            Expr::Match { scrutinee, arms } => {
+                let st = self.expr(scrutinee);
+                let mut result = unknown();
+                for (pat, guard, body) in arms {
+                    self.scopes.push(Vec::new());
+                    self.bind_pat(pat, st.clone(), 0);
+                    if let Some(g) = guard {
+                        self.expr(g);
+                    }
+                    let t = self.expr(body);
+                    if result.0 == Ty::Unknown {
+                        result = t;
+                    }
+                    self.scopes.pop();
+                }
+                result
+            }
+            Expr::Let { pat, expr } => {
+                let t = self.expr(expr);
+                self.bind_pat(pat, t, 0);
+                unknown()
+            }
             Expr::Struct { path, fields } => {
                 self.exprs(fields);
                 (self.type_of_path(path), Confidence::Exact)
@@ -207,7 +304,7 @@ impl Walker<'_, '_> {
     }
 
     fn field(&self, base: &Ty, name: &str) -> Ty {
-        for t in base.deref_chain() {
+        for t in self.map.deref_chain(base) {
             match &t {
                 Ty::Adt(c, _) => {
                     let f = self.map.field_type(c, name);
@@ -260,7 +357,7 @@ impl Walker<'_, '_> {
         let (name, tr) = (fd.name.clone(), fd.trait_.clone().unwrap_or_default());
         let recv = args.first().cloned().unwrap_or_else(unknown);
         let rest = self.shift_args(args);
-        let has_impl = recv.0.deref_chain().iter().any(|t| t.canon().is_some_and(|c| self.map.traits_of.get(c).is_some_and(|ts| ts.contains(&tr))));
+        let has_impl = self.map.deref_chain(&recv.0).iter().any(|t| t.canon().is_some_and(|c| self.map.traits_of.get(c).is_some_and(|ts| ts.contains(&tr))));
         let recv = if has_impl { recv } else { (Ty::Param(vec![tr]), Confidence::Exact) };
         self.method_call(recv, &name, &rest, span)
     }
@@ -330,8 +427,11 @@ impl Walker<'_, '_> {
         if !known && recv.0 == Ty::Unknown && !STD_METHODS.contains(&name) {
             self.unresolved(span, format!("method `{name}` on a value of unknown type"));
         }
+        let chain = self.map.deref_chain(&recv.0);
         let ty = std_method_ret(&recv.0, name)
-            .or_else(|| recv.0.deref_chain().iter().find_map(|t| t.canon().and_then(|c| cudarc_ret(c, name))))
+            .filter(|t| *t != Ty::Unknown)
+            .or_else(|| chain.iter().find_map(|t| std_method_ret(t, name).filter(|t| *t != Ty::Unknown)))
+            .or_else(|| chain.iter().find_map(|t| t.canon().and_then(|c| cudarc_ret(c, name))))
             .unwrap_or(Ty::Unknown);
         (ty, recv.1)
     }
@@ -339,8 +439,9 @@ impl Walker<'_, '_> {
     /// Candidate fns for `recv.name(..)`, and whether the receiver's type is known
     /// (then no name-only fallback is tried).
     fn method_targets(&self, recv: &Ty, name: &str) -> (Vec<(FnId, Confidence)>, bool) {
-        for t in recv.deref_chain() {
+        for t in self.map.deref_chain(recv) {
             match &t {
+                Ty::Adt(c, _) if c.starts_with("std::") && STD_INHERENT.contains(&name) => return (Vec::new(), true),
                 Ty::Adt(c, _) => {
                     if let Some(ids) = self.map.methods.get(c).and_then(|m| m.get(name)) {
                         return (ids.iter().map(|&f| (f, Confidence::Exact)).collect(), true);

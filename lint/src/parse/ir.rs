@@ -122,6 +122,8 @@ pub struct ImplIr {
     pub trait_: Option<PathIr>,
     pub generics: Vec<GenericParam>,
     pub fns: Vec<FnIr>,
+    /// `type Target = T;` and other associated types.
+    pub assoc_types: Vec<(String, TypeRef)>,
     pub span: SpanIr,
 }
 
@@ -147,8 +149,13 @@ pub enum Item {
         span: SpanIr,
         fields: Vec<(String, TypeRef)>,
     },
-    /// Enums and unions: types with methods but no fields the lint follows.
-    Enum { name: String, span: SpanIr },
+    /// Enums (and unions, without variants): each variant's fields, positional ones
+    /// named `0`, `1`, ...
+    Enum {
+        name: String,
+        span: SpanIr,
+        variants: Vec<(String, Vec<(String, TypeRef)>)>,
+    },
     TypeAlias {
         name: String,
         span: SpanIr,
@@ -194,6 +201,8 @@ pub enum Stmt {
     Let {
         /// The binding when the pattern is a plain identifier (`let x`, `let mut x: T`).
         name: Option<String>,
+        /// Any other pattern (`let (a, b)`, `let Some(x)`).
+        pat: Option<Pat>,
         ty: Option<TypeRef>,
         init: Option<Expr>,
         /// `let .. else { .. }`.
@@ -202,6 +211,21 @@ pub enum Stmt {
     },
     Expr(Expr),
     Item(Box<Item>),
+}
+
+/// A pattern, for the bindings it introduces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pat {
+    /// `x`, `ref mut x`, `x @ sub`.
+    Bind(String, Option<Box<Pat>>),
+    /// `Path(a, b)`: an enum variant or tuple struct.
+    TupleStruct(PathIr, Vec<Pat>),
+    /// `Path { f: p, .. }`.
+    Struct(PathIr, Vec<(String, Pat)>),
+    Tuple(Vec<Pat>),
+    /// `a | b`: the first alternative's bindings.
+    Or(Box<Pat>),
+    Other,
 }
 
 /// A lowered expression: only what call resolution and receiver typing need.
@@ -232,6 +256,13 @@ pub enum Expr {
     Try(Box<Expr>),
     /// `e.await`.
     Await(Box<Expr>),
+    /// `match scrutinee { pat if guard => body, .. }`.
+    Match {
+        scrutinee: Box<Expr>,
+        arms: Vec<(Pat, Option<Expr>, Expr)>,
+    },
+    /// `let pat = expr` in an `if`/`while` condition.
+    Let { pat: Pat, expr: Box<Expr> },
     /// `T { .. }`.
     Struct { path: PathIr, fields: Vec<Expr> },
     Block(Block),

@@ -63,10 +63,17 @@ impl Lower<'_> {
             syn::Item::Enum(e) => out.push(Item::Enum {
                 name: e.ident.to_string(),
                 span: self.sp(e.ident.span()),
+                variants: e
+                    .variants
+                    .iter()
+                    .filter(|v| self.cfg.enabled(&v.attrs))
+                    .map(|v| (v.ident.to_string(), self.fields(&v.fields)))
+                    .collect(),
             }),
             syn::Item::Union(u) => out.push(Item::Enum {
                 name: u.ident.to_string(),
                 span: self.sp(u.ident.span()),
+                variants: Vec::new(),
             }),
             syn::Item::Type(t) => out.push(Item::TypeAlias {
                 name: t.ident.to_string(),
@@ -150,6 +157,14 @@ impl Lower<'_> {
             trait_: i.trait_.as_ref().map(|(_, p, _)| lower_path(p)),
             generics: generics(&i.generics),
             fns,
+            assoc_types: i
+                .items
+                .iter()
+                .filter_map(|ii| match ii {
+                    syn::ImplItem::Type(t) => Some((t.ident.to_string(), lower_type(&t.ty))),
+                    _ => None,
+                })
+                .collect(),
             span: self.sp(i.self_ty.span()),
         }
     }
@@ -381,4 +396,34 @@ pub fn generics(g: &syn::Generics) -> Vec<GenericParam> {
         }
     }
     out
+}
+
+/// Lowers a pattern (depth-limited: deeper sub-patterns bind nothing).
+pub fn lower_pat(p: &syn::Pat, depth: usize) -> Pat {
+    if depth > 64 {
+        return Pat::Other;
+    }
+    let d = depth + 1;
+    match p {
+        syn::Pat::Ident(i) => Pat::Bind(i.ident.to_string(), i.subpat.as_ref().map(|(_, s)| Box::new(lower_pat(s, d)))),
+        syn::Pat::TupleStruct(t) => {
+            Pat::TupleStruct(lower_qpath(t.qself.as_ref(), &t.path), t.elems.iter().map(|e| lower_pat(e, d)).collect())
+        }
+        syn::Pat::Struct(s) => Pat::Struct(
+            lower_qpath(s.qself.as_ref(), &s.path),
+            s.fields
+                .iter()
+                .filter_map(|f| match &f.member {
+                    syn::Member::Named(n) => Some((n.to_string(), lower_pat(&f.pat, d))),
+                    syn::Member::Unnamed(i) => Some((i.index.to_string(), lower_pat(&f.pat, d))),
+                })
+                .collect(),
+        ),
+        syn::Pat::Tuple(t) => Pat::Tuple(t.elems.iter().map(|e| lower_pat(e, d)).collect()),
+        syn::Pat::Reference(r) => lower_pat(&r.pat, d),
+        syn::Pat::Paren(r) => lower_pat(&r.pat, d),
+        syn::Pat::Type(t) => lower_pat(&t.pat, d),
+        syn::Pat::Or(o) => o.cases.first().map_or(Pat::Other, |c| Pat::Or(Box::new(lower_pat(c, d)))),
+        _ => Pat::Other,
+    }
 }

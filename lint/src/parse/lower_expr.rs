@@ -1,7 +1,7 @@
 //! Lowering of fn bodies: statements and expressions, with a depth limit.
 
 use super::ir::*;
-use super::lower::{Lower, lower_qpath, lower_type, pat_ident, path_names};
+use super::lower::{Lower, lower_pat, lower_qpath, lower_type, pat_ident, path_names};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 
@@ -31,8 +31,10 @@ impl Lower<'_> {
                     syn::Pat::Type(pt) => (pat_ident(&pt.pat), Some(lower_type(&pt.ty))),
                     p => (pat_ident(p), None),
                 };
+                let pat = name.is_none().then(|| lower_pat(&l.pat, 0));
                 out.push(Stmt::Let {
                     name,
+                    pat,
                     ty,
                     init: l.init.as_ref().map(|i| self.expr(&i.expr)),
                     diverge: l.init.as_ref().and_then(|i| i.diverge.as_ref()).map(|(_, e)| self.expr(e)),
@@ -130,13 +132,13 @@ impl Lower<'_> {
             E::Return(r) => self.exprs(r.expr.iter().map(|b| &**b)),
             E::Break(b) => self.exprs(b.expr.iter().map(|b| &**b)),
             E::Yield(y) => self.exprs(y.expr.iter().map(|b| &**b)),
-            E::Let(l) => self.exprs([&*l.expr]),
+            E::Let(l) => return Expr::Let { pat: lower_pat(&l.pat, 0), expr: self.boxed(&l.expr) },
             E::Repeat(r) => self.exprs([&*r.expr, &*r.len]),
             E::If(i) => self.if_expr(i),
             E::While(w) => vec![self.expr(&w.cond), self.block_expr(&w.body)],
             E::ForLoop(f) => vec![self.expr(&f.expr), self.block_expr(&f.body)],
             E::Loop(l) => vec![self.block_expr(&l.body)],
-            E::Match(m) => self.match_expr(m),
+            E::Match(m) => return self.match_expr(m),
             _ => Vec::new(),
         };
         Expr::Other(kids)
@@ -150,15 +152,17 @@ impl Lower<'_> {
         kids
     }
 
-    fn match_expr(&mut self, m: &syn::ExprMatch) -> Vec<Expr> {
-        let mut kids = vec![self.expr(&m.expr)];
-        for arm in &m.arms {
-            if let Some((_, g)) = &arm.guard {
-                kids.push(self.expr(g));
-            }
-            kids.push(self.expr(&arm.body));
-        }
-        kids
+    fn match_expr(&mut self, m: &syn::ExprMatch) -> Expr {
+        let scrutinee = self.boxed(&m.expr);
+        let arms = m
+            .arms
+            .iter()
+            .map(|arm| {
+                let guard = arm.guard.as_ref().map(|(_, g)| self.expr(g));
+                (lower_pat(&arm.pat, 0), guard, self.expr(&arm.body))
+            })
+            .collect();
+        Expr::Match { scrutinee, arms }
     }
 
     fn block_expr(&mut self, b: &syn::Block) -> Expr {

@@ -116,7 +116,7 @@ fn collect_items<'a>(
             Item::Use(u) if u.alias.is_none() => map.modules[m as usize].globs.push(u.clone()),
             Item::Use(u) => map.modules[m as usize].uses.push(u.clone()),
             Item::Struct { name, fields, .. } => add_type(map, m, name, TypeKind::Struct(fields)),
-            Item::Enum { name, .. } => add_type(map, m, name, TypeKind::Enum),
+            Item::Enum { name, variants, .. } => add_type(map, m, name, TypeKind::Enum(variants)),
             Item::TypeAlias { name, ty, .. } => add_type(map, m, name, TypeKind::Alias(ty)),
             Item::Trait { name, fns, supertraits, .. } => add_trait(map, m, name, fns, supertraits),
             Item::Impl(imp) => {
@@ -234,6 +234,12 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
     });
     if let (Some(c), Some(t)) = (&canon, &trait_) {
         map.traits_of.entry(c.clone()).or_default().push(t.clone());
+        if t.ends_with("Deref")
+            && let Some((_, target)) = imp.assoc_types.iter().find(|(n, _)| n == "Target")
+        {
+            let target = map.resolve_type(m, target, generics, Some(&self_ty), 0);
+            map.deref_targets.insert(c.clone(), target);
+        }
     }
     let owner = canon.clone().unwrap_or_else(|| format!("{}::<impl>", map.modules[m as usize].path));
     for f in &imp.fns {

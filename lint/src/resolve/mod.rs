@@ -87,7 +87,8 @@ pub struct FnData<'a> {
 #[derive(Debug)]
 pub enum TypeKind<'a> {
     Struct(&'a [(String, TypeRef)]),
-    Enum,
+    /// Variants and their fields (positional fields named `0`, `1`, ...).
+    Enum(&'a [(String, Vec<(String, TypeRef)>)]),
     Alias(&'a TypeRef),
     Trait { fns: HashMap<String, FnId>, supertraits: Vec<String> },
 }
@@ -113,6 +114,8 @@ pub struct DefMap<'a> {
     pub by_name: HashMap<String, Vec<FnId>>,
     /// Traits each type implements (for provided methods it does not override).
     pub traits_of: HashMap<String, Vec<String>>,
+    /// `Deref::Target` by type (user `impl Deref`).
+    pub deref_targets: HashMap<String, Ty>,
     /// `Drop::drop` by type.
     pub drops: HashMap<String, FnId>,
     /// Built-in sinks by canonical path.

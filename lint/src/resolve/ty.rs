@@ -163,6 +163,38 @@ impl DefMap<'_> {
             .collect()
     }
 
+    /// The type and what it auto-derefs to, through std smart pointers and user
+    /// `impl Deref` (bounded).
+    pub fn deref_chain(&self, ty: &Ty) -> Vec<Ty> {
+        let mut out: Vec<Ty> = Vec::new();
+        let mut cur = ty.clone();
+        while out.len() < 8 {
+            let step = cur.deref_chain();
+            out.extend(step.iter().cloned());
+            let last = step.last().cloned().unwrap_or(Ty::Unknown);
+            match last.canon().and_then(|c| self.deref_targets.get(c)) {
+                Some(t) if !out.contains(t) => cur = t.clone(),
+                _ => break,
+            }
+        }
+        out
+    }
+
+    /// The fields of variant `variant` of enum `canon`, or of struct `canon`.
+    pub fn variant_fields(&self, canon: &str, variant: Option<&str>) -> Vec<(String, Ty)> {
+        let (fields, module): (&[(String, TypeRef)], ModId) = match (self.types.get(canon), variant) {
+            (Some(TypeData { kind: TypeKind::Enum(vs), module }), Some(v)) => {
+                match vs.iter().find(|(n, _)| n == v) {
+                    Some((_, f)) => (f, *module),
+                    None => return Vec::new(),
+                }
+            }
+            (Some(TypeData { kind: TypeKind::Struct(f), module }), _) => (f, *module),
+            _ => return Vec::new(),
+        };
+        fields.iter().map(|(n, t)| (n.clone(), self.resolve_type(module, t, &[], None, 0))).collect()
+    }
+
     /// The type of field `name` of struct `canon`.
     pub fn field_type(&self, canon: &str, name: &str) -> Ty {
         match self.types.get(canon) {
