@@ -464,12 +464,17 @@ impl Walker<'_, '_> {
         traits.iter().find_map(|t| self.map.trait_method(t, name))
     }
 
-    /// A call through a trait bound or `dyn`: the trait's method and every impl of it.
+    /// A call through a trait bound or `dyn`: the trait's method and every impl of it
+    /// (only the method when it is itself a sink).
     fn dispatch(&self, traits: &[String], name: &str) -> Vec<(FnId, Confidence)> {
         let mut out = Vec::new();
         for tr in traits {
             if let Some(decl) = self.map.trait_method(tr, name) {
                 out.push((decl, Confidence::Exact));
+                // A `#[synchronizes]` declaration covers every impl: one finding, at the trait.
+                if self.map.func(decl).marks.sink.is_some() {
+                    break;
+                }
                 let owner = self.map.func(decl).trait_.clone().unwrap_or_default();
                 for &imp in self.map.trait_impls.get(&(owner, name.to_owned())).into_iter().flatten() {
                     out.push((imp, Confidence::Inferred));
