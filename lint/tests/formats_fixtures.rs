@@ -1,0 +1,455 @@
+//! The command line over fixture crates: insta snapshots of the human, JSON and SARIF output
+//! (paths normalised), the JSON read back as cargo messages, the SARIF validated against the
+//! schema, level flags and config levels, the flags rust-analyzer passes, `--explain`, and a
+//! baseline round trip on a copy of `fixtures/demo`.
+//!
+//! Refresh the snapshots with `NOSYNC_BLESS=1 cargo test -p cargo-nosync-lint --test
+//! formats_fixtures` (or insta's own `INSTA_UPDATE=always`).
+
+use cargo_metadata::Message;
+use nosync_lint::diagnostics::{Code, explain};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+mod formats_support;
+use formats_support::assert_valid_sarif;
+
+/// The repository root.
+fn repo() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    root.canonicalize().unwrap_or(root)
+}
+
+/// `NOSYNC_BLESS=1` turns into insta's `INSTA_UPDATE=always`, once, before any snapshot.
+fn bless_once() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("NOSYNC_BLESS").is_some_and(|v| !v.is_empty() && v != "0") {
+            // SAFETY: every test of this binary calls `bless_once` before anything else, and
+            // `Once` blocks them until this returns, so no other thread reads the environment
+            // while it is written.
+            unsafe { std::env::set_var("INSTA_UPDATE", "always") };
+        }
+    });
+}
+
+/// One run of the lint: exit code, stdout, stderr.
+struct Run {
+    exit: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `cargo nosync-lint ARGS` in-process.
+fn lint(args: &[&str]) -> Run {
+    bless_once();
+    let argv = std::iter::once("cargo-nosync-lint")
+        .chain(args.iter().copied())
+        .map(Into::into);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let exit = nosync_lint::cli::run(argv, &mut out, &mut err);
+    Run {
+        exit,
+        stdout: String::from_utf8_lossy(&out).into_owned(),
+        stderr: String::from_utf8_lossy(&err).into_owned(),
+    }
+}
+
+/// Machine-specific paths replaced by `$ROOT`, `$CARGO_HOME` and `$TMP`; the version by
+/// `$VERSION`.
+fn normalise(text: &str, tmp: Option<&Path>) -> String {
+    let mut pairs: Vec<(String, &str)> = vec![(repo().display().to_string(), "$ROOT")];
+    if let Some(tmp) = tmp {
+        pairs.push((tmp.display().to_string(), "$TMP"));
+        if let Ok(canonical) = tmp.canonicalize() {
+            pairs.push((canonical.display().to_string(), "$TMP"));
+        }
+    }
+    if let Some(home) = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+    {
+        pairs.push((home.display().to_string(), "$CARGO_HOME"));
+    }
+    pairs.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
+    let mut out = text.to_owned();
+    for (from, to) in pairs.iter().filter(|(from, _)| from.len() > 1) {
+        out = out.replace(from.as_str(), to);
+    }
+    out.replace(&format!("\"{}\"", nosync_lint::VERSION), "\"$VERSION\"")
+}
+
+fn manifest(fixture: &str) -> String {
+    repo()
+        .join("fixtures")
+        .join(fixture)
+        .join("Cargo.toml")
+        .display()
+        .to_string()
+}
+
+/// The JSON stream, checked line by line (cargo messages; one primary span in an existing
+/// file; the explanation is the docs section), with the explanations shortened for snapshots.
+fn check_json(stdout: &str, workspace: &Path) -> Vec<Value> {
+    let messages: Vec<Message> = Message::parse_stream(stdout.as_bytes())
+        .collect::<Result<_, _>>()
+        .expect("the stream parses as cargo messages");
+    assert!(
+        matches!(messages.last(), Some(Message::BuildFinished(_))),
+        "{stdout}"
+    );
+    let mut lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    for (line, message) in lines.iter_mut().zip(&messages) {
+        let Message::CompilerMessage(m) = message else {
+            continue;
+        };
+        let primary: Vec<_> = m.message.spans.iter().filter(|s| s.is_primary).collect();
+        assert_eq!(primary.len(), 1, "one primary span: {line}");
+        assert!(
+            workspace.join(&primary[0].file_name).exists(),
+            "span file exists: {}",
+            primary[0].file_name
+        );
+        let code = m.message.code.as_ref().expect("a code");
+        let known = Code::from_name(&code.code).expect("a known code");
+        assert_eq!(code.explanation.as_deref(), explain::explain(known));
+        line["message"]["code"]["explanation"] =
+            format!("<docs/diagnostics.md: {}>", code.code).into();
+    }
+    lines
+}
+
+/// The SARIF log, validated, with the rules (tested in `formats.rs`) shortened to their ids.
+fn check_sarif(stdout: &str) -> Value {
+    let mut log: Value = serde_json::from_str(stdout).expect("SARIF is JSON");
+    assert_valid_sarif(&log);
+    let rules = &mut log["runs"][0]["tool"]["driver"]["rules"];
+    let ids: Vec<Value> = rules
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| r["id"].clone())
+        .collect();
+    *rules = Value::Array(ids);
+    log
+}
+
+/// Snapshots the three formats of one fixture run; returns the human run.
+fn snapshot_formats(fixture: &str, extra: &[&str]) -> Run {
+    let manifest = manifest(fixture);
+    let fixture_dir = repo().join("fixtures").join(fixture);
+    let extra: Vec<String> = extra
+        .iter()
+        .map(|a| a.replace("$FIXTURE", &fixture_dir.display().to_string()))
+        .collect();
+    let with = |format: &str| {
+        let mut args = vec!["--manifest-path", manifest.as_str(), "--color", "never"];
+        args.extend(["--format", format]);
+        args.extend(extra.iter().map(String::as_str));
+        lint(&args)
+    };
+    let human = with("human");
+    let json = with("json");
+    let sarif = with("sarif");
+    assert_eq!(
+        (json.exit, sarif.exit),
+        (human.exit, human.exit),
+        "formats agree on the exit code"
+    );
+    let lines = check_json(&json.stdout, &fixture_dir);
+    let log = check_sarif(&sarif.stdout);
+    let results = log["runs"][0]["results"].as_array().map_or(0, Vec::len);
+    assert_eq!(results + 1, lines.len(), "as many results as messages");
+    let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
+    let json_text: Vec<String> = lines.iter().map(pretty).collect();
+    insta::assert_snapshot!(
+        format!("{fixture}-human"),
+        normalise(&format!("exit: {}\n{}", human.exit, human.stdout), None)
+    );
+    insta::assert_snapshot!(
+        format!("{fixture}-json"),
+        normalise(&json_text.join("\n"), None)
+    );
+    insta::assert_snapshot!(format!("{fixture}-sarif"), normalise(&pretty(&log), None));
+    human
+}
+
+#[test]
+fn demo_in_three_formats() {
+    let human = snapshot_formats("demo", &[]);
+    assert_eq!(human.exit, 1, "{}{}", human.stdout, human.stderr);
+}
+
+#[test]
+fn syntax_error_in_three_formats() {
+    let human = snapshot_formats("syntax-error", &[]);
+    assert!(human.stdout.contains("parse-error"), "{}", human.stdout);
+}
+
+#[test]
+fn config_file_in_three_formats() {
+    let human = snapshot_formats("config-file", &["--config", "$FIXTURE/nosync.toml"]);
+    assert!(human.stdout.contains("config-error"), "{}", human.stdout);
+}
+
+#[test]
+fn level_flags_decide_what_is_reported_and_the_exit_code() {
+    let demo = manifest("demo");
+    let run = |flags: &[&str]| {
+        let mut args = vec!["--manifest-path", demo.as_str(), "--message-format=short"];
+        args.extend(flags);
+        lint(&args)
+    };
+    let plain = run(&[]);
+    assert_eq!(plain.exit, 1);
+    let errors = plain.stdout.matches(": error[sync-in-no-sync]:").count();
+    assert_eq!(errors, 2, "{}", plain.stdout);
+    let warned = run(&["-W", "sync-in-no-sync"]);
+    assert_eq!(warned.exit, 0);
+    assert_eq!(
+        warned.stdout.matches(": warning[sync-in-no-sync]:").count(),
+        2,
+        "{}",
+        warned.stdout
+    );
+    let promoted = run(&["-W", "sync-in-no-sync", "-D", "warnings"]);
+    assert_eq!(promoted.exit, 1, "-D warnings promotes warnings");
+    let allowed = run(&["-D", "warnings", "-A", "sync-in-no-sync"]);
+    assert_eq!((allowed.exit, allowed.stdout.as_str()), (0, ""));
+    let last_wins = run(&["-A", "sync-in-no-sync", "--deny=sync-in-no-sync"]);
+    assert_eq!(last_wins.exit, 1);
+    let unknown = run(&["-D", "sync-in-nosync"]);
+    assert_eq!(unknown.exit, 2);
+    assert!(
+        unknown
+            .stderr
+            .contains("unknown diagnostic code `sync-in-nosync`"),
+        "{}",
+        unknown.stderr
+    );
+}
+
+#[test]
+fn accepts_what_rust_analyzer_and_cargo_check_pass() {
+    let demo = manifest("demo");
+    let run = lint(&[
+        "--manifest-path",
+        &demo,
+        "--message-format=json-diagnostic-rendered-ansi",
+        "--all-targets",
+        "--keep-going",
+        "--workspace",
+        "--tests",
+        "--all-features",
+        "--locked",
+        "--target-dir",
+        "/nonexistent/target",
+        "-j",
+        "2",
+    ]);
+    assert_eq!(run.exit, 1, "{}", run.stderr);
+    let messages: Vec<Message> = Message::parse_stream(run.stdout.as_bytes())
+        .collect::<Result<_, _>>()
+        .expect("cargo messages");
+    let rendered: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::CompilerMessage(m) => m.message.rendered.as_deref(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rendered.len(), 2);
+    assert!(
+        rendered.iter().all(|r| r.contains("\u{1b}[")),
+        "ANSI colours"
+    );
+    assert!(matches!(messages.last(), Some(Message::BuildFinished(f)) if !f.success));
+    let bad = lint(&["--manifest-path", &demo, "--message-format", "xml"]);
+    assert_eq!(bad.exit, 2);
+    assert!(
+        bad.stderr.contains("invalid --message-format"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn explain_prints_the_docs_section() {
+    for &code in Code::ALL {
+        let run = lint(&["--explain", code.as_str()]);
+        assert_eq!(run.exit, 0);
+        assert_eq!(
+            run.stdout.trim_end(),
+            explain::explain(code).unwrap_or_default()
+        );
+    }
+    let run = lint(&["--explain", "E0308"]);
+    assert_eq!(run.exit, 2);
+    assert!(
+        run.stderr.contains("known codes: sync-in-no-sync"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A copy of `fixtures/demo` in a temporary directory (its path dependency on the runtime made
+/// absolute), with `edit` applied to its manifest text.
+fn demo_copy(edit: impl FnOnce(String) -> String) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let from = repo().join("fixtures/demo");
+    std::fs::create_dir_all(dir.path().join("src")).expect("src dir");
+    for entry in std::fs::read_dir(from.join("src")).expect("demo sources") {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().expect("file name");
+        std::fs::copy(&path, dir.path().join("src").join(name)).expect("copy source");
+    }
+    std::fs::copy(from.join("Cargo.lock"), dir.path().join("Cargo.lock")).expect("copy lock");
+    let manifest = std::fs::read_to_string(from.join("Cargo.toml")).expect("demo manifest");
+    let runtime = repo().join("runtime").display().to_string();
+    let manifest = manifest.replace("\"../../runtime\"", &format!("{runtime:?}"));
+    assert!(manifest.contains(&runtime), "runtime path rewritten");
+    std::fs::write(dir.path().join("Cargo.toml"), edit(manifest)).expect("write manifest");
+    dir
+}
+
+fn edit_file(path: &Path, edit: impl FnOnce(String) -> String) {
+    let text = std::fs::read_to_string(path).expect("read");
+    std::fs::write(path, edit(text)).expect("write");
+}
+
+#[test]
+fn baseline_round_trip_fails_only_on_new_findings() {
+    let dir = demo_copy(|m| m);
+    let root = dir.path();
+    let manifest = root.join("Cargo.toml").display().to_string();
+    let baseline = root.join("nosync-baseline.toml").display().to_string();
+    let run = |flags: &[&str]| {
+        let mut args = vec!["--manifest-path", manifest.as_str(), "--color", "never"];
+        args.extend(flags);
+        lint(&args)
+    };
+
+    let written = run(&["--write-baseline", &baseline]);
+    assert_eq!(written.exit, 0, "{}{}", written.stdout, written.stderr);
+    let text = std::fs::read_to_string(&baseline).expect("baseline written");
+    assert_eq!(text.matches("[[finding]]").count(), 2, "{text}");
+    insta::assert_snapshot!("demo-baseline", text);
+
+    // Unrelated edits: every line of model.rs moves down, a constant changes elsewhere.
+    edit_file(&root.join("src/model.rs"), |t| {
+        t.replacen("\n", "\n//! (a new line of documentation)\n\n", 1)
+    });
+    edit_file(&root.join("src/metrics.rs"), |t| {
+        t.replace("LOG_EVERY: u64 = 50", "LOG_EVERY: u64 = 100")
+    });
+    let unrelated = run(&["--baseline", &baseline]);
+    assert_eq!(
+        (unrelated.exit, unrelated.stdout.trim()),
+        (0, "nosync-lint: no findings"),
+        "{}",
+        unrelated.stderr
+    );
+
+    // A new violation: a second hot path that reads the loss.
+    edit_file(&root.join("src/model.rs"), |t| {
+        t + "\nimpl LinearRegression {\n    #[no_sync]\n    pub fn peek_loss(&self) -> Result<Vec<f32>, DriverError> {\n        self.stream.clone_dtoh(&self.loss)\n    }\n}\n"
+    });
+    let new = run(&["--baseline", &baseline, "--message-format=short"]);
+    assert_eq!(new.exit, 1, "{}{}", new.stdout, new.stderr);
+    let reported: Vec<&str> = new.stdout.lines().collect();
+    assert_eq!(reported.len(), 1, "only the new finding: {}", new.stdout);
+    assert!(
+        reported[0].contains("error[sync-in-no-sync]"),
+        "{}",
+        reported[0]
+    );
+    assert!(reported[0].contains("peek_loss"), "{}", reported[0]);
+    assert!(!reported[0].contains("train_step"), "{}", reported[0]);
+}
+
+#[test]
+fn stale_baseline_entries_are_reported_at_the_entry() {
+    let dir = demo_copy(|m| m);
+    let root = dir.path();
+    let manifest = root.join("Cargo.toml").display().to_string();
+    let baseline = root.join("nosync-baseline.toml").display().to_string();
+    let run = |flags: &[&str]| {
+        let mut args = vec!["--manifest-path", manifest.as_str(), "--color", "never"];
+        args.extend(flags);
+        lint(&args)
+    };
+    assert_eq!(run(&["--write-baseline", &baseline]).exit, 0);
+    // Fix one of the two syncs: the loss is no longer logged from the hot path.
+    edit_file(&root.join("src/model.rs"), |t| {
+        t.replace(
+            "metrics::log_loss(&self.stream, &self.loss, step)?;",
+            "let _ = step;",
+        )
+    });
+    let stale = run(&["--baseline", &baseline, "--format", "json"]);
+    assert_eq!(
+        stale.exit, 0,
+        "a stale entry is a warning: {}",
+        stale.stderr
+    );
+    let lines = check_json(&stale.stdout, root);
+    let codes: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l["message"]["code"]["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["stale-baseline-entry"], "{}", stale.stdout);
+    let span = &lines[0]["message"]["spans"][0];
+    assert_eq!(span["file_name"], "nosync-baseline.toml");
+    let text = std::fs::read_to_string(&baseline).expect("baseline");
+    let line = span["line_start"].as_u64().unwrap_or(0) as usize;
+    let entry = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
+    assert!(
+        entry.starts_with("[[finding]]") || entry.starts_with("code"),
+        "points at the entry: {entry}"
+    );
+    assert!(
+        lines[0]["message"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("log_loss") || m.contains("clone_dtoh"))
+    );
+    let denied = run(&["--baseline", &baseline, "-D", "warnings"]);
+    assert_eq!(denied.exit, 1, "-D warnings fails on stale entries");
+}
+
+#[test]
+fn config_levels_apply_and_bad_entries_are_config_errors() {
+    let relaxed = demo_copy(|m| {
+        m + "\n[workspace.metadata.nosync-lint]\nlevels = { \"sync-in-no-sync\" = \"warn\" }\n"
+    });
+    let manifest = relaxed.path().join("Cargo.toml").display().to_string();
+    let run = lint(&["--manifest-path", &manifest, "--message-format=short"]);
+    assert_eq!(run.exit, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.stdout.matches("warning[sync-in-no-sync]").count(), 2);
+    let overridden = lint(&[
+        "--manifest-path",
+        &manifest,
+        "--message-format=short",
+        "-D",
+        "sync-in-no-sync",
+    ]);
+    assert_eq!(overridden.exit, 1, "the command line wins over the config");
+
+    let broken = demo_copy(|m| {
+        m + "\n[workspace.metadata.nosync-lint]\nlevels = { \"sync-in-nosync\" = \"warn\" }\n"
+    });
+    let manifest = broken.path().join("Cargo.toml").display().to_string();
+    let run = lint(&["--manifest-path", &manifest, "--message-format=short"]);
+    assert_eq!(run.exit, 1, "{}{}", run.stdout, run.stderr);
+    let config_error = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("error[config-error]"))
+        .unwrap_or_else(|| panic!("a config error: {}", run.stdout));
+    assert!(
+        config_error.starts_with("Cargo.toml:") && config_error.contains("sync-in-nosync"),
+        "{config_error}"
+    );
+}
