@@ -21,7 +21,11 @@ struct Search {
 
 impl Search {
     fn new(n: usize) -> Self {
-        Search { stamp: vec![0; n], parent: vec![NONE; n], generation: 0 }
+        Search {
+            stamp: vec![0; n],
+            parent: vec![NONE; n],
+            generation: 0,
+        }
     }
 
     /// BFS from `root`; returns the fns reached in visiting order.
@@ -39,7 +43,10 @@ impl Search {
             for &ei in &g.out[f as usize] {
                 let e = &g.edges[ei as usize];
                 let t = e.to as usize;
-                if self.stamp[t] == self.generation || map.func(e.to).marks.allow || (!name_only && e.tag == Confidence::NameOnly) {
+                if self.stamp[t] == self.generation
+                    || map.func(e.to).marks.allow
+                    || (!name_only && e.tag == Confidence::NameOnly)
+                {
                     continue;
                 }
                 self.stamp[t] = self.generation;
@@ -64,7 +71,12 @@ impl Search {
 }
 
 /// Findings and reachable unresolved calls for every root.
-pub fn find(map: &DefMap<'_>, g: &CallGraph, sources: &SourceMap, roots: &[FnId]) -> Vec<Diagnostic> {
+pub fn find(
+    map: &DefMap<'_>,
+    g: &CallGraph,
+    sources: &SourceMap,
+    roots: &[FnId],
+) -> Vec<Diagnostic> {
     let mut s = Search::new(map.fns.len());
     let mut out = Vec::new();
     let mut seen_unresolved = HashSet::new();
@@ -94,50 +106,107 @@ fn short(path: &str, external: bool) -> String {
     let segs: Vec<&str> = path.split("::").collect();
     let n = segs.len();
     let is_method = n >= 2 && segs[n - 2].starts_with(|c: char| c.is_ascii_uppercase());
-    if is_method || (external && n >= 2) { segs[n - 2..].join("::") } else { segs[n - 1].to_owned() }
+    if is_method || (external && n >= 2) {
+        segs[n - 2..].join("::")
+    } else {
+        segs[n - 1].to_owned()
+    }
 }
 
 fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -> Diagnostic {
-    let (r, sink) = (map.func(root), map.func(chain.last().map_or(root, |e| e.to)));
+    let (r, sink) = (
+        map.func(root),
+        map.func(chain.last().map_or(root, |e| e.to)),
+    );
     let uncertain = chain.iter().any(|e| e.uncertain.is_some());
-    let confidence = chain.iter().map(|e| e.tag).max().unwrap_or(Confidence::Exact);
-    let code = if confidence == Confidence::NameOnly || uncertain { Code::PossibleSyncInNoSync } else { Code::SyncInNoSync };
+    let confidence = chain
+        .iter()
+        .map(|e| e.tag)
+        .max()
+        .unwrap_or(Confidence::Exact);
+    let code = if confidence == Confidence::NameOnly || uncertain {
+        Code::PossibleSyncInNoSync
+    } else {
+        Code::SyncInNoSync
+    };
     let reason = sink.marks.sink.clone().unwrap_or_default();
-    let first = chain.first().map_or_else(|| sources.span(r.span.unwrap_or_default()), |e| sources.span(e.site));
+    let first = chain.first().map_or_else(
+        || sources.span(r.span.unwrap_or_default()),
+        |e| sources.span(e.site),
+    );
     let mut d = Diagnostic::new(
         code,
-        format!("`{}` is #[no_sync] but reaches a host-blocking call: `{}`", r.name, short(&sink.path, sink.ir.is_none())),
+        format!(
+            "`{}` is {} but reaches a host-blocking call: `{}`",
+            r.name,
+            root_kind(map, root),
+            short(&sink.path, sink.ir.is_none())
+        ),
         first,
     )
-    .with_label(format!("this call reaches `{}`, which blocks the host", sink.path));
+    .with_label(format!(
+        "this call reaches `{}`, which blocks the host",
+        sink.path
+    ));
     let mut hops = Vec::new();
     for e in chain {
         let (from, to) = (map.func(e.from), map.func(e.to));
         let site = sources.span(e.site);
-        d = d.with_note(format!("`{}` calls `{}` ({})", from.path, to.path, tag_name(e.tag)), Some(site.clone()));
-        hops.push(Hop { function: from.path.clone(), call_site: site, confidence: e.tag });
+        d = d.with_note(
+            format!("`{}` calls `{}` ({})", from.path, to.path, tag_name(e.tag)),
+            Some(site.clone()),
+        );
+        hops.push(Hop {
+            function: from.path.clone(),
+            call_site: site,
+            confidence: e.tag,
+        });
     }
-    d = d.with_note(format!("`{}` blocks the host: {reason}", sink.path), sink.span.map(|s| sources.span(s)));
+    d = d.with_note(
+        format!("`{}` blocks the host: {reason}", sink.path),
+        sink.span.map(|s| sources.span(s)),
+    );
     for e in chain {
         if let Some(u) = &e.uncertain {
             d = d.with_note(u.clone(), None);
         }
     }
     d = d.with_help("if this wait is intended, wrap the call in `nosync::allow_sync(|| ..)` or mark the called function #[allow_sync]");
-    d.finding = Some(Finding { root: r.path.clone(), sink: sink.path.clone(), sink_reason: reason, chain: hops, confidence });
+    d.finding = Some(Finding {
+        root: r.path.clone(),
+        sink: sink.path.clone(),
+        sink_reason: reason,
+        chain: hops,
+        confidence,
+    });
     d
 }
 
-fn unresolved(map: &DefMap<'_>, sources: &SourceMap, root: FnId, f: FnId, u: &crate::callgraph::Unresolved) -> Diagnostic {
+fn unresolved(
+    map: &DefMap<'_>,
+    sources: &SourceMap,
+    root: FnId,
+    f: FnId,
+    u: &crate::callgraph::Unresolved,
+) -> Diagnostic {
     let (r, in_fn) = (map.func(root), map.func(f));
     Diagnostic::new(
         Code::UnresolvedCallInNoSync,
-        format!("`{}` is #[no_sync] but reaches a call the lint cannot follow: {}", r.name, u.what),
+        format!("`{}` is {} but reaches a call the lint cannot follow: {}", r.name, root_kind(map, root), u.what),
         sources.span(u.site),
     )
     .with_label("not followed by the static analysis")
     .with_note(format!("in `{}`, reachable from `{}`", in_fn.path, r.path), None)
     .with_note("only the runtime guard (`nosync` with the `check` mode) covers what happens behind this call", None)
+}
+
+/// How a root is declared: `#[no_sync]`, or listed in the configuration.
+fn root_kind(map: &DefMap<'_>, root: FnId) -> &'static str {
+    if map.func(root).marks.configured_root {
+        "a configured no-sync root"
+    } else {
+        "#[no_sync]"
+    }
 }
 
 pub fn tag_name(t: Confidence) -> &'static str {

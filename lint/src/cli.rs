@@ -76,7 +76,11 @@ impl Cli {
 
 /// Everything the binary does; returns the exit code (0 clean, 1 deny-level findings,
 /// 2 tool error). Diagnostics go to `out`, tool errors and statistics to `err`.
-pub fn run(args: impl IntoIterator<Item = OsString>, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+pub fn run(
+    args: impl IntoIterator<Item = OsString>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
     let mut args: Vec<OsString> = args.into_iter().collect();
     if args.get(1).is_some_and(|a| a == "nosync-lint") {
         args.remove(1);
@@ -113,7 +117,9 @@ fn report(cli: &Cli, a: &Analysis, out: &mut dyn Write, err: &mut dyn Write) -> 
         Err(code) => return code,
     };
     let shown = effective(&diagnostics);
-    let color = cli.color.enabled(std::io::IsTerminal::is_terminal(&std::io::stdout()));
+    let color = cli
+        .color
+        .enabled(std::io::IsTerminal::is_terminal(&std::io::stdout()));
     let style = cli.output.style(cli.format);
     let result = (|| -> std::io::Result<()> {
         match style {
@@ -125,7 +131,9 @@ fn report(cli: &Cli, a: &Analysis, out: &mut dyn Write, err: &mut dyn Write) -> 
                     writeln!(out, "{}", summary(&shown))?;
                 }
             }
-            machine => crate::cli_output::write_machine(machine, &diagnostics, a, baseline.as_ref(), out)?,
+            machine => {
+                crate::cli_output::write_machine(machine, &diagnostics, a, baseline.as_ref(), out)?
+            }
         }
         if cli.verbose {
             write_stats(a, err)?;
@@ -145,19 +153,31 @@ fn summary(shown: &[&Diagnostic]) -> String {
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     match (errors, warnings) {
         (0, 0) => "nosync-lint: no findings".to_owned(),
-        _ => format!("nosync-lint: {}, {}", plural(errors, "error"), plural(warnings, "warning")),
+        _ => format!(
+            "nosync-lint: {}, {}",
+            plural(errors, "error"),
+            plural(warnings, "warning")
+        ),
     }
 }
 
 fn write_stats(a: &Analysis, err: &mut dyn Write) -> std::io::Result<()> {
     let s = &a.stats;
     writeln!(err, "nosync-lint statistics:")?;
-    writeln!(err, "  crates: {}, files: {}, lines: {}, fns: {}, roots: {}", s.crates, s.files, s.lines, s.fns, s.roots)?;
+    writeln!(
+        err,
+        "  crates: {}, files: {}, lines: {}, fns: {}, roots: {}",
+        s.crates, s.files, s.lines, s.fns, s.roots
+    )?;
     writeln!(
         err,
         "  edges: {} exact, {} inferred, {} name-only; unresolved calls: {}; macro expansions: {}",
         s.edges_exact, s.edges_inferred, s.edges_name_only, s.unresolved, s.macro_expansions
     )?;
-    let phases: Vec<String> = s.phases.iter().map(|(n, d)| format!("{n} {:.1} ms", d.as_secs_f64() * 1e3)).collect();
+    let phases: Vec<String> = s
+        .phases
+        .iter()
+        .map(|(n, d)| format!("{n} {:.1} ms", d.as_secs_f64() * 1e3))
+        .collect();
     writeln!(err, "  time: {}", phases.join(", "))
 }

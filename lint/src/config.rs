@@ -32,11 +32,21 @@ const KEYS: &[&str] = &["roots", "sinks", "allow", "levels"];
 
 impl Config {
     /// Adds the table `value` read from file `file` (already in the source map).
-    pub fn add_table(&mut self, value: &serde_json::Value, file: FileId, sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
+    pub fn add_table(
+        &mut self,
+        value: &serde_json::Value,
+        file: FileId,
+        sources: &SourceMap,
+        diags: &mut Vec<Diagnostic>,
+    ) {
         let text = &sources.file(file).text;
         let locate = |needle: &str| locate(text, needle, file);
         let Some(table) = value.as_object() else {
-            diags.push(error(sources, locate("nosync-lint"), "the nosync-lint configuration must be a table".into()));
+            diags.push(error(
+                sources,
+                locate("nosync-lint"),
+                "the nosync-lint configuration must be a table".into(),
+            ));
             return;
         };
         for (key, v) in table {
@@ -52,7 +62,10 @@ impl Config {
                     continue;
                 }
                 other => {
-                    let msg = format!("unknown key `{other}` (expected one of: {})", KEYS.join(", "));
+                    let msg = format!(
+                        "unknown key `{other}` (expected one of: {})",
+                        KEYS.join(", ")
+                    );
                     diags.push(error(sources, locate(other), msg));
                     continue;
                 }
@@ -71,21 +84,36 @@ fn entries(
     diags: &mut Vec<Diagnostic>,
 ) {
     let Some(items) = v.as_array() else {
-        diags.push(error(sources, locate(key), format!("`{key}` must be a list of Rust paths")));
+        diags.push(error(
+            sources,
+            locate(key),
+            format!("`{key}` must be a list of Rust paths"),
+        ));
         return;
     };
     for item in items {
         let (path, reason) = match item {
             serde_json::Value::String(s) => (s.clone(), None),
             serde_json::Value::Object(o) => match o.get("path").and_then(|p| p.as_str()) {
-                Some(p) => (p.to_owned(), o.get("reason").and_then(|r| r.as_str()).map(str::to_owned)),
+                Some(p) => (
+                    p.to_owned(),
+                    o.get("reason").and_then(|r| r.as_str()).map(str::to_owned),
+                ),
                 None => {
-                    diags.push(error(sources, locate(key), format!("an entry of `{key}` has no `path`")));
+                    diags.push(error(
+                        sources,
+                        locate(key),
+                        format!("an entry of `{key}` has no `path`"),
+                    ));
                     continue;
                 }
             },
             _ => {
-                diags.push(error(sources, locate(key), format!("`{key}` entries must be strings or tables")));
+                diags.push(error(
+                    sources,
+                    locate(key),
+                    format!("`{key}` entries must be strings or tables"),
+                ));
                 continue;
             }
         };
@@ -104,7 +132,11 @@ fn locate(text: &str, needle: &str, file: FileId) -> SpanIr {
         .map(|i| (i, quoted.len()))
         .or_else(|| text.find(needle).map(|i| (i, needle.len())))
         .unwrap_or((0, 0));
-    SpanIr { file, lo: at as u32, hi: (at + len) as u32 }
+    SpanIr {
+        file,
+        lo: at as u32,
+        hi: (at + len) as u32,
+    }
 }
 
 pub fn error(sources: &SourceMap, span: SpanIr, msg: String) -> Diagnostic {
@@ -112,27 +144,52 @@ pub fn error(sources: &SourceMap, span: SpanIr, msg: String) -> Diagnostic {
 }
 
 /// Reads `--config FILE` into the source map and the configuration.
-pub fn load_file(path: &Path, cfg: &mut Config, sources: &mut SourceMap, diags: &mut Vec<Diagnostic>) -> anyhow::Result<()> {
+pub fn load_file(
+    path: &Path,
+    cfg: &mut Config,
+    sources: &mut SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> anyhow::Result<()> {
     use anyhow::Context;
-    let id = sources.load(path).with_context(|| format!("cannot read config file `{}`", path.display()))?;
+    let id = sources
+        .load(path)
+        .with_context(|| format!("cannot read config file `{}`", path.display()))?;
     let text = sources.file(id).text.clone();
     match toml::from_str::<toml::Table>(&text) {
         Ok(table) => {
-            let table = table.get("nosync-lint").and_then(|t| t.as_table()).cloned().unwrap_or(table);
+            let table = table
+                .get("nosync-lint")
+                .and_then(|t| t.as_table())
+                .cloned()
+                .unwrap_or(table);
             let value = serde_json::to_value(&table).unwrap_or_default();
             cfg.add_table(&value, id, sources, diags);
         }
         Err(e) => {
             let r = e.span().unwrap_or(0..0);
-            let span = SpanIr { file: id, lo: r.start as u32, hi: r.end as u32 };
-            diags.push(error(sources, span, format!("invalid TOML: {}", e.message())));
+            let span = SpanIr {
+                file: id,
+                lo: r.start as u32,
+                hi: r.end as u32,
+            };
+            diags.push(error(
+                sources,
+                span,
+                format!("invalid TOML: {}", e.message()),
+            ));
         }
     }
     Ok(())
 }
 
 /// Adds a `[*.metadata.nosync-lint]` table of manifest `manifest`.
-pub fn load_manifest_table(manifest: &Path, value: &serde_json::Value, cfg: &mut Config, sources: &mut SourceMap, diags: &mut Vec<Diagnostic>) {
+pub fn load_manifest_table(
+    manifest: &Path,
+    value: &serde_json::Value,
+    cfg: &mut Config,
+    sources: &mut SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) {
     if let Ok(id) = sources.load(manifest) {
         cfg.add_table(value, id, sources, diags);
     }

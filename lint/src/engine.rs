@@ -67,8 +67,15 @@ pub fn analyze(opts: &Options) -> anyhow::Result<Analysis> {
 }
 
 /// The analysis of `crates` on a pool whose threads have large stacks.
-pub fn analyze_crates(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, sources: SourceMap) -> Analysis {
-    let pool = rayon::ThreadPoolBuilder::new().stack_size(parse::STACK_SIZE).build();
+pub fn analyze_crates(
+    root: PathBuf,
+    crates: Vec<CrateSpec>,
+    cfg: &Config,
+    sources: SourceMap,
+) -> Analysis {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .stack_size(parse::STACK_SIZE)
+        .build();
     match pool {
         Ok(pool) => pool.install(move || core(root, crates, cfg, sources)),
         Err(_) => core(root, crates, cfg, sources),
@@ -76,14 +83,27 @@ pub fn analyze_crates(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, sourc
 }
 
 fn core(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, mut sources: SourceMap) -> Analysis {
-    let mut stats = Stats { crates: crates.len(), ..Stats::default() };
+    let mut stats = Stats {
+        crates: crates.len(),
+        ..Stats::default()
+    };
     let mut timer = Instant::now();
     let mut lap = |stats: &mut Stats, name: &'static str| {
         stats.phases.push((name, timer.elapsed()));
         timer = Instant::now();
     };
-    let cfgs: Vec<CfgCtx> = crates.iter().map(|c| CfgCtx { features: c.features.clone(), test: false }).collect();
-    let roots: Vec<(PathBuf, usize)> = crates.iter().enumerate().map(|(i, c)| (c.root.clone(), i)).collect();
+    let cfgs: Vec<CfgCtx> = crates
+        .iter()
+        .map(|c| CfgCtx {
+            features: c.features.clone(),
+            test: false,
+        })
+        .collect();
+    let roots: Vec<(PathBuf, usize)> = crates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.root.clone(), i))
+        .collect();
     let (mut parsed, mut diags) = parse::parse_all(&roots, &cfgs, &mut sources);
     lap(&mut stats, "parse");
     stats.macro_expansions = resolve::macros::expand_all(&mut parsed, &cfgs);
@@ -109,14 +129,27 @@ fn core(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, mut sources: Source
     attach_origins(&mut diags, &parsed, &sources, &crates);
     sort(&mut diags);
     drop(map);
-    Analysis { root, diagnostics: diags, stats, sources, crates }
+    Analysis {
+        root,
+        diagnostics: diags,
+        stats,
+        sources,
+        crates,
+    }
 }
 
 /// Each diagnostic belongs to the first crate that reads its file.
-fn attach_origins(diags: &mut [Diagnostic], parsed: &parse::Parsed, sources: &SourceMap, crates: &[CrateSpec]) {
+fn attach_origins(
+    diags: &mut [Diagnostic],
+    parsed: &parse::Parsed,
+    sources: &SourceMap,
+    crates: &[CrateSpec],
+) {
     let mut owner: HashMap<PathBuf, usize> = HashMap::new();
     for ((_, krate), f) in &parsed.files {
-        let e = owner.entry(sources.file(f.file).display.clone()).or_insert(*krate);
+        let e = owner
+            .entry(sources.file(f.file).display.clone())
+            .or_insert(*krate);
         *e = (*e).min(*krate);
     }
     for d in diags.iter_mut().filter(|d| d.origin.is_none()) {
@@ -129,12 +162,19 @@ fn attach_origins(diags: &mut [Diagnostic], parsed: &parse::Parsed, sources: &So
 /// Deterministic order: by file, position, code, message.
 pub fn sort(diags: &mut [Diagnostic]) {
     diags.sort_by(|a, b| {
-        (&a.primary.file, a.primary.line_start, a.primary.column_start, a.code, &a.message).cmp(&(
-            &b.primary.file,
-            b.primary.line_start,
-            b.primary.column_start,
-            b.code,
-            &b.message,
-        ))
+        (
+            &a.primary.file,
+            a.primary.line_start,
+            a.primary.column_start,
+            a.code,
+            &a.message,
+        )
+            .cmp(&(
+                &b.primary.file,
+                b.primary.line_start,
+                b.primary.column_start,
+                b.code,
+                &b.message,
+            ))
     });
 }

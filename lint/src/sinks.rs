@@ -11,7 +11,9 @@ pub enum Condition {
     Always,
     /// Blocks only when argument `arg` (0-based, not counting `self`) is pageable host
     /// memory (`Vec`, slice, array); a `PinnedHostSlice` destination is asynchronous.
-    PageableDst { arg: usize },
+    PageableDst {
+        arg: usize,
+    },
 }
 
 /// A built-in sink.
@@ -24,12 +26,19 @@ pub struct BuiltinSink {
 }
 
 const fn sink(path: &'static str, reason: &'static str) -> BuiltinSink {
-    BuiltinSink { path, reason, condition: Condition::Always }
+    BuiltinSink {
+        path,
+        reason,
+        condition: Condition::Always,
+    }
 }
 
 /// cudarc 0.19's host-blocking APIs.
 pub const CUDARC_SINKS: &[BuiltinSink] = &[
-    sink("cudarc::driver::CudaStream::synchronize", "waits for all work queued on the stream"),
+    sink(
+        "cudarc::driver::CudaStream::synchronize",
+        "waits for all work queued on the stream",
+    ),
     sink(
         "cudarc::driver::CudaStream::clone_dtoh",
         "copies device memory into a new pageable `Vec`, which waits for the copy to finish",
@@ -43,24 +52,73 @@ pub const CUDARC_SINKS: &[BuiltinSink] = &[
         reason: "copies device memory into pageable host memory, which waits for the copy to finish",
         condition: Condition::PageableDst { arg: 1 },
     },
-    sink("cudarc::driver::CudaContext::synchronize", "waits for all work on every stream of the context"),
-    sink("cudarc::driver::CudaContext::load_module", "loads a module into the context, which synchronizes the device"),
-    sink("cudarc::driver::CudaEvent::synchronize", "waits until the event has completed"),
-    sink("cudarc::driver::CudaEvent::elapsed_ms", "waits for both events to complete to measure the time between them"),
-    sink("cudarc::driver::PinnedHostSlice::as_slice", "waits for the event guarding the pinned buffer"),
-    sink("cudarc::driver::PinnedHostSlice::as_mut_slice", "waits for the event guarding the pinned buffer"),
-    sink("cudarc::driver::PinnedHostSlice::as_ptr", "waits for the event guarding the pinned buffer"),
-    sink("cudarc::driver::PinnedHostSlice::as_mut_ptr", "waits for the event guarding the pinned buffer"),
-    sink("cudarc::driver::result::stream::synchronize", "`cuStreamSynchronize`: waits for all work on the stream"),
-    sink("cudarc::driver::result::ctx::synchronize", "`cuCtxSynchronize`: waits for all work in the context"),
-    sink("cudarc::driver::result::event::synchronize", "`cuEventSynchronize`: waits until the event has completed"),
-    sink("cudarc::driver::sys::cuStreamSynchronize", "waits for all work on the stream"),
-    sink("cudarc::driver::sys::cuCtxSynchronize", "waits for all work in the context"),
-    sink("cudarc::driver::sys::cuEventSynchronize", "waits until the event has completed"),
+    sink(
+        "cudarc::driver::CudaContext::synchronize",
+        "waits for all work on every stream of the context",
+    ),
+    sink(
+        "cudarc::driver::CudaContext::load_module",
+        "loads a module into the context, which synchronizes the device",
+    ),
+    sink(
+        "cudarc::driver::CudaEvent::synchronize",
+        "waits until the event has completed",
+    ),
+    sink(
+        "cudarc::driver::CudaEvent::elapsed_ms",
+        "waits for both events to complete to measure the time between them",
+    ),
+    sink(
+        "cudarc::driver::PinnedHostSlice::as_slice",
+        "waits for the event guarding the pinned buffer",
+    ),
+    sink(
+        "cudarc::driver::PinnedHostSlice::as_mut_slice",
+        "waits for the event guarding the pinned buffer",
+    ),
+    sink(
+        "cudarc::driver::PinnedHostSlice::as_ptr",
+        "waits for the event guarding the pinned buffer",
+    ),
+    sink(
+        "cudarc::driver::PinnedHostSlice::as_mut_ptr",
+        "waits for the event guarding the pinned buffer",
+    ),
+    sink(
+        "cudarc::driver::result::stream::synchronize",
+        "`cuStreamSynchronize`: waits for all work on the stream",
+    ),
+    sink(
+        "cudarc::driver::result::ctx::synchronize",
+        "`cuCtxSynchronize`: waits for all work in the context",
+    ),
+    sink(
+        "cudarc::driver::result::event::synchronize",
+        "`cuEventSynchronize`: waits until the event has completed",
+    ),
+    sink(
+        "cudarc::driver::sys::cuStreamSynchronize",
+        "waits for all work on the stream",
+    ),
+    sink(
+        "cudarc::driver::sys::cuCtxSynchronize",
+        "waits for all work in the context",
+    ),
+    sink(
+        "cudarc::driver::sys::cuEventSynchronize",
+        "waits until the event has completed",
+    ),
 ];
 
 /// Method names distinctive enough to be matched by name alone on an unknown receiver.
-pub const NAME_ONLY_OK: &[&str] = &["synchronize", "clone_dtoh", "memcpy_dtov", "memcpy_dtoh", "elapsed_ms", "load_module"];
+pub const NAME_ONLY_OK: &[&str] = &[
+    "synchronize",
+    "clone_dtoh",
+    "memcpy_dtov",
+    "memcpy_dtoh",
+    "elapsed_ms",
+    "load_module",
+];
 
 /// cudarc types, by the name code may use for them; all live at `cudarc::driver::<name>`.
 const CUDARC_TYPES: &[&str] = &[
@@ -130,9 +188,18 @@ mod tests {
 
     #[test]
     fn re_exports_are_one_type() {
-        assert_eq!(canon("cudarc::driver::safe::CudaStream"), "cudarc::driver::CudaStream");
-        assert_eq!(canon("cudarc::driver::safe::core::CudaStream::synchronize"), "cudarc::driver::CudaStream::synchronize");
-        assert_eq!(canon("cudarc::driver::result::stream::synchronize"), "cudarc::driver::result::stream::synchronize");
+        assert_eq!(
+            canon("cudarc::driver::safe::CudaStream"),
+            "cudarc::driver::CudaStream"
+        );
+        assert_eq!(
+            canon("cudarc::driver::safe::core::CudaStream::synchronize"),
+            "cudarc::driver::CudaStream::synchronize"
+        );
+        assert_eq!(
+            canon("cudarc::driver::result::stream::synchronize"),
+            "cudarc::driver::result::stream::synchronize"
+        );
         assert_eq!(canon("serde::Serialize"), "serde::Serialize");
     }
 }

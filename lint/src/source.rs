@@ -81,7 +81,8 @@ impl SourceMap {
 
     /// How diagnostics print `path`: relative to the workspace root when inside it.
     pub fn display(&self, path: &Path) -> PathBuf {
-        path.strip_prefix(&self.root).map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
+        path.strip_prefix(&self.root)
+            .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
     }
 
     /// Reads `path` from disk and adds it.

@@ -31,7 +31,10 @@ fn check_with(src: &str, cfg: &Config) -> String {
         name: "t".into(),
         root: file,
         features: ["on".to_owned()].into_iter().collect(),
-        deps: ["cudarc", "nosync"].iter().map(|d| (d.to_string(), DepTarget::External(d.to_string()))).collect(),
+        deps: ["cudarc", "nosync"]
+            .iter()
+            .map(|d| (d.to_string(), DepTarget::External(d.to_string())))
+            .collect(),
         check_roots: true,
         is_lib: true,
         origin,
@@ -40,17 +43,30 @@ fn check_with(src: &str, cfg: &Config) -> String {
     let mut out = String::new();
     for d in &a.diagnostics {
         let p = &d.primary;
-        out += &format!("{}:{} {}: {}\n", p.line_start, p.column_start, d.code.as_str(), d.message);
+        out += &format!(
+            "{}:{} {}: {}\n",
+            p.line_start,
+            p.column_start,
+            d.code.as_str(),
+            d.message
+        );
         for h in d.finding.iter().flat_map(|f| &f.chain) {
             let tag = crate::analysis::tag_name(h.confidence);
-            out += &format!("  via {}:{} {} ({tag})\n", h.call_site.line_start, h.call_site.column_start, h.function);
+            out += &format!(
+                "  via {}:{} {} ({tag})\n",
+                h.call_site.line_start, h.call_site.column_start, h.function
+            );
         }
     }
     out
 }
 
 fn findings(src: &str) -> Vec<String> {
-    check(src).lines().filter(|l| !l.starts_with("  ") && !l.contains("unresolved-call")).map(str::to_owned).collect()
+    check(src)
+        .lines()
+        .filter(|l| !l.starts_with("  ") && !l.contains("unresolved-call"))
+        .map(str::to_owned)
+        .collect()
 }
 
 const PRELUDE: &str = "use nosync::{no_sync, synchronizes};\nuse cudarc::driver::{CudaStream, CudaContext};\nuse std::sync::Arc;\n";
@@ -61,9 +77,19 @@ fn with_prelude(body: &str) -> String {
 
 #[test]
 fn direct_and_transitive() {
-    let out = check(&with_prelude("#[synchronizes] fn wait() {}\nfn mid() { wait() }\n#[no_sync] fn step() { mid(); }\n"));
-    assert!(out.contains("6:24 sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `wait`"), "{out}");
-    assert!(out.contains("via 6:24 t::step (exact)") && out.contains("via 5:12 t::mid (exact)"), "{out}");
+    let out = check(&with_prelude(
+        "#[synchronizes] fn wait() {}\nfn mid() { wait() }\n#[no_sync] fn step() { mid(); }\n",
+    ));
+    assert!(
+        out.contains(
+            "6:24 sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `wait`"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("via 6:24 t::step (exact)") && out.contains("via 5:12 t::mid (exact)"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -102,7 +128,11 @@ fn unknown_receiver_is_name_only_and_a_warning() {
     let f = findings(&src);
     // Every known `synchronize` is a candidate: one warning per (root, sink).
     assert_eq!(f.len(), 3, "{}", check(&src));
-    assert!(f.iter().all(|l| l.contains("possible-sync-in-no-sync")), "{}", check(&src));
+    assert!(
+        f.iter().all(|l| l.contains("possible-sync-in-no-sync")),
+        "{}",
+        check(&src)
+    );
 }
 
 #[test]
@@ -179,9 +209,17 @@ fn config_roots_sinks_and_errors() {
     let mut cfg = Config::default();
     let value: toml::Table = toml::from_str(text).unwrap();
     let mut diags = Vec::new();
-    cfg.add_table(&serde_json::to_value(value).unwrap(), id, &sources, &mut diags);
+    cfg.add_table(
+        &serde_json::to_value(value).unwrap(),
+        id,
+        &sources,
+        &mut diags,
+    );
     assert!(diags.is_empty());
-    let out = check_with("struct Dev; impl Dev { fn flush(&self) {} }\nfn hot(d: &Dev) { d.flush() }\n", &cfg);
+    let out = check_with(
+        "struct Dev; impl Dev { fn flush(&self) {} }\nfn hot(d: &Dev) { d.flush() }\n",
+        &cfg,
+    );
     assert!(out.contains("sync-in-no-sync"), "{out}");
 }
 
@@ -191,7 +229,9 @@ fn broken_input_never_panics() {
     let deep_unary = format!("fn f() {{ let x = {}1; }}", "!".repeat(100_000));
     let long_chain = format!("fn f() {{ x{} ; }}", ".a()".repeat(20_000));
     let deep_blocks = format!("fn f() {{ {}{} }}", "{".repeat(3000), "}".repeat(3000));
-    let garbage: String = (0..5000u32).map(|i| char::from_u32(32 + (i * 7919) % 90).unwrap_or(' ')).collect();
+    let garbage: String = (0..5000u32)
+        .map(|i| char::from_u32(32 + (i * 7919) % 90).unwrap_or(' '))
+        .collect();
     let cases = [
         deep_parens,
         deep_unary,

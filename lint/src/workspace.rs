@@ -95,7 +95,11 @@ fn metadata(opts: &WorkspaceOptions, no_deps: bool) -> Result<Metadata> {
         cmd.features(CargoOpt::NoDefaultFeatures);
     }
     if !opts.features.is_empty() {
-        let split = opts.features.iter().flat_map(|f| f.split([',', ' '])).filter(|f| !f.is_empty());
+        let split = opts
+            .features
+            .iter()
+            .flat_map(|f| f.split([',', ' ']))
+            .filter(|f| !f.is_empty());
         cmd.features(CargoOpt::SomeFeatures(split.map(str::to_owned).collect()));
     }
     if no_deps {
@@ -107,12 +111,15 @@ fn metadata(opts: &WorkspaceOptions, no_deps: bool) -> Result<Metadata> {
 }
 
 fn host_triple() -> Option<String> {
-    let out = std::process::Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
-        .arg("-vV")
-        .output()
-        .ok()?;
+    let out =
+        std::process::Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
+            .arg("-vV")
+            .output()
+            .ok()?;
     let text = String::from_utf8(out.stdout).ok()?;
-    text.lines().find_map(|l| l.strip_prefix("host: ")).map(str::to_owned)
+    text.lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(str::to_owned)
 }
 
 fn fallback_warning(m: &Metadata, e: &anyhow::Error) -> Diagnostic {
@@ -127,7 +134,11 @@ fn fallback_warning(m: &Metadata, e: &anyhow::Error) -> Diagnostic {
         column_end: 1,
     };
     let cause = format!("{e:#}");
-    let first = cause.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let first = cause
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
     Diagnostic::new(
         Code::WorkspaceFallback,
         "could not resolve dependencies; only workspace members were analysed",
@@ -135,7 +146,10 @@ fn fallback_warning(m: &Metadata, e: &anyhow::Error) -> Diagnostic {
     )
     .with_note(format!("cargo said: {first}"), None)
     .with_note(
-        format!("run `cargo fetch --manifest-path {}` to analyse dependencies too", manifest.display()),
+        format!(
+            "run `cargo fetch --manifest-path {}` to analyse dependencies too",
+            manifest.display()
+        ),
         None,
     )
 }
@@ -150,7 +164,10 @@ fn select(m: &Metadata, opts: &WorkspaceOptions) -> Workspace {
         .packages
         .iter()
         .filter(|p| !BUILTIN_CRATES.contains(&p.name.as_str()))
-        .filter(|p| members.contains(&p.id) || (!opts.no_deps && (p.source.is_none() || gpu.contains(&p.id))))
+        .filter(|p| {
+            members.contains(&p.id)
+                || (!opts.no_deps && (p.source.is_none() || gpu.contains(&p.id)))
+        })
         .collect();
     let checked = |p: &Package| {
         members.contains(&p.id)
@@ -162,7 +179,10 @@ fn select(m: &Metadata, opts: &WorkspaceOptions) -> Workspace {
         ..Workspace::default()
     };
     if let Some(t) = m.workspace_metadata.get("nosync-lint") {
-        ws.config_tables.push((m.workspace_root.join("Cargo.toml").into_std_path_buf(), t.clone()));
+        ws.config_tables.push((
+            m.workspace_root.join("Cargo.toml").into_std_path_buf(),
+            t.clone(),
+        ));
     }
     let lib_index = add_libs(&mut ws, &analysed, m, &checked);
     add_other_targets(&mut ws, &analysed, m, &checked, &lib_index);
@@ -175,7 +195,11 @@ fn dep_graph(m: &Metadata) -> HashMap<PackageId, Vec<(String, PackageId)>> {
     let mut out = HashMap::new();
     if let Some(resolve) = &m.resolve {
         for node in &resolve.nodes {
-            let deps = node.deps.iter().map(|d| (d.name.clone(), d.pkg.clone())).collect();
+            let deps = node
+                .deps
+                .iter()
+                .map(|d| (d.name.clone(), d.pkg.clone()))
+                .collect();
             out.insert(node.id.clone(), deps);
         }
     } else {
@@ -186,7 +210,11 @@ fn dep_graph(m: &Metadata) -> HashMap<PackageId, Vec<(String, PackageId)>> {
                 .iter()
                 .filter_map(|d| {
                     let target = m.packages.iter().find(|q| *q.name == d.name)?;
-                    let name = d.rename.clone().unwrap_or_else(|| d.name.clone()).replace('-', "_");
+                    let name = d
+                        .rename
+                        .clone()
+                        .unwrap_or_else(|| d.name.clone())
+                        .replace('-', "_");
                     Some((name, target.id.clone()))
                 })
                 .collect();
@@ -213,17 +241,26 @@ fn gpu_dependent(
             if expanded {
                 let hit = kids.iter().any(|(_, k)| {
                     memo.get(k).copied().unwrap_or(false)
-                        || by_id.get(k).is_some_and(|p| GPU_CRATES.contains(&p.name.as_str()))
+                        || by_id
+                            .get(k)
+                            .is_some_and(|p| GPU_CRATES.contains(&p.name.as_str()))
                 });
                 memo.insert(id, hit);
             } else {
                 memo.insert(id.clone(), false);
                 stack.push((id, true));
-                stack.extend(kids.iter().filter(|(_, k)| !memo.contains_key(k)).map(|(_, k)| (k.clone(), false)));
+                stack.extend(
+                    kids.iter()
+                        .filter(|(_, k)| !memo.contains_key(k))
+                        .map(|(_, k)| (k.clone(), false)),
+                );
             }
         }
     }
-    memo.into_iter().filter(|(_, v)| *v).map(|(k, _)| k).collect()
+    memo.into_iter()
+        .filter(|(_, v)| *v)
+        .map(|(k, _)| k)
+        .collect()
 }
 
 fn origin(p: &Package, t: &cargo_metadata::Target) -> Origin {
@@ -238,7 +275,11 @@ fn origin(p: &Package, t: &cargo_metadata::Target) -> Origin {
 }
 
 fn enabled_features(p: &Package, m: &Metadata) -> HashSet<String> {
-    if let Some(node) = m.resolve.as_ref().and_then(|r| r.nodes.iter().find(|n| n.id == p.id)) {
+    if let Some(node) = m
+        .resolve
+        .as_ref()
+        .and_then(|r| r.nodes.iter().find(|n| n.id == p.id))
+    {
         return node.features.iter().map(|f| f.to_string()).collect();
     }
     // No resolve graph (--no-deps): the defaults, expanded through the feature table.
@@ -291,7 +332,8 @@ fn add_libs(
         if checked(p)
             && let Some(t) = p.metadata.get("nosync-lint")
         {
-            ws.config_tables.push((p.manifest_path.clone().into_std_path_buf(), t.clone()));
+            ws.config_tables
+                .push((p.manifest_path.clone().into_std_path_buf(), t.clone()));
         }
         if let Some(t) = p.targets.iter().find(|t| is_lib(t)) {
             lib_index.insert(p.id.clone(), ws.crates.len());
@@ -310,10 +352,15 @@ fn add_other_targets(
     lib_index: &HashMap<PackageId, usize>,
 ) {
     for p in pkgs.iter().filter(|p| checked(p)) {
-        for t in p.targets.iter().filter(|t| !is_lib(t) && !t.is_kind(cargo_metadata::TargetKind::CustomBuild)) {
+        for t in p
+            .targets
+            .iter()
+            .filter(|t| !is_lib(t) && !t.is_kind(cargo_metadata::TargetKind::CustomBuild))
+        {
             let mut s = spec(p, t, m, true);
             if let Some(&lib) = lib_index.get(&p.id) {
-                s.deps.push((ws.crates[lib].name.clone(), DepTarget::Analysed(lib)));
+                s.deps
+                    .push((ws.crates[lib].name.clone(), DepTarget::Analysed(lib)));
             }
             ws.crates.push(s);
         }
@@ -331,7 +378,11 @@ fn resolve_deps(
     let pkg_of_crate: Vec<Option<PackageId>> = ws
         .crates
         .iter()
-        .map(|c| pkgs.iter().find(|p| p.id.repr == c.origin.package_id).map(|p| p.id.clone()))
+        .map(|c| {
+            pkgs.iter()
+                .find(|p| p.id.repr == c.origin.package_id)
+                .map(|p| p.id.clone())
+        })
         .collect();
     for (i, pid) in pkg_of_crate.iter().enumerate() {
         let Some(pid) = pid else { continue };
@@ -357,5 +408,6 @@ fn lib_name(p: &Package) -> String {
 
 /// A path relative to `root` when inside it.
 pub fn relative(root: &Path, path: &Path) -> PathBuf {
-    path.strip_prefix(root).map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
+    path.strip_prefix(root)
+        .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
 }

@@ -3,5 +3,9 @@
 fn main() {
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
-    std::process::exit(nosync_lint::cli::run(std::env::args_os(), &mut stdout, &mut stderr));
+    std::process::exit(nosync_lint::cli::run(
+        std::env::args_os(),
+        &mut stdout,
+        &mut stderr,
+    ));
 }

@@ -13,15 +13,72 @@ use crate::sinks::{Condition, NAME_ONLY_OK};
 const NAME_ONLY_CAP: usize = 8;
 /// Methods every type has through std traits: never matched by name alone.
 const STD_METHODS: &[&str] = &[
-    "clone", "fmt", "eq", "ne", "cmp", "partial_cmp", "hash", "drop", "deref", "deref_mut", "from", "into",
-    "try_from", "try_into", "default", "next", "as_ref", "as_mut", "to_string", "to_owned", "borrow", "borrow_mut",
-    "len", "is_empty", "iter", "iter_mut", "into_iter", "map", "unwrap", "expect",
+    "clone",
+    "fmt",
+    "eq",
+    "ne",
+    "cmp",
+    "partial_cmp",
+    "hash",
+    "drop",
+    "deref",
+    "deref_mut",
+    "from",
+    "into",
+    "try_from",
+    "try_into",
+    "default",
+    "next",
+    "as_ref",
+    "as_mut",
+    "to_string",
+    "to_owned",
+    "borrow",
+    "borrow_mut",
+    "len",
+    "is_empty",
+    "iter",
+    "iter_mut",
+    "into_iter",
+    "map",
+    "unwrap",
+    "expect",
 ];
 /// Inherent methods of std types: a local trait impl for a std type never shadows them.
 const STD_INHERENT: &[&str] = &[
-    "get", "get_mut", "insert", "remove", "push", "pop", "contains", "contains_key", "entry", "extend", "clear",
-    "read", "write", "lock", "try_lock", "as_slice", "as_ptr", "as_mut_ptr", "len", "is_empty", "iter", "keys", "values",
-    "to_vec", "split_at", "first", "last", "sort", "dedup", "retain", "truncate", "reserve", "with_capacity",
+    "get",
+    "get_mut",
+    "insert",
+    "remove",
+    "push",
+    "pop",
+    "contains",
+    "contains_key",
+    "entry",
+    "extend",
+    "clear",
+    "read",
+    "write",
+    "lock",
+    "try_lock",
+    "as_slice",
+    "as_ptr",
+    "as_mut_ptr",
+    "len",
+    "is_empty",
+    "iter",
+    "keys",
+    "values",
+    "to_vec",
+    "split_at",
+    "first",
+    "last",
+    "sort",
+    "dedup",
+    "retain",
+    "truncate",
+    "reserve",
+    "with_capacity",
 ];
 
 type Typed = (Ty, Confidence);
@@ -50,8 +107,12 @@ struct Walker<'m, 'a> {
 /// The calls of fn `f`.
 pub fn walk_fn(map: &DefMap<'_>, f: FnId) -> (Vec<Edge>, Vec<Unresolved>) {
     let fd = map.func(f);
-    let Some(ir) = fd.ir else { return Default::default() };
-    let Some(body) = &ir.body else { return Default::default() };
+    let Some(ir) = fd.ir else {
+        return Default::default();
+    };
+    let Some(body) = &ir.body else {
+        return Default::default();
+    };
     let mut generics = fd.impl_generics.to_vec();
     generics.extend(ir.generics.iter().cloned());
     let self_ty = match (&fd.self_ty, &fd.trait_) {
@@ -59,12 +120,23 @@ pub fn walk_fn(map: &DefMap<'_>, f: FnId) -> (Vec<Edge>, Vec<Unresolved>) {
         (None, Some(tr)) if fd.is_trait_decl => Some(Ty::Param(vec![tr.clone()])),
         _ => None,
     };
-    let mut w = Walker { map, from: f, module: fd.module, self_ty, generics, scopes: vec![Vec::new()], edges: Vec::new(), unresolved: Vec::new() };
+    let mut w = Walker {
+        map,
+        from: f,
+        module: fd.module,
+        self_ty,
+        generics,
+        scopes: vec![Vec::new()],
+        edges: Vec::new(),
+        unresolved: Vec::new(),
+    };
     if let Some(st) = &w.self_ty {
         w.bind("self", (st.clone(), Confidence::Exact), true);
     }
     for p in &ir.params {
-        let ty = w.map.resolve_type(w.module, &p.ty, &w.generics, w.self_ty.as_ref(), 0);
+        let ty = w
+            .map
+            .resolve_type(w.module, &p.ty, &w.generics, w.self_ty.as_ref(), 0);
         if let Some(name) = &p.name {
             w.bind(name, (ty, Confidence::Exact), true);
         }
@@ -76,16 +148,30 @@ pub fn walk_fn(map: &DefMap<'_>, f: FnId) -> (Vec<Edge>, Vec<Unresolved>) {
 impl Walker<'_, '_> {
     fn bind(&mut self, name: &str, ty: Typed, is_param: bool) {
         if let Some(scope) = self.scopes.last_mut() {
-            scope.push(Local { name: name.to_owned(), ty, is_param });
+            scope.push(Local {
+                name: name.to_owned(),
+                ty,
+                is_param,
+            });
         }
     }
 
     fn local(&self, name: &str) -> Option<&Local> {
-        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|l| l.name == name)
+        self.scopes
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .find(|l| l.name == name)
     }
 
     fn edge(&mut self, to: FnId, tag: Confidence, site: SpanIr) {
-        self.edges.push(Edge { from: self.from, to, tag, site, uncertain: None });
+        self.edges.push(Edge {
+            from: self.from,
+            to,
+            tag,
+            site,
+            uncertain: None,
+        });
     }
 
     fn unresolved(&mut self, site: SpanIr, what: String) {
@@ -97,8 +183,15 @@ impl Walker<'_, '_> {
         let mut last = unknown();
         for s in &b.stmts {
             last = match s {
-                Stmt::Let { name, pat, ty, init, diverge, .. } => {
-                    let typed = self.let_stmt(ty.as_ref(), init.as_ref(), diverge.as_ref());
+                Stmt::Let {
+                    name,
+                    pat,
+                    ty,
+                    init,
+                    diverge,
+                    ..
+                } => {
+                    let typed = self.let_stmt(ty.as_ref(), init.as_deref(), diverge.as_deref());
                     match (name, pat) {
                         (Some(n), _) => self.bind(n, typed, false),
                         (None, Some(p)) => self.bind_pat(p, typed, 0),
@@ -118,13 +211,22 @@ impl Walker<'_, '_> {
     }
 
     /// Walks a `let`'s initializer; returns the type its bindings get.
-    fn let_stmt(&mut self, ty: Option<&crate::parse::ir::TypeRef>, init: Option<&Expr>, diverge: Option<&Expr>) -> Typed {
+    fn let_stmt(
+        &mut self,
+        ty: Option<&crate::parse::ir::TypeRef>,
+        init: Option<&Expr>,
+        diverge: Option<&Expr>,
+    ) -> Typed {
         let inferred = init.map(|e| self.expr(e));
         if let Some(d) = diverge {
             self.expr(d);
         }
         match (ty, inferred) {
-            (Some(t), _) => (self.map.resolve_type(self.module, t, &self.generics, self.self_ty.as_ref(), 0), Confidence::Exact),
+            (Some(t), _) => (
+                self.map
+                    .resolve_type(self.module, t, &self.generics, self.self_ty.as_ref(), 0),
+                Confidence::Exact,
+            ),
             (None, Some((t, c))) => (t, c.max(Confidence::Inferred)),
             (None, None) => unknown(),
         }
@@ -164,7 +266,10 @@ impl Walker<'_, '_> {
             Pat::Struct(path, fs) => {
                 let fields = self.pattern_fields(path, &ty.0);
                 for (name, p) in fs {
-                    let t = fields.iter().find(|(n, _)| n == name).map_or(Ty::Unknown, |(_, t)| t.clone());
+                    let t = fields
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .map_or(Ty::Unknown, |(_, t)| t.clone());
                     self.bind_pat(p, (t, ty.1.max(Confidence::Inferred)), d);
                 }
             }
@@ -185,11 +290,19 @@ impl Walker<'_, '_> {
         let names = path.names();
         let owner = match self.map.resolve_path(self.module, &names, path.global) {
             Some(Def::Type(c)) => return self.map.variant_fields(&c, None),
-            _ if names.len() > 1 => match self.map.resolve_path(self.module, &names[..names.len() - 1], path.global) {
-                Some(Def::Type(c)) => Some(c),
-                _ if names == ["Self", last] => self.self_ty.as_ref().and_then(|t| t.canon().map(str::to_owned)),
-                _ => None,
-            },
+            _ if names.len() > 1 => {
+                match self
+                    .map
+                    .resolve_path(self.module, &names[..names.len() - 1], path.global)
+                {
+                    Some(Def::Type(c)) => Some(c),
+                    _ if names == ["Self", last] => self
+                        .self_ty
+                        .as_ref()
+                        .and_then(|t| t.canon().map(str::to_owned)),
+                    _ => None,
+                }
+            }
             _ => inner.canon().map(str::to_owned),
         };
         owner.map_or_else(Vec::new, |c| self.map.variant_fields(&c, Some(last)))
@@ -201,7 +314,11 @@ impl Walker<'_, '_> {
             Some(Stmt::Expr(Expr::Path(p))) if p.segs.len() == 1 => Some(p.last_name()),
             _ => None,
         };
-        for l in scope.iter().rev().filter(|l| !l.is_param && Some(l.name.as_str()) != returned) {
+        for l in scope
+            .iter()
+            .rev()
+            .filter(|l| !l.is_param && Some(l.name.as_str()) != returned)
+        {
             if let Some(&d) = l.ty.0.canon().and_then(|c| self.map.drops.get(c)) {
                 self.edge(d, l.ty.1, close);
             }
@@ -219,7 +336,12 @@ impl Walker<'_, '_> {
                 self.call_path(path, &args, *span)
             }
             Expr::CallValue { callee, args, span } => self.call_value(callee, args, *span),
-            Expr::MethodCall { recv, name, args, span } => {
+            Expr::MethodCall {
+                recv,
+                name,
+                args,
+                span,
+            } => {
                 let recv = self.expr(recv);
                 let args = self.exprs(args);
                 self.method_call(recv, name, &args, *span)
@@ -267,7 +389,16 @@ impl Walker<'_, '_> {
             }
             Expr::Cast { expr, ty } => {
                 self.expr(expr);
-                (self.map.resolve_type(self.module, ty, &self.generics, self.self_ty.as_ref(), 0), Confidence::Exact)
+                (
+                    self.map.resolve_type(
+                        self.module,
+                        ty,
+                        &self.generics,
+                        self.self_ty.as_ref(),
+                        0,
+                    ),
+                    Confidence::Exact,
+                )
             }
             Expr::Escape => unknown(),
             Expr::Other(kids) => {
@@ -280,15 +411,19 @@ impl Walker<'_, '_> {
     fn call_value(&mut self, callee: &Expr, args: &[Expr], span: SpanIr) -> Typed {
         self.expr(callee);
         self.exprs(args);
-        self.unresolved(span, "a call through a value (closure or fn pointer)".to_owned());
+        self.unresolved(
+            span,
+            "a call through a value (closure or fn pointer)".to_owned(),
+        );
         unknown()
     }
 
     fn path_value(&self, p: &PathIr) -> Typed {
-        if p.segs.len() == 1 && p.qself.is_none() {
-            if let Some(l) = self.local(p.last_name()) {
-                return l.ty.clone();
-            }
+        if p.segs.len() == 1
+            && p.qself.is_none()
+            && let Some(l) = self.local(p.last_name())
+        {
+            return l.ty.clone();
         }
         (self.type_of_path(p), Confidence::Exact)
     }
@@ -325,24 +460,28 @@ impl Walker<'_, '_> {
 
     fn call_path(&mut self, path: &PathIr, args: &[Typed], span: SpanIr) -> Typed {
         let names = path.names();
-        if path.segs.len() == 1 && path.qself.is_none() {
-            if let Some(l) = self.local(names[0]) {
-                if l.is_param {
-                    self.unresolved(span, format!("a call through parameter `{}`", names[0]));
-                }
-                return unknown();
+        if path.segs.len() == 1
+            && path.qself.is_none()
+            && let Some(l) = self.local(names[0])
+        {
+            if l.is_param {
+                self.unresolved(span, format!("a call through parameter `{}`", names[0]));
             }
+            return unknown();
         }
         if let Some(q) = &path.qself {
             return self.call_qualified(q, path, args, span);
         }
-        if let [first, method] = names.as_slice() {
-            if let Some(recv) = self.type_param_or_self(first) {
-                return self.method_call((recv, Confidence::Exact), method, &self.shift_args(args), span);
-            }
+        if let [first, method] = names.as_slice()
+            && let Some(recv) = self.type_param_or_self(first)
+        {
+            let rest = self.shift_args(args);
+            return self.method_call((recv, Confidence::Exact), method, &rest, span);
         }
         match self.map.resolve_path(self.module, &names, path.global) {
-            Some(Def::Fn(f)) if self.map.func(f).is_trait_decl => self.call_trait_path(f, args, span),
+            Some(Def::Fn(f)) if self.map.func(f).is_trait_decl => {
+                self.call_trait_path(f, args, span)
+            }
             Some(Def::Fn(f)) => self.call_fn(f, Confidence::Exact, None, args, span, 0),
             Some(Def::Type(c)) => (Ty::Adt(c, Vec::new()), Confidence::Exact),
             Some(Def::External(segs)) => self.call_external(&segs, args, span),
@@ -357,8 +496,15 @@ impl Walker<'_, '_> {
         let (name, tr) = (fd.name.clone(), fd.trait_.clone().unwrap_or_default());
         let recv = args.first().cloned().unwrap_or_else(unknown);
         let rest = self.shift_args(args);
-        let has_impl = self.map.deref_chain(&recv.0).iter().any(|t| t.canon().is_some_and(|c| self.map.traits_of.get(c).is_some_and(|ts| ts.contains(&tr))));
-        let recv = if has_impl { recv } else { (Ty::Param(vec![tr]), Confidence::Exact) };
+        let has_impl = self.map.deref_chain(&recv.0).iter().any(|t| {
+            t.canon()
+                .is_some_and(|c| self.map.traits_of.get(c).is_some_and(|ts| ts.contains(&tr)))
+        });
+        let recv = if has_impl {
+            recv
+        } else {
+            (Ty::Param(vec![tr]), Confidence::Exact)
+        };
         self.method_call(recv, &name, &rest, span)
     }
 
@@ -378,7 +524,10 @@ impl Walker<'_, '_> {
     fn unresolved_path(&mut self, path: &PathIr, span: SpanIr) -> Typed {
         let names = path.names();
         let prefix_known = names.len() > 1
-            && self.map.resolve_path(self.module, &names[..names.len() - 1], path.global).is_some();
+            && self
+                .map
+                .resolve_path(self.module, &names[..names.len() - 1], path.global)
+                .is_some();
         if !prefix_known {
             self.unresolved(span, format!("cannot resolve `{}`", names.join("::")));
         }
@@ -391,25 +540,57 @@ impl Walker<'_, '_> {
             return self.call_fn(f, Confidence::Exact, None, args, span, 1);
         }
         let args: Vec<Ty> = args.iter().map(|(t, _)| t.clone()).collect();
-        (std_assoc_ret(segs, &args).unwrap_or(Ty::Unknown), Confidence::Inferred)
+        (
+            std_assoc_ret(segs, &args).unwrap_or(Ty::Unknown),
+            Confidence::Inferred,
+        )
     }
 
     /// `<T as Trait>::m(..)`: the impl of `Trait` for `T`, or the trait's method.
-    fn call_qualified(&mut self, q: &crate::parse::ir::TypeRef, path: &PathIr, args: &[Typed], span: SpanIr) -> Typed {
-        let recv = self.map.resolve_type(self.module, q, &self.generics, self.self_ty.as_ref(), 0);
+    fn call_qualified(
+        &mut self,
+        q: &crate::parse::ir::TypeRef,
+        path: &PathIr,
+        args: &[Typed],
+        span: SpanIr,
+    ) -> Typed {
+        let recv = self
+            .map
+            .resolve_type(self.module, q, &self.generics, self.self_ty.as_ref(), 0);
         let names = path.names();
         let method = path.last_name();
-        let trait_ = self.map.resolve_path(self.module, &names[..path.qself_pos.min(names.len())], path.global);
+        let trait_ = self.map.resolve_path(
+            self.module,
+            &names[..path.qself_pos.min(names.len())],
+            path.global,
+        );
         let impl_fn = match (&recv, &trait_) {
-            (Ty::Adt(c, _), Some(Def::Trait(t))) => self.map.methods.get(c).and_then(|m| m.get(method)).and_then(|ids| {
-                ids.iter().copied().find(|&f| self.map.func(f).trait_.as_deref() == Some(t.as_str()))
-            }),
+            (Ty::Adt(c, _), Some(Def::Trait(t))) => self
+                .map
+                .methods
+                .get(c)
+                .and_then(|m| m.get(method))
+                .and_then(|ids| {
+                    ids.iter()
+                        .copied()
+                        .find(|&f| self.map.func(f).trait_.as_deref() == Some(t.as_str()))
+                }),
             _ => None,
         };
         match (impl_fn, trait_) {
             (Some(f), _) => self.call_fn(f, Confidence::Exact, Some(&recv), args, span, 1),
-            (None, Some(Def::Trait(t))) => self.method_call((Ty::Param(vec![t]), Confidence::Exact), method, &self.shift_args(args), span),
-            _ => self.method_call((recv, Confidence::Exact), method, &self.shift_args(args), span),
+            (None, Some(Def::Trait(t))) => self.method_call(
+                (Ty::Param(vec![t]), Confidence::Exact),
+                method,
+                &self.shift_args(args),
+                span,
+            ),
+            _ => self.method_call(
+                (recv, Confidence::Exact),
+                method,
+                &self.shift_args(args),
+                span,
+            ),
         }
     }
 
@@ -417,7 +598,11 @@ impl Walker<'_, '_> {
         let (targets, known) = self.method_targets(&recv.0, name);
         let mut ret = None;
         for (f, tag) in &targets {
-            let tag = if *tag == Confidence::NameOnly { Confidence::NameOnly } else { (*tag).max(recv.1) };
+            let tag = if *tag == Confidence::NameOnly {
+                Confidence::NameOnly
+            } else {
+                (*tag).max(recv.1)
+            };
             let r = self.call_fn(*f, tag, Some(&recv.0), args, span, 0);
             ret.get_or_insert(r);
         }
@@ -430,8 +615,16 @@ impl Walker<'_, '_> {
         let chain = self.map.deref_chain(&recv.0);
         let ty = std_method_ret(&recv.0, name)
             .filter(|t| *t != Ty::Unknown)
-            .or_else(|| chain.iter().find_map(|t| std_method_ret(t, name).filter(|t| *t != Ty::Unknown)))
-            .or_else(|| chain.iter().find_map(|t| t.canon().and_then(|c| cudarc_ret(c, name))))
+            .or_else(|| {
+                chain
+                    .iter()
+                    .find_map(|t| std_method_ret(t, name).filter(|t| *t != Ty::Unknown))
+            })
+            .or_else(|| {
+                chain
+                    .iter()
+                    .find_map(|t| t.canon().and_then(|c| cudarc_ret(c, name)))
+            })
             .unwrap_or(Ty::Unknown);
         (ty, recv.1)
     }
@@ -441,7 +634,9 @@ impl Walker<'_, '_> {
     fn method_targets(&self, recv: &Ty, name: &str) -> (Vec<(FnId, Confidence)>, bool) {
         for t in self.map.deref_chain(recv) {
             match &t {
-                Ty::Adt(c, _) if c.starts_with("std::") && STD_INHERENT.contains(&name) => return (Vec::new(), true),
+                Ty::Adt(c, _) if c.starts_with("std::") && STD_INHERENT.contains(&name) => {
+                    return (Vec::new(), true);
+                }
                 Ty::Adt(c, _) => {
                     if let Some(ids) = self.map.methods.get(c).and_then(|m| m.get(name)) {
                         return (ids.iter().map(|&f| (f, Confidence::Exact)).collect(), true);
@@ -476,7 +671,13 @@ impl Walker<'_, '_> {
                     break;
                 }
                 let owner = self.map.func(decl).trait_.clone().unwrap_or_default();
-                for &imp in self.map.trait_impls.get(&(owner, name.to_owned())).into_iter().flatten() {
+                for &imp in self
+                    .map
+                    .trait_impls
+                    .get(&(owner, name.to_owned()))
+                    .into_iter()
+                    .flatten()
+                {
                     out.push((imp, Confidence::Inferred));
                 }
                 break;
@@ -501,11 +702,22 @@ impl Walker<'_, '_> {
         if cands.len() > NAME_ONLY_CAP {
             return Vec::new();
         }
-        cands.into_iter().map(|f| (f, Confidence::NameOnly)).collect()
+        cands
+            .into_iter()
+            .map(|f| (f, Confidence::NameOnly))
+            .collect()
     }
 
     /// Records an edge to `f` (unless a condition rules it out) and returns its result type.
-    fn call_fn(&mut self, f: FnId, tag: Confidence, recv: Option<&Ty>, args: &[Typed], span: SpanIr, arg_shift: usize) -> Typed {
+    fn call_fn(
+        &mut self,
+        f: FnId,
+        tag: Confidence,
+        recv: Option<&Ty>,
+        args: &[Typed],
+        span: SpanIr,
+        arg_shift: usize,
+    ) -> Typed {
         let fd = self.map.func(f);
         let mut uncertain = None;
         if let Some(Condition::PageableDst { arg }) = fd.marks.condition {
@@ -520,23 +732,39 @@ impl Walker<'_, '_> {
                 }
             }
         }
-        self.edges.push(Edge { from: self.from, to: f, tag, site: span, uncertain });
+        self.edges.push(Edge {
+            from: self.from,
+            to: f,
+            tag,
+            site: span,
+            uncertain,
+        });
         (self.ret_type(f, recv), tag.max(Confidence::Inferred))
     }
 
     fn ret_type(&self, f: FnId, recv: Option<&Ty>) -> Ty {
         let fd = self.map.func(f);
         let Some(ir) = fd.ir else {
-            return fd.self_canon.as_deref().and_then(|c| cudarc_ret(c, &fd.name)).unwrap_or(Ty::Unknown);
+            return fd
+                .self_canon
+                .as_deref()
+                .and_then(|c| cudarc_ret(c, &fd.name))
+                .unwrap_or(Ty::Unknown);
         };
-        let Some(ret) = &ir.ret else { return Ty::Unknown };
+        let Some(ret) = &ir.ret else {
+            return Ty::Unknown;
+        };
         let mut generics = fd.impl_generics.to_vec();
         generics.extend(ir.generics.iter().cloned());
         let self_ty = match (recv, &fd.self_ty) {
             (Some(r), _) if *r != Ty::Unknown => Some(r.clone()),
-            (_, Some(t)) => Some(self.map.resolve_type(fd.module, t, fd.impl_generics, None, 0)),
+            (_, Some(t)) => Some(
+                self.map
+                    .resolve_type(fd.module, t, fd.impl_generics, None, 0),
+            ),
             _ => None,
         };
-        self.map.resolve_type(fd.module, ret, &generics, self_ty.as_ref(), 0)
+        self.map
+            .resolve_type(fd.module, ret, &generics, self_ty.as_ref(), 0)
     }
 }

@@ -46,7 +46,8 @@ impl CfgCtx {
             },
             Meta::NameValue(_) => true,
             Meta::List(list) => {
-                let args = list.parse_args_with(Punctuated::<Meta, syn::Token![,]>::parse_terminated);
+                let args =
+                    list.parse_args_with(Punctuated::<Meta, syn::Token![,]>::parse_terminated);
                 let Ok(args) = args else { return true };
                 let name = list.path.get_ident().map(|i| i.to_string());
                 match name.as_deref() {

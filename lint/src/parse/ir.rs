@@ -180,7 +180,10 @@ pub enum Item {
         alias: Option<String>,
         span: SpanIr,
     },
-    MacroRules { name: String, rules: String },
+    MacroRules {
+        name: String,
+        rules: String,
+    },
     /// An item-position macro call (`foo! { .. }`), kept as text to expand later.
     MacroCall {
         path: Vec<String>,
@@ -202,11 +205,11 @@ pub enum Stmt {
         /// The binding when the pattern is a plain identifier (`let x`, `let mut x: T`).
         name: Option<String>,
         /// Any other pattern (`let (a, b)`, `let Some(x)`).
-        pat: Option<Pat>,
+        pat: Option<Box<Pat>>,
         ty: Option<TypeRef>,
-        init: Option<Expr>,
+        init: Option<Box<Expr>>,
         /// `let .. else { .. }`.
-        diverge: Option<Expr>,
+        diverge: Option<Box<Expr>>,
         span: SpanIr,
     },
     Expr(Expr),
@@ -251,7 +254,10 @@ pub enum Expr {
     },
     /// A path used as a value (a local, a const, a unit struct).
     Path(PathIr),
-    Field { base: Box<Expr>, name: String },
+    Field {
+        base: Box<Expr>,
+        name: String,
+    },
     /// `e?` (unwraps `Result`/`Option`).
     Try(Box<Expr>),
     /// `e.await`.
@@ -262,12 +268,21 @@ pub enum Expr {
         arms: Vec<(Pat, Option<Expr>, Expr)>,
     },
     /// `let pat = expr` in an `if`/`while` condition.
-    Let { pat: Pat, expr: Box<Expr> },
+    Let {
+        pat: Pat,
+        expr: Box<Expr>,
+    },
     /// `T { .. }`.
-    Struct { path: PathIr, fields: Vec<Expr> },
+    Struct {
+        path: PathIr,
+        fields: Vec<Expr>,
+    },
     Block(Block),
     Closure(Box<Expr>),
-    Cast { expr: Box<Expr>, ty: TypeRef },
+    Cast {
+        expr: Box<Expr>,
+        ty: TypeRef,
+    },
     /// A call inside an escape (`allow_sync(|| ..)`): not followed.
     Escape,
     /// Anything else: its sub-expressions in order, of unknown type.

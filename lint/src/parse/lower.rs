@@ -51,9 +51,20 @@ impl Lower<'_> {
             syn::Item::Use(u) => {
                 let is_pub = !matches!(u.vis, syn::Visibility::Inherited);
                 let span = self.sp(u.span());
-                flatten_use(&u.tree, Vec::new(), u.leading_colon.is_some(), &mut |path, alias, global| {
-                    out.push(Item::Use(UseIr { path, global, alias, is_pub, span }))
-                });
+                flatten_use(
+                    &u.tree,
+                    Vec::new(),
+                    u.leading_colon.is_some(),
+                    &mut |path, alias, global| {
+                        out.push(Item::Use(UseIr {
+                            path,
+                            global,
+                            alias,
+                            is_pub,
+                            span,
+                        }))
+                    },
+                );
             }
             syn::Item::Struct(s) => out.push(Item::Struct {
                 name: s.ident.to_string(),
@@ -115,7 +126,10 @@ impl Lower<'_> {
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let name = f.ident.as_ref().map_or_else(|| i.to_string(), |id| id.to_string());
+                let name = f
+                    .ident
+                    .as_ref()
+                    .map_or_else(|| i.to_string(), |id| id.to_string());
                 (name, lower_type(&f.ty))
             })
             .collect()
@@ -173,12 +187,19 @@ impl Lower<'_> {
         let name = m.ident.to_string();
         let path_attr = m.attrs.iter().find_map(|a| match &a.meta {
             syn::Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
                 _ => None,
             },
             _ => None,
         });
-        let base = if top { self.file_dir.clone() } else { dir.to_path_buf() };
+        let base = if top {
+            self.file_dir.clone()
+        } else {
+            dir.to_path_buf()
+        };
         let kind = match &m.content {
             Some((_, items)) => {
                 let sub = path_attr.map_or_else(|| dir.join(&name), |p| base.join(p));
@@ -188,7 +209,10 @@ impl Lower<'_> {
                 let has_attr = path_attr.is_some();
                 let candidates = match path_attr {
                     Some(p) => vec![base.join(p)],
-                    None => vec![dir.join(format!("{name}.rs")), dir.join(&name).join("mod.rs")],
+                    None => vec![
+                        dir.join(format!("{name}.rs")),
+                        dir.join(&name).join("mod.rs"),
+                    ],
                 };
                 match candidates.iter().find(|c| c.is_file()) {
                     Some(found) => ModKind::File {
@@ -207,7 +231,12 @@ impl Lower<'_> {
         }
     }
 
-    pub fn func(&mut self, sig: &syn::Signature, attrs: &[syn::Attribute], body: Option<&syn::Block>) -> FnIr {
+    pub fn func(
+        &mut self,
+        sig: &syn::Signature,
+        attrs: &[syn::Attribute],
+        body: Option<&syn::Block>,
+    ) -> FnIr {
         let mut self_param = None;
         let mut params = Vec::new();
         for input in &sig.inputs {
@@ -271,7 +300,12 @@ fn lower_attrs(attrs: &[syn::Attribute]) -> Vec<AttrIr> {
         .collect()
 }
 
-fn flatten_use(tree: &syn::UseTree, prefix: Vec<String>, global: bool, emit: &mut dyn FnMut(Vec<String>, Option<String>, bool)) {
+fn flatten_use(
+    tree: &syn::UseTree,
+    prefix: Vec<String>,
+    global: bool,
+    emit: &mut dyn FnMut(Vec<String>, Option<String>, bool),
+) {
     match tree {
         syn::UseTree::Path(p) => {
             let mut next = prefix;
@@ -405,17 +439,21 @@ pub fn lower_pat(p: &syn::Pat, depth: usize) -> Pat {
     }
     let d = depth + 1;
     match p {
-        syn::Pat::Ident(i) => Pat::Bind(i.ident.to_string(), i.subpat.as_ref().map(|(_, s)| Box::new(lower_pat(s, d)))),
-        syn::Pat::TupleStruct(t) => {
-            Pat::TupleStruct(lower_qpath(t.qself.as_ref(), &t.path), t.elems.iter().map(|e| lower_pat(e, d)).collect())
-        }
+        syn::Pat::Ident(i) => Pat::Bind(
+            i.ident.to_string(),
+            i.subpat.as_ref().map(|(_, s)| Box::new(lower_pat(s, d))),
+        ),
+        syn::Pat::TupleStruct(t) => Pat::TupleStruct(
+            lower_qpath(t.qself.as_ref(), &t.path),
+            t.elems.iter().map(|e| lower_pat(e, d)).collect(),
+        ),
         syn::Pat::Struct(s) => Pat::Struct(
             lower_qpath(s.qself.as_ref(), &s.path),
             s.fields
                 .iter()
-                .filter_map(|f| match &f.member {
-                    syn::Member::Named(n) => Some((n.to_string(), lower_pat(&f.pat, d))),
-                    syn::Member::Unnamed(i) => Some((i.index.to_string(), lower_pat(&f.pat, d))),
+                .map(|f| match &f.member {
+                    syn::Member::Named(n) => (n.to_string(), lower_pat(&f.pat, d)),
+                    syn::Member::Unnamed(i) => (i.index.to_string(), lower_pat(&f.pat, d)),
                 })
                 .collect(),
         ),
@@ -423,7 +461,10 @@ pub fn lower_pat(p: &syn::Pat, depth: usize) -> Pat {
         syn::Pat::Reference(r) => lower_pat(&r.pat, d),
         syn::Pat::Paren(r) => lower_pat(&r.pat, d),
         syn::Pat::Type(t) => lower_pat(&t.pat, d),
-        syn::Pat::Or(o) => o.cases.first().map_or(Pat::Other, |c| Pat::Or(Box::new(lower_pat(c, d)))),
+        syn::Pat::Or(o) => o
+            .cases
+            .first()
+            .map_or(Pat::Other, |c| Pat::Or(Box::new(lower_pat(c, d)))),
         _ => Pat::Other,
     }
 }

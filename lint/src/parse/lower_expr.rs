@@ -31,13 +31,17 @@ impl Lower<'_> {
                     syn::Pat::Type(pt) => (pat_ident(&pt.pat), Some(lower_type(&pt.ty))),
                     p => (pat_ident(p), None),
                 };
-                let pat = name.is_none().then(|| lower_pat(&l.pat, 0));
+                let pat = name.is_none().then(|| Box::new(lower_pat(&l.pat, 0)));
                 out.push(Stmt::Let {
                     name,
                     pat,
                     ty,
-                    init: l.init.as_ref().map(|i| self.expr(&i.expr)),
-                    diverge: l.init.as_ref().and_then(|i| i.diverge.as_ref()).map(|(_, e)| self.expr(e)),
+                    init: l.init.as_ref().map(|i| self.boxed(&i.expr)),
+                    diverge: l
+                        .init
+                        .as_ref()
+                        .and_then(|i| i.diverge.as_ref())
+                        .map(|(_, e)| self.boxed(e)),
                     span: self.sp(l.span()),
                 });
             }
@@ -52,7 +56,9 @@ impl Lower<'_> {
                 nested.extend(items);
             }
             syn::Stmt::Expr(e, _) => out.push(Stmt::Expr(self.expr(e))),
-            syn::Stmt::Macro(m) if self.cfg.enabled(&m.attrs) => out.push(Stmt::Expr(self.mac(&m.mac))),
+            syn::Stmt::Macro(m) if self.cfg.enabled(&m.attrs) => {
+                out.push(Stmt::Expr(self.mac(&m.mac)))
+            }
             syn::Stmt::Macro(_) => {}
         }
     }
@@ -132,7 +138,12 @@ impl Lower<'_> {
             E::Return(r) => self.exprs(r.expr.iter().map(|b| &**b)),
             E::Break(b) => self.exprs(b.expr.iter().map(|b| &**b)),
             E::Yield(y) => self.exprs(y.expr.iter().map(|b| &**b)),
-            E::Let(l) => return Expr::Let { pat: lower_pat(&l.pat, 0), expr: self.boxed(&l.expr) },
+            E::Let(l) => {
+                return Expr::Let {
+                    pat: lower_pat(&l.pat, 0),
+                    expr: self.boxed(&l.expr),
+                };
+            }
             E::Repeat(r) => self.exprs([&*r.expr, &*r.len]),
             E::If(i) => self.if_expr(i),
             E::While(w) => vec![self.expr(&w.cond), self.block_expr(&w.body)],
@@ -197,7 +208,10 @@ impl Lower<'_> {
     fn method_span(&self, m: &syn::ExprMethodCall) -> SpanIr {
         let name = self.sp(m.method.span());
         let close = self.sp(m.paren_token.span.close());
-        SpanIr { hi: close.hi.max(name.hi), ..name }
+        SpanIr {
+            hi: close.hi.max(name.hi),
+            ..name
+        }
     }
 
     /// A macro in expression position: escapes are dropped, other arguments are parsed

@@ -53,7 +53,11 @@ impl Parsed {
 }
 
 /// Parses the module trees under `roots` (root file, cfg index), wave by wave.
-pub fn parse_all(roots: &[(PathBuf, usize)], cfgs: &[CfgCtx], sources: &mut SourceMap) -> (Parsed, Vec<Diagnostic>) {
+pub fn parse_all(
+    roots: &[(PathBuf, usize)],
+    cfgs: &[CfgCtx],
+    sources: &mut SourceMap,
+) -> (Parsed, Vec<Diagnostic>) {
     let mut parsed = Parsed::default();
     let mut diags = Vec::new();
     let mut wave: Vec<FileJob> = roots
@@ -70,20 +74,33 @@ pub fn parse_all(roots: &[(PathBuf, usize)], cfgs: &[CfgCtx], sources: &mut Sour
         wave.dedup_by(|a, b| a.path == b.path && a.cfg == b.cfg);
         let loaded = load_wave(&wave, sources, &mut diags);
         // Runs on the caller's rayon pool: [`crate::engine`] installs one with large stacks.
-        let results: Vec<FileResult> = loaded.par_iter().map(|(j, id)| parse_one(j, *id, sources, cfgs)).collect();
+        let results: Vec<FileResult> = loaded
+            .par_iter()
+            .map(|(j, id)| parse_one(j, *id, sources, cfgs))
+            .collect();
         let mut next = Vec::new();
         for ((job, id), res) in loaded.into_iter().zip(results) {
             diags.extend(res.diags);
             parsed.truncated_files += usize::from(res.truncated);
             collect_children(&res.items, job.cfg, &mut next);
-            parsed.files.insert((job.path, job.cfg), ParsedFile { file: id, items: res.items });
+            parsed.files.insert(
+                (job.path, job.cfg),
+                ParsedFile {
+                    file: id,
+                    items: res.items,
+                },
+            );
         }
         wave = next;
     }
     (parsed, diags)
 }
 
-fn load_wave(wave: &[FileJob], sources: &mut SourceMap, diags: &mut Vec<Diagnostic>) -> Vec<(FileJob, FileId)> {
+fn load_wave(
+    wave: &[FileJob],
+    sources: &mut SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<(FileJob, FileId)> {
     let mut out = Vec::new();
     for job in wave {
         match sources.load(&job.path) {
@@ -91,7 +108,11 @@ fn load_wave(wave: &[FileJob], sources: &mut SourceMap, diags: &mut Vec<Diagnost
             Err(e) => {
                 let id = sources.add(job.path.clone(), String::new());
                 let msg = format!("cannot read `{}`: {e}", job.path.display());
-                diags.push(Diagnostic::new(Code::ParseError, msg, sources.span_of(id, 0, 0)));
+                diags.push(Diagnostic::new(
+                    Code::ParseError,
+                    msg,
+                    sources.span_of(id, 0, 0),
+                ));
             }
         }
     }
@@ -140,10 +161,18 @@ fn parse_one(job: &FileJob, id: FileId, sources: &SourceMap, cfgs: &[CfgCtx]) ->
     let cfg = cfgs.get(job.cfg).unwrap_or(&default_cfg);
     let run = std::panic::AssertUnwindSafe(|| parse_text(job, id, text, cfg));
     match std::panic::catch_unwind(run) {
-        Ok(Ok((items, truncated))) => FileResult { items, diags: Vec::new(), truncated },
+        Ok(Ok((items, truncated))) => FileResult {
+            items,
+            diags: Vec::new(),
+            truncated,
+        },
         Ok(Err((msg, lo, hi))) => FileResult {
             items: Vec::new(),
-            diags: vec![Diagnostic::new(Code::ParseError, msg, sources.span_of(id, lo, hi))],
+            diags: vec![Diagnostic::new(
+                Code::ParseError,
+                msg,
+                sources.span_of(id, lo, hi),
+            )],
             truncated: false,
         },
         Err(_) => FileResult {
@@ -161,15 +190,27 @@ fn parse_one(job: &FileJob, id: FileId, sources: &SourceMap, cfgs: &[CfgCtx]) ->
 type ParseErr = (String, usize, usize);
 
 /// Parses and lowers one file's text; errors carry a message and a byte range.
-pub fn parse_text(job: &FileJob, id: FileId, text: &str, cfg: &CfgCtx) -> Result<(Vec<Item>, bool), ParseErr> {
+pub fn parse_text(
+    job: &FileJob,
+    id: FileId,
+    text: &str,
+    cfg: &CfgCtx,
+) -> Result<(Vec<Item>, bool), ParseErr> {
     let (body, offset) = strip_prelude(text);
     if let Some(at) = prescan::too_deep(&body) {
-        let msg = format!("nesting deeper than {} levels; file skipped", prescan::MAX_NESTING);
+        let msg = format!(
+            "nesting deeper than {} levels; file skipped",
+            prescan::MAX_NESTING
+        );
         return Err((msg, at + offset, at + offset + 1));
     }
     let file = syn::parse_file(&body).map_err(|e| {
         let r = e.span().byte_range();
-        (format!("syntax error: {e}"), r.start + offset, r.end + offset)
+        (
+            format!("syntax error: {e}"),
+            r.start + offset,
+            r.end + offset,
+        )
     })?;
     let mut lower = lower::Lower {
         file: id,
@@ -202,5 +243,9 @@ fn strip_prelude(text: &str) -> (std::borrow::Cow<'_, str>, usize) {
 
 /// A span for a whole item given by its IR span (helper for diagnostics).
 pub fn span_ir(file: FileId, lo: usize, hi: usize) -> SpanIr {
-    SpanIr { file, lo: lo as u32, hi: hi as u32 }
+    SpanIr {
+        file,
+        lo: lo as u32,
+        hi: hi as u32,
+    }
 }

@@ -42,7 +42,10 @@ pub fn too_deep(text: &str) -> Option<usize> {
 }
 
 fn skip_line(b: &[u8], i: usize) -> usize {
-    b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p)
+    b[i..]
+        .iter()
+        .position(|&c| c == b'\n')
+        .map_or(b.len(), |p| i + p)
 }
 
 fn skip_block_comment(b: &[u8], mut i: usize) -> usize {
@@ -94,11 +97,10 @@ fn raw_prefix_hashes(b: &[u8], quote: usize) -> Option<usize> {
 }
 
 fn is_char_literal(b: &[u8], i: usize) -> bool {
-    match (b.get(i + 1), b.get(i + 2)) {
-        (Some(b'\\'), _) => true,
-        (Some(_), Some(b'\'')) => true,
-        _ => false,
-    }
+    matches!(
+        (b.get(i + 1), b.get(i + 2)),
+        (Some(b'\\'), _) | (Some(_), Some(b'\''))
+    )
 }
 
 fn skip_char(b: &[u8], i: usize) -> usize {

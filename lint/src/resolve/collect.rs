@@ -19,7 +19,11 @@ struct Pending<'a> {
 }
 
 /// Builds the def map of `crates`; `cfgs[i]` is the cfg context index crate `i` was parsed with.
-pub fn build<'a>(crates: &'a [CrateSpec], parsed: &'a Parsed, sources: &SourceMap) -> (DefMap<'a>, Vec<Diagnostic>) {
+pub fn build<'a>(
+    crates: &'a [CrateSpec],
+    parsed: &'a Parsed,
+    sources: &SourceMap,
+) -> (DefMap<'a>, Vec<Diagnostic>) {
     let mut map = DefMap::default();
     let mut diags = Vec::new();
     let mut impls = Vec::new();
@@ -32,10 +36,14 @@ pub fn build<'a>(crates: &'a [CrateSpec], parsed: &'a Parsed, sources: &SourceMa
             deps: spec.deps.iter().cloned().collect(),
             check_roots: spec.check_roots,
         });
-        let Some(file) = parsed.get(&spec.root, i) else { continue };
+        let Some(file) = parsed.get(&spec.root, i) else {
+            continue;
+        };
         let mut work: Vec<(ModId, &'a [Item])> = vec![(root, &file.items)];
         while let Some((m, items)) = work.pop() {
-            collect_items(&mut map, m, items, parsed, i, &mut work, &mut impls, sources, &mut diags);
+            collect_items(
+                &mut map, m, items, parsed, i, &mut work, &mut impls, sources, &mut diags,
+            );
         }
     }
     for p in &impls {
@@ -70,7 +78,12 @@ fn add_builtins(map: &mut DefMap<'_>) {
             },
         });
         if is_method {
-            map.methods.entry(ty).or_default().entry(name.clone()).or_default().push(id);
+            map.methods
+                .entry(ty)
+                .or_default()
+                .entry(name.clone())
+                .or_default()
+                .push(id);
             map.by_name.entry(name).or_default().push(id);
         }
         map.builtin.insert(s.path.to_owned(), id);
@@ -90,7 +103,11 @@ fn new_module(map: &mut DefMap<'_>, krate: usize, parent: Option<ModId>, path: S
 }
 
 fn define(map: &mut DefMap<'_>, m: ModId, name: &str, def: Def) {
-    map.modules[m as usize].items.entry(name.to_owned()).or_default().push(def);
+    map.modules[m as usize]
+        .items
+        .entry(name.to_owned())
+        .or_default()
+        .push(def);
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -118,14 +135,21 @@ fn collect_items<'a>(
             Item::Struct { name, fields, .. } => add_type(map, m, name, TypeKind::Struct(fields)),
             Item::Enum { name, variants, .. } => add_type(map, m, name, TypeKind::Enum(variants)),
             Item::TypeAlias { name, ty, .. } => add_type(map, m, name, TypeKind::Alias(ty)),
-            Item::Trait { name, fns, supertraits, .. } => add_trait(map, m, name, fns, supertraits),
+            Item::Trait {
+                name,
+                fns,
+                supertraits,
+                ..
+            } => add_trait(map, m, name, fns, supertraits),
             Item::Impl(imp) => {
                 impls.push(Pending { module: m, imp });
                 for f in &imp.fns {
                     work.push((m, &f.nested));
                 }
             }
-            Item::Mod { name, kind, span, .. } => {
+            Item::Mod {
+                name, kind, span, ..
+            } => {
                 let child = new_module(map, krate, Some(m), format!("{mpath}::{name}"));
                 define(map, m, name, Def::Mod(child));
                 match kind {
@@ -135,7 +159,9 @@ fn collect_items<'a>(
                             work.push((child, &f.items));
                         }
                     }
-                    ModKind::Missing(tried) => diags.push(missing_module(name, tried, *span, sources)),
+                    ModKind::Missing(tried) => {
+                        diags.push(missing_module(name, tried, *span, sources))
+                    }
                 }
             }
             Item::ExternCrate { name, alias, .. } => {
@@ -155,25 +181,52 @@ fn collect_items<'a>(
     }
 }
 
-fn missing_module(name: &str, tried: &[std::path::PathBuf], span: SpanIr, sources: &SourceMap) -> Diagnostic {
-    let shown: Vec<String> = tried.iter().map(|p| format!("`{}`", sources.display(p).display())).collect();
-    Diagnostic::new(Code::MissingModule, format!("file not found for module `{name}`"), sources.span(span))
-        .with_label("declared here")
-        .with_note(format!("looked for {}", shown.join(" and ")), None)
-        .with_note("the module's items are not analysed", None)
+fn missing_module(
+    name: &str,
+    tried: &[std::path::PathBuf],
+    span: SpanIr,
+    sources: &SourceMap,
+) -> Diagnostic {
+    let shown: Vec<String> = tried
+        .iter()
+        .map(|p| format!("`{}`", sources.display(p).display()))
+        .collect();
+    Diagnostic::new(
+        Code::MissingModule,
+        format!("file not found for module `{name}`"),
+        sources.span(span),
+    )
+    .with_label("declared here")
+    .with_note(format!("looked for {}", shown.join(" and ")), None)
+    .with_note("the module's items are not analysed", None)
 }
 
 fn add_type<'a>(map: &mut DefMap<'a>, m: ModId, name: &str, kind: TypeKind<'a>) {
     let canon = format!("{}::{name}", map.modules[m as usize].path);
-    map.types.insert(canon.clone(), TypeData { module: m, kind });
+    map.types
+        .insert(canon.clone(), TypeData { module: m, kind });
     define(map, m, name, Def::Type(canon));
 }
 
-fn add_trait<'a>(map: &mut DefMap<'a>, m: ModId, name: &str, fns: &'a [FnIr], supers: &'a [crate::parse::ir::PathIr]) {
+fn add_trait<'a>(
+    map: &mut DefMap<'a>,
+    m: ModId,
+    name: &str,
+    fns: &'a [FnIr],
+    supers: &'a [crate::parse::ir::PathIr],
+) {
     let canon = format!("{}::{name}", map.modules[m as usize].path);
     let mut table = HashMap::new();
     for f in fns {
-        let id = add_fn(map, m, f, format!("{canon}::{}", f.name), None, &[], Some(canon.clone()));
+        let id = add_fn(
+            map,
+            m,
+            f,
+            format!("{canon}::{}", f.name),
+            None,
+            &[],
+            Some(canon.clone()),
+        );
         map.fns[id as usize].is_trait_decl = true;
         table.insert(f.name.clone(), id);
     }
@@ -185,7 +238,16 @@ fn add_trait<'a>(map: &mut DefMap<'a>, m: ModId, name: &str, fns: &'a [FnIr], su
             _ => None,
         })
         .collect();
-    map.types.insert(canon.clone(), TypeData { module: m, kind: TypeKind::Trait { fns: table, supertraits } });
+    map.types.insert(
+        canon.clone(),
+        TypeData {
+            module: m,
+            kind: TypeKind::Trait {
+                fns: table,
+                supertraits,
+            },
+        },
+    );
     define(map, m, name, Def::Trait(canon));
 }
 
@@ -227,11 +289,14 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
     let generics = &imp.generics;
     let self_ty = map.resolve_type(m, &imp.self_ty, generics, None, 0);
     let canon = self_ty.canon().map(str::to_owned);
-    let trait_ = imp.trait_.as_ref().and_then(|p| match map.resolve_path(m, &p.names(), p.global) {
-        Some(Def::Trait(t)) => Some(t),
-        Some(Def::External(segs)) => Some(segs.join("::")),
-        _ => None,
-    });
+    let trait_ =
+        imp.trait_
+            .as_ref()
+            .and_then(|p| match map.resolve_path(m, &p.names(), p.global) {
+                Some(Def::Trait(t)) => Some(t),
+                Some(Def::External(segs)) => Some(segs.join("::")),
+                _ => None,
+            });
     if let (Some(c), Some(t)) = (&canon, &trait_) {
         map.traits_of.entry(c.clone()).or_default().push(t.clone());
         if t.ends_with("Deref")
@@ -241,16 +306,35 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
             map.deref_targets.insert(c.clone(), target);
         }
     }
-    let owner = canon.clone().unwrap_or_else(|| format!("{}::<impl>", map.modules[m as usize].path));
+    let owner = canon
+        .clone()
+        .unwrap_or_else(|| format!("{}::<impl>", map.modules[m as usize].path));
     for f in &imp.fns {
         let path = format!("{owner}::{}", f.name);
-        let id = add_fn(map, m, f, path, Some((&imp.self_ty, canon.clone())), generics, trait_.clone());
+        let id = add_fn(
+            map,
+            m,
+            f,
+            path,
+            Some((&imp.self_ty, canon.clone())),
+            generics,
+            trait_.clone(),
+        );
         if let Some(c) = &canon {
-            map.methods.entry(c.clone()).or_default().entry(f.name.clone()).or_default().push(id);
+            map.methods
+                .entry(c.clone())
+                .or_default()
+                .entry(f.name.clone())
+                .or_default()
+                .push(id);
         }
         if let Some(t) = &trait_ {
-            map.trait_impls.entry((t.clone(), f.name.clone())).or_default().push(id);
-            if f.name == "drop" && t.ends_with("Drop")
+            map.trait_impls
+                .entry((t.clone(), f.name.clone()))
+                .or_default()
+                .push(id);
+            if f.name == "drop"
+                && t.ends_with("Drop")
                 && let Some(c) = &canon
             {
                 map.drops.insert(c.clone(), id);
@@ -286,10 +370,25 @@ fn mark_all(map: &mut DefMap<'_>) {
 /// describes the default body only, and an override is judged by its own body.
 pub(super) fn inherit_sinks(map: &mut DefMap<'_>) {
     let mut inherited = Vec::new();
-    for f in map.fns.iter().filter(|f| f.is_trait_decl && f.ir.is_some_and(|ir| ir.body.is_none())) {
+    for f in map
+        .fns
+        .iter()
+        .filter(|f| f.is_trait_decl && f.ir.is_some_and(|ir| ir.body.is_none()))
+    {
         if let (Some(reason), Some(tr)) = (&f.marks.sink, &f.trait_) {
-            for &imp in map.trait_impls.get(&(tr.clone(), f.name.clone())).into_iter().flatten() {
-                inherited.push((imp, format!("implements `{}`, which is #[synchronizes]: {reason}", f.path)));
+            for &imp in map
+                .trait_impls
+                .get(&(tr.clone(), f.name.clone()))
+                .into_iter()
+                .flatten()
+            {
+                inherited.push((
+                    imp,
+                    format!(
+                        "implements `{}`, which is #[synchronizes]: {reason}",
+                        f.path
+                    ),
+                ));
             }
         }
     }
@@ -301,5 +400,8 @@ pub(super) fn inherit_sinks(map: &mut DefMap<'_>) {
 /// The reason given as `#[synchronizes(reason = "..")]` or `#[synchronizes("..")]`.
 fn attr_reason(args: &str) -> String {
     let quoted = args.split('"').nth(1).filter(|s| !s.is_empty());
-    quoted.map_or_else(|| "it is marked #[synchronizes]".to_owned(), |s| s.replace("\\\"", "\""))
+    quoted.map_or_else(
+        || "it is marked #[synchronizes]".to_owned(),
+        |s| s.replace("\\\"", "\""),
+    )
 }

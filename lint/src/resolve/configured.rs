@@ -12,16 +12,25 @@ use crate::sinks::canonical_cudarc;
 use crate::source::SourceMap;
 
 /// Marks configured roots, sinks and escapes; returns every root (attribute or config).
-pub fn apply(map: &mut DefMap<'_>, cfg: &Config, sources: &SourceMap) -> (Vec<FnId>, Vec<Diagnostic>) {
+pub fn apply(
+    map: &mut DefMap<'_>,
+    cfg: &Config,
+    sources: &SourceMap,
+) -> (Vec<FnId>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     for e in &cfg.roots {
         for f in lookup(map, e, false, sources, &mut diags) {
-            map.fns[f as usize].marks.root = true;
+            let marks = &mut map.fns[f as usize].marks;
+            marks.configured_root |= !marks.root;
+            marks.root = true;
         }
     }
     for e in &cfg.sinks {
         for f in lookup(map, e, true, sources, &mut diags) {
-            let reason = e.reason.clone().unwrap_or_else(|| "it is listed in the configuration's `sinks`".to_owned());
+            let reason = e
+                .reason
+                .clone()
+                .unwrap_or_else(|| "it is listed in the configuration's `sinks`".to_owned());
             map.fns[f as usize].marks.sink = Some(reason);
         }
     }
@@ -35,7 +44,13 @@ pub fn apply(map: &mut DefMap<'_>, cfg: &Config, sources: &SourceMap) -> (Vec<Fn
     (roots, diags)
 }
 
-fn lookup(map: &mut DefMap<'_>, e: &Entry, sink: bool, sources: &SourceMap, diags: &mut Vec<Diagnostic>) -> Vec<FnId> {
+fn lookup(
+    map: &mut DefMap<'_>,
+    e: &Entry,
+    sink: bool,
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<FnId> {
     match resolve_entry(map, &e.path, sink) {
         Ok(f) => f,
         Err(why) => {
@@ -46,8 +61,14 @@ fn lookup(map: &mut DefMap<'_>, e: &Entry, sink: bool, sources: &SourceMap, diag
 }
 
 fn resolve_entry(map: &mut DefMap<'_>, path: &str, sink: bool) -> Result<Vec<FnId>, String> {
-    let parsed: syn::ExprPath = syn::parse_str(path).map_err(|_| "is not a Rust path".to_owned())?;
-    let segs: Vec<String> = parsed.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let parsed: syn::ExprPath =
+        syn::parse_str(path).map_err(|_| "is not a Rust path".to_owned())?;
+    let segs: Vec<String> = parsed
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
     if let Some(q) = &parsed.qself {
         return qualified(map, q, &segs);
     }
@@ -68,8 +89,15 @@ fn resolve_entry(map: &mut DefMap<'_>, path: &str, sink: bool) -> Result<Vec<FnI
 }
 
 fn qualified(map: &DefMap<'_>, q: &syn::QSelf, segs: &[String]) -> Result<Vec<FnId>, String> {
-    let syn::Type::Path(tp) = &*q.ty else { return Err("has an unsupported qualified type".to_owned()) };
-    let ty: Vec<String> = tp.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let syn::Type::Path(tp) = &*q.ty else {
+        return Err("has an unsupported qualified type".to_owned());
+    };
+    let ty: Vec<String> = tp
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
     let method = segs.last().ok_or("is empty")?;
     let trait_path = &segs[..q.position.min(segs.len())];
     let find = |p: &[String]| -> Option<Def> {
@@ -78,12 +106,25 @@ fn qualified(map: &DefMap<'_>, q: &syn::QSelf, segs: &[String]) -> Result<Vec<Fn
         map.resolve_path(map.crates[krate].root, &refs, false)
     };
     let (Some(Def::Type(t)), Some(Def::Trait(tr))) = (find(&ty), find(trait_path)) else {
-        return Err("matches nothing: the type or the trait is not in the analysed crates".to_owned());
+        return Err(
+            "matches nothing: the type or the trait is not in the analysed crates".to_owned(),
+        );
     };
-    let ids = map.methods.get(&t).and_then(|m| m.get(method)).cloned().unwrap_or_default();
-    let hits: Vec<FnId> = ids.into_iter().filter(|&f| map.func(f).trait_.as_deref() == Some(tr.as_str())).collect();
+    let ids = map
+        .methods
+        .get(&t)
+        .and_then(|m| m.get(method))
+        .cloned()
+        .unwrap_or_default();
+    let hits: Vec<FnId> = ids
+        .into_iter()
+        .filter(|&f| map.func(f).trait_.as_deref() == Some(tr.as_str()))
+        .collect();
     if hits.is_empty() {
-        return Err(format!("matches nothing: no `impl {} for {}` with a method `{method}`", tr, t));
+        return Err(format!(
+            "matches nothing: no `impl {} for {}` with a method `{method}`",
+            tr, t
+        ));
     }
     Ok(hits)
 }
@@ -114,7 +155,12 @@ fn cudarc_fn(map: &mut DefMap<'_>, segs: &[String], sink: bool) -> Result<FnId, 
         is_trait_decl: false,
         marks: Marks::default(),
     });
-    map.methods.entry(owner).or_default().entry(name).or_default().push(id);
+    map.methods
+        .entry(owner)
+        .or_default()
+        .entry(name)
+        .or_default()
+        .push(id);
     map.builtin.insert(canon, id);
     Ok(id)
 }

@@ -43,14 +43,24 @@ fn visit_items(items: &[Item], f: &mut dyn FnMut(&Item)) {
     while let Some(items) = stack.pop() {
         for i in items {
             f(i);
-            if let Item::Mod { kind: ModKind::Inline(inner), .. } = i {
+            if let Item::Mod {
+                kind: ModKind::Inline(inner),
+                ..
+            } = i
+            {
                 stack.push(inner);
             }
         }
     }
 }
 
-fn expand_items(items: &mut Vec<Item>, defs: &HashMap<String, String>, cfg: &CfgCtx, count: &mut usize, depth: usize) {
+fn expand_items(
+    items: &mut Vec<Item>,
+    defs: &HashMap<String, String>,
+    cfg: &CfgCtx,
+    count: &mut usize,
+    depth: usize,
+) {
     if depth > 32 {
         return;
     }
@@ -58,14 +68,21 @@ fn expand_items(items: &mut Vec<Item>, defs: &HashMap<String, String>, cfg: &Cfg
     for item in items.iter_mut() {
         match item {
             Item::MacroCall { path, tokens, span } if *count < MAX_EXPANSIONS => {
-                let Some(rules) = path.last().and_then(|n| defs.get(n)) else { continue };
-                if let Some(mut expanded) = expand(rules, tokens).and_then(|src| lower_expansion(&src, *span, cfg)) {
+                let Some(rules) = path.last().and_then(|n| defs.get(n)) else {
+                    continue;
+                };
+                if let Some(mut expanded) =
+                    expand(rules, tokens).and_then(|src| lower_expansion(&src, *span, cfg))
+                {
                     *count += 1;
                     expand_items(&mut expanded, defs, cfg, count, depth + 1);
                     new.extend(expanded);
                 }
             }
-            Item::Mod { kind: ModKind::Inline(inner), .. } => expand_items(inner, defs, cfg, count, depth + 1),
+            Item::Mod {
+                kind: ModKind::Inline(inner),
+                ..
+            } => expand_items(inner, defs, cfg, count, depth + 1),
             _ => {}
         }
     }
@@ -86,7 +103,20 @@ fn lower_expansion(src: &str, span: SpanIr, cfg: &CfgCtx) -> Option<Vec<Item>> {
     };
     let items = lower.items(&file.items, std::path::Path::new(""), false);
     // `mod x;` inside an expansion cannot be located: drop file modules.
-    Some(items.into_iter().filter(|i| !matches!(i, Item::Mod { kind: ModKind::File { .. } | ModKind::Missing(_), .. })).collect())
+    Some(
+        items
+            .into_iter()
+            .filter(|i| {
+                !matches!(
+                    i,
+                    Item::Mod {
+                        kind: ModKind::File { .. } | ModKind::Missing(_),
+                        ..
+                    }
+                )
+            })
+            .collect(),
+    )
 }
 
 /// Expands one invocation with the first matching rule, as source text.
@@ -96,7 +126,9 @@ pub fn expand(rules: &str, input: &str) -> Option<String> {
     let mut i = 0;
     // Each rule is `(matcher) => {body}`, `=>` being two punctuation tokens.
     while i < rules.len() {
-        let (Some(TokenTree::Group(matcher)), Some(TokenTree::Group(body))) = (rules.get(i), rules.get(i + 3)) else {
+        let (Some(TokenTree::Group(matcher)), Some(TokenTree::Group(body))) =
+            (rules.get(i), rules.get(i + 3))
+        else {
             return None;
         };
         if let Some(caps) = match_rule(&flat(matcher.stream()), &input) {
@@ -121,15 +153,23 @@ fn match_rule(matcher: &[TokenTree], input: &[TokenTree]) -> Option<Captures> {
     let (mut m, mut i) = (0, 0);
     while m < matcher.len() {
         if is_dollar(&matcher[m]) {
-            let (TokenTree::Ident(name), Some(TokenTree::Ident(frag))) = (matcher.get(m + 1)?, matcher.get(m + 3)) else {
+            let (TokenTree::Ident(name), Some(TokenTree::Ident(frag))) =
+                (matcher.get(m + 1)?, matcher.get(m + 3))
+            else {
                 return None; // `$( .. )*` repetitions are not substituted
             };
-            let one = matches!(frag.to_string().as_str(), "ident" | "tt" | "literal" | "lifetime");
+            let one = matches!(
+                frag.to_string().as_str(),
+                "ident" | "tt" | "literal" | "lifetime"
+            );
             let end = if one {
                 (i < input.len()).then_some(i + 1)?
             } else {
                 let stop = matcher.get(m + 4).map(|t| t.to_string());
-                let n = input[i..].iter().position(|t| Some(t.to_string()) == stop).unwrap_or(input.len() - i);
+                let n = input[i..]
+                    .iter()
+                    .position(|t| Some(t.to_string()) == stop)
+                    .unwrap_or(input.len() - i);
                 i + n
             };
             caps.insert(name.to_string(), input[i..end].to_vec());
@@ -164,14 +204,22 @@ fn transcribe(body: TokenStream, caps: &Captures, depth: usize) -> Option<TokenS
     while k < toks.len() {
         match &toks[k] {
             t if is_dollar(t) => {
-                let TokenTree::Ident(name) = toks.get(k + 1)? else { return None };
+                let TokenTree::Ident(name) = toks.get(k + 1)? else {
+                    return None;
+                };
                 out.extend(caps.get(&name.to_string())?.iter().cloned());
                 k += 2;
             }
             TokenTree::Group(g) => {
                 let inner = transcribe(g.stream(), caps, depth + 1)?;
-                let delim = if g.delimiter() == Delimiter::None { Delimiter::Parenthesis } else { g.delimiter() };
-                out.extend(std::iter::once(TokenTree::Group(proc_macro2::Group::new(delim, inner))));
+                let delim = if g.delimiter() == Delimiter::None {
+                    Delimiter::Parenthesis
+                } else {
+                    g.delimiter()
+                };
+                out.extend(std::iter::once(TokenTree::Group(proc_macro2::Group::new(
+                    delim, inner,
+                ))));
                 k += 1;
             }
             t => {

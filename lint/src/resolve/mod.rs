@@ -59,6 +59,8 @@ pub struct ModuleData {
 #[derive(Debug, Clone, Default)]
 pub struct Marks {
     pub root: bool,
+    /// The root comes from the configuration's `roots` (not an attribute).
+    pub configured_root: bool,
     /// `Some(reason)` for a sink.
     pub sink: Option<String>,
     pub condition: Option<Condition>,
@@ -90,7 +92,10 @@ pub enum TypeKind<'a> {
     /// Variants and their fields (positional fields named `0`, `1`, ...).
     Enum(&'a [(String, Vec<(String, TypeRef)>)]),
     Alias(&'a TypeRef),
-    Trait { fns: HashMap<String, FnId>, supertraits: Vec<String> },
+    Trait {
+        fns: HashMap<String, FnId>,
+        supertraits: Vec<String>,
+    },
 }
 
 #[derive(Debug)]
@@ -140,7 +145,11 @@ impl DefMap<'_> {
             if seen > 32 {
                 break;
             }
-            if let Some(TypeData { kind: TypeKind::Trait { fns, supertraits }, .. }) = self.types.get(&t) {
+            if let Some(TypeData {
+                kind: TypeKind::Trait { fns, supertraits },
+                ..
+            }) = self.types.get(&t)
+            {
                 if let Some(&f) = fns.get(name) {
                     return Some(f);
                 }

@@ -10,8 +10,9 @@ use std::collections::HashSet;
 
 /// Names of the std prelude (and common std types) that resolve without a `use`.
 const PRELUDE: &[&str] = &[
-    "Vec", "Box", "Option", "Result", "String", "Some", "None", "Ok", "Err", "Arc", "Rc", "Drop", "Clone", "Default",
-    "Iterator", "From", "Into", "ToString", "ToOwned", "AsRef", "AsMut", "Fn", "FnMut", "FnOnce", "Send", "Sync",
+    "Vec", "Box", "Option", "Result", "String", "Some", "None", "Ok", "Err", "Arc", "Rc", "Drop",
+    "Clone", "Default", "Iterator", "From", "Into", "ToString", "ToOwned", "AsRef", "AsMut", "Fn",
+    "FnMut", "FnOnce", "Send", "Sync",
 ];
 
 const MAX_DEPTH: usize = 24;
@@ -25,7 +26,14 @@ impl DefMap<'_> {
         self.resolve_in(m, segs, global, &mut visited, 0)
     }
 
-    fn resolve_in(&self, m: ModId, segs: &[&str], global: bool, v: &mut Visited, depth: usize) -> Option<Def> {
+    fn resolve_in(
+        &self,
+        m: ModId,
+        segs: &[&str],
+        global: bool,
+        v: &mut Visited,
+        depth: usize,
+    ) -> Option<Def> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -50,7 +58,9 @@ impl DefMap<'_> {
     /// One path step from `def` to its member `seg`.
     fn step(&self, def: Def, seg: &str, more: bool, v: &mut Visited, depth: usize) -> Option<Def> {
         match def {
-            Def::Mod(m) if seg == "super" => Some(Def::Mod(self.modules[m as usize].parent.unwrap_or(m))),
+            Def::Mod(m) if seg == "super" => {
+                Some(Def::Mod(self.modules[m as usize].parent.unwrap_or(m)))
+            }
             Def::Mod(m) => self.member(m, seg, more, v, depth + 1),
             Def::Crate(c) => self.member(self.crates[c].root, seg, more, v, depth + 1),
             Def::External(mut segs) => {
@@ -64,7 +74,12 @@ impl DefMap<'_> {
 
     /// An associated fn `name` of a type or trait.
     pub fn assoc(&self, canon: &str, name: &str) -> Option<Def> {
-        if let Some(TypeData { kind: TypeKind::Alias(_), module, .. }) = self.types.get(canon) {
+        if let Some(TypeData {
+            kind: TypeKind::Alias(_),
+            module,
+            ..
+        }) = self.types.get(canon)
+        {
             let ty = self.resolve_alias(canon, *module);
             return ty.canon().and_then(|c| self.assoc(c, name));
         }
@@ -75,7 +90,14 @@ impl DefMap<'_> {
     }
 
     /// A name in module `m`'s own namespace (items, uses, globs), as seen from outside.
-    fn member(&self, m: ModId, name: &str, more: bool, v: &mut Visited, depth: usize) -> Option<Def> {
+    fn member(
+        &self,
+        m: ModId,
+        name: &str,
+        more: bool,
+        v: &mut Visited,
+        depth: usize,
+    ) -> Option<Def> {
         if !v.insert((m, name.to_owned())) || depth > MAX_DEPTH {
             return None;
         }
@@ -104,7 +126,14 @@ impl DefMap<'_> {
     }
 
     /// A name as used inside module `m`: its members, then extern crates, then the prelude.
-    fn lookup(&self, m: ModId, name: &str, has_rest: bool, v: &mut Visited, depth: usize) -> Option<Def> {
+    fn lookup(
+        &self,
+        m: ModId,
+        name: &str,
+        has_rest: bool,
+        v: &mut Visited,
+        depth: usize,
+    ) -> Option<Def> {
         if let Some(d) = self.member(m, name, has_rest, v, depth) {
             return Some(d);
         }

@@ -22,7 +22,17 @@ pub enum Ty {
 
 const MAX_DEPTH: usize = 16;
 /// Types a method call auto-derefs through.
-const DEREF: &[&str] = &["std::Box", "std::Arc", "std::Rc", "std::MutexGuard", "std::RwLockReadGuard", "std::RwLockWriteGuard", "std::Ref", "std::RefMut", "std::Cow"];
+const DEREF: &[&str] = &[
+    "std::Box",
+    "std::Arc",
+    "std::Rc",
+    "std::MutexGuard",
+    "std::RwLockReadGuard",
+    "std::RwLockWriteGuard",
+    "std::Ref",
+    "std::RefMut",
+    "std::Cow",
+];
 
 impl Ty {
     pub fn canon(&self) -> Option<&str> {
@@ -90,16 +100,31 @@ fn external_canon(segs: &[String]) -> String {
 
 impl DefMap<'_> {
     /// Resolves a written type in module `m`, with `generics` in scope and `Self` = `self_ty`.
-    pub fn resolve_type(&self, m: ModId, t: &TypeRef, generics: &[GenericParam], self_ty: Option<&Ty>, depth: usize) -> Ty {
+    pub fn resolve_type(
+        &self,
+        m: ModId,
+        t: &TypeRef,
+        generics: &[GenericParam],
+        self_ty: Option<&Ty>,
+        depth: usize,
+    ) -> Ty {
         if depth > MAX_DEPTH {
             return Ty::Unknown;
         }
         let d = depth + 1;
         match t {
             TypeRef::Ref(inner) => self.resolve_type(m, inner, generics, self_ty, d),
-            TypeRef::Slice(inner) => Ty::Slice(Box::new(self.resolve_type(m, inner, generics, self_ty, d))),
-            TypeRef::Array(inner) => Ty::Array(Box::new(self.resolve_type(m, inner, generics, self_ty, d))),
-            TypeRef::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| self.resolve_type(m, t, generics, self_ty, d)).collect()),
+            TypeRef::Slice(inner) => {
+                Ty::Slice(Box::new(self.resolve_type(m, inner, generics, self_ty, d)))
+            }
+            TypeRef::Array(inner) => {
+                Ty::Array(Box::new(self.resolve_type(m, inner, generics, self_ty, d)))
+            }
+            TypeRef::Tuple(ts) => Ty::Tuple(
+                ts.iter()
+                    .map(|t| self.resolve_type(m, t, generics, self_ty, d))
+                    .collect(),
+            ),
             TypeRef::ImplTrait(bounds) => Ty::Param(self.traits(m, bounds)),
             TypeRef::DynTrait(bounds) => Ty::Dyn(self.traits(m, bounds)),
             TypeRef::Path(p) => self.resolve_type_path(m, p, generics, self_ty, d),
@@ -107,7 +132,14 @@ impl DefMap<'_> {
         }
     }
 
-    fn resolve_type_path(&self, m: ModId, p: &PathIr, generics: &[GenericParam], self_ty: Option<&Ty>, d: usize) -> Ty {
+    fn resolve_type_path(
+        &self,
+        m: ModId,
+        p: &PathIr,
+        generics: &[GenericParam],
+        self_ty: Option<&Ty>,
+        d: usize,
+    ) -> Ty {
         if p.qself.is_some() {
             return Ty::Unknown;
         }
@@ -122,11 +154,16 @@ impl DefMap<'_> {
         }
         let args = |s: &Self| -> Vec<Ty> {
             let last = p.segs.last().map(|s| s.args.as_slice()).unwrap_or(&[]);
-            last.iter().map(|a| s.resolve_type(m, a, generics, self_ty, d)).collect()
+            last.iter()
+                .map(|a| s.resolve_type(m, a, generics, self_ty, d))
+                .collect()
         };
         match self.resolve_path(m, &names, p.global) {
             Some(Def::Type(c)) => match self.types.get(&c) {
-                Some(TypeData { kind: TypeKind::Alias(_), .. }) => self.resolve_alias(&c, m),
+                Some(TypeData {
+                    kind: TypeKind::Alias(_),
+                    ..
+                }) => self.resolve_alias(&c, m),
                 _ => Ty::Adt(c, args(self)),
             },
             Some(Def::Trait(c)) => Ty::Dyn(vec![c]),
@@ -140,12 +177,20 @@ impl DefMap<'_> {
         let mut cur = canon.to_owned();
         for _ in 0..MAX_DEPTH {
             match self.types.get(&cur) {
-                Some(TypeData { kind: TypeKind::Alias(t), module }) => {
-                    match self.resolve_type(*module, t, &[], None, MAX_DEPTH / 2) {
-                        Ty::Adt(c, _) if self.types.get(&c).is_some_and(|d| matches!(d.kind, TypeKind::Alias(_))) => cur = c,
-                        other => return other,
+                Some(TypeData {
+                    kind: TypeKind::Alias(t),
+                    module,
+                }) => match self.resolve_type(*module, t, &[], None, MAX_DEPTH / 2) {
+                    Ty::Adt(c, _)
+                        if self
+                            .types
+                            .get(&c)
+                            .is_some_and(|d| matches!(d.kind, TypeKind::Alias(_))) =>
+                    {
+                        cur = c
                     }
-                }
+                    other => return other,
+                },
                 _ => return Ty::Adt(cur, Vec::new()),
             }
         }
@@ -182,26 +227,45 @@ impl DefMap<'_> {
 
     /// The fields of variant `variant` of enum `canon`, or of struct `canon`.
     pub fn variant_fields(&self, canon: &str, variant: Option<&str>) -> Vec<(String, Ty)> {
-        let (fields, module): (&[(String, TypeRef)], ModId) = match (self.types.get(canon), variant) {
-            (Some(TypeData { kind: TypeKind::Enum(vs), module }), Some(v)) => {
-                match vs.iter().find(|(n, _)| n == v) {
-                    Some((_, f)) => (f, *module),
-                    None => return Vec::new(),
-                }
-            }
-            (Some(TypeData { kind: TypeKind::Struct(f), module }), _) => (f, *module),
+        let (fields, module): (&[(String, TypeRef)], ModId) = match (self.types.get(canon), variant)
+        {
+            (
+                Some(TypeData {
+                    kind: TypeKind::Enum(vs),
+                    module,
+                }),
+                Some(v),
+            ) => match vs.iter().find(|(n, _)| n == v) {
+                Some((_, f)) => (f, *module),
+                None => return Vec::new(),
+            },
+            (
+                Some(TypeData {
+                    kind: TypeKind::Struct(f),
+                    module,
+                }),
+                _,
+            ) => (f, *module),
             _ => return Vec::new(),
         };
-        fields.iter().map(|(n, t)| (n.clone(), self.resolve_type(module, t, &[], None, 0))).collect()
+        fields
+            .iter()
+            .map(|(n, t)| (n.clone(), self.resolve_type(module, t, &[], None, 0)))
+            .collect()
     }
 
     /// The type of field `name` of struct `canon`.
     pub fn field_type(&self, canon: &str, name: &str) -> Ty {
         match self.types.get(canon) {
-            Some(TypeData { kind: TypeKind::Struct(fields), module }) => fields
+            Some(TypeData {
+                kind: TypeKind::Struct(fields),
+                module,
+            }) => fields
                 .iter()
                 .find(|(n, _)| n == name)
-                .map_or(Ty::Unknown, |(_, t)| self.resolve_type(*module, t, &[], None, 0)),
+                .map_or(Ty::Unknown, |(_, t)| {
+                    self.resolve_type(*module, t, &[], None, 0)
+                }),
             _ => Ty::Unknown,
         }
     }
