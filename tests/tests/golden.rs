@@ -8,8 +8,10 @@
 //! - `annotations_match`: the `(file, line, code)` of every reported error and warning
 //!   (from the library's `Diagnostic` data, `nosync_lint::analyze`) must equal the
 //!   `//~ CODE` (`#~ CODE` in TOML) annotations in the fixture's files; the human
-//!   output's `-->` lines must point at the same places; and the exit code must be 1
-//!   exactly when an annotated code is deny-level by default.
+//!   output's `-->` lines must point at the same places; every finding must keep the
+//!   finding contract (chain from the root at the primary span, weakest-edge confidence,
+//!   `possible-` exactly for name-only chains); and the exit code must be 1 exactly when
+//!   an annotated code is deny-level by default.
 //!
 //! The lint runs once per fixture; both tests share the runs. `NOSYNC_FIXTURE=<name>`
 //! restricts both to one fixture.
@@ -22,7 +24,7 @@ use std::sync::OnceLock;
 use clap::Parser as _;
 use nosync_lint::Options;
 use nosync_lint::cli::Cli;
-use nosync_lint::diagnostics::{Code, Level};
+use nosync_lint::diagnostics::{Code, Confidence, Diagnostic, Level};
 use nosync_lint::workspace::WorkspaceOptions;
 use nosync_tests::annotations::{self, Key};
 use nosync_tests::fixture::{self, Fixture};
@@ -146,8 +148,9 @@ fn is_code(word: &str) -> bool {
 
 /// The reported diagnostics (level above `allow`) of one fixture, from the library's
 /// data: the same arguments as the golden run, through `nosync_lint::analyze`.
-/// Relative span paths are relative to the analysed workspace's root.
-fn structured_keys(fixture: &Fixture, args: &[String]) -> Result<Vec<Key>, String> {
+/// Returns their keys (relative span paths are relative to the analysed workspace's
+/// root) and every violation of the finding contract.
+fn structured(fixture: &Fixture, args: &[String]) -> Result<(Vec<Key>, Vec<String>), String> {
     let cli = Cli::try_parse_from(args).map_err(|e| format!("bad lint-args: {e}"))?;
     // Mirrors `Cli::options` (private): the fixtures use no other flag.
     let options = Options {
@@ -165,32 +168,73 @@ fn structured_keys(fixture: &Fixture, args: &[String]) -> Result<Vec<Key>, Strin
     let analysis = catch_unwind(AssertUnwindSafe(|| nosync_lint::analyze(&options)))
         .map_err(|panic| format!("the analysis panicked: {}", panic_message(&*panic)))?
         .map_err(|e| format!("the analysis failed: {e:#}"))?;
-    let mut keys: Vec<Key> = nosync_lint::cli::effective(&analysis.diagnostics)
-        .into_iter()
-        .map(|d| {
-            let file = if d.primary.file.is_absolute() {
-                d.primary.file.clone()
-            } else {
-                analysis.root.join(&d.primary.file)
-            };
-            Key {
-                file: annotations::relative(&fixture.dir, &file.canonicalize().unwrap_or(file)),
-                line: d.primary.line_start,
-                code: d.code.as_str().to_owned(),
-            }
-        })
-        .collect();
+    let (mut keys, mut violations) = (Vec::new(), Vec::new());
+    for d in nosync_lint::cli::effective(&analysis.diagnostics) {
+        let file = if d.primary.file.is_absolute() {
+            d.primary.file.clone()
+        } else {
+            analysis.root.join(&d.primary.file)
+        };
+        let key = Key {
+            file: annotations::relative(&fixture.dir, &file.canonicalize().unwrap_or(file)),
+            line: d.primary.line_start,
+            code: d.code.as_str().to_owned(),
+        };
+        violations.extend(finding_contract(d).map(|v| format!("    {key}: {v}")));
+        keys.push(key);
+    }
     keys.sort();
-    Ok(keys)
+    Ok((keys, violations))
+}
+
+/// What a finding must satisfy: its chain starts in the root at the primary span, its
+/// confidence is the weakest edge's, and only a name-only chain is a `possible` one.
+fn finding_contract(d: &Diagnostic) -> Option<String> {
+    let is_finding = matches!(d.code, Code::SyncInNoSync | Code::PossibleSyncInNoSync);
+    let Some(finding) = &d.finding else {
+        return is_finding.then(|| "a finding without its `Finding` data".to_owned());
+    };
+    let Some(first) = finding.chain.first() else {
+        return Some("an empty chain".to_owned());
+    };
+    let weakest = finding.chain.iter().map(|h| h.confidence).max();
+    let possible = finding.confidence == Confidence::NameOnly;
+    if first.function != finding.root {
+        Some(format!(
+            "the chain starts in `{}`, not in the root `{}`",
+            first.function, finding.root
+        ))
+    } else if first.call_site != d.primary {
+        Some("the primary span is not the root's call that starts the chain".to_owned())
+    } else if weakest != Some(finding.confidence) {
+        Some(format!(
+            "confidence {:?}, but the weakest edge is {weakest:?}",
+            finding.confidence
+        ))
+    } else if possible != (d.code == Code::PossibleSyncInNoSync) {
+        Some(format!(
+            "code `{}` for a {:?} chain",
+            d.code.as_str(),
+            finding.confidence
+        ))
+    } else {
+        None
+    }
 }
 
 /// Compares one fixture's reported diagnostics with its annotations, and the human
 /// output's `-->` locations with the data they were rendered from.
 fn check_annotations(fixture: &Fixture, run: &Run) -> Result<(), String> {
     let expected = annotations::collect(&fixture.dir, &is_code).map_err(|e| e.join("\n"))?;
-    let found = structured_keys(fixture, &run.args)?;
+    let (found, violations) = structured(fixture, &run.args)?;
     let output = format!("{}\n{}", run.stdout, run.stderr);
     let mut problems = Vec::new();
+    if !violations.is_empty() {
+        problems.push(format!(
+            "  findings break the contract:\n{}\n",
+            violations.join("\n")
+        ));
+    }
     if let Some(diff) = annotations::compare(&expected, &found) {
         problems.push(diff);
     }
