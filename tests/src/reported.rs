@@ -1,12 +1,16 @@
 //! What the lint reported, reduced to `(file, line, code)` keys for the annotation test.
 //!
-//! Read from the human output (rustc style, rendered by annotate-snippets): every
-//! `error[CODE]: ...` or `warning[CODE]: ...` header, and the first `--> file:line:col`
-//! after it, which is the primary span. `note`/`help` headers start no diagnostic.
-//! Reading the output keeps this test independent of the library's internal data; it
-//! is also what users see.
+//! Two readers of the same diagnostics, which must agree:
+//! - [`parse_json`]: the `--message-format json` stream (cargo's shape), the lint's public
+//!   machine interface: level, code and primary span of each message, and the finding
+//!   contract carried by its `nosync` object.
+//! - [`parse_human`]: the rustc-style text: every `error[CODE]: ...` or
+//!   `warning[CODE]: ...` header, and the first `--> file:line:col` after it, which is the
+//!   primary span. `note`/`help` headers start no diagnostic.
 
 use std::path::{Path, PathBuf};
+
+use serde_json::Value;
 
 use crate::annotations::{Key, relative};
 
@@ -25,6 +29,101 @@ pub struct Rendered {
     pub message: String,
     /// `(file as printed, line)`.
     pub location: Option<(String, usize)>,
+}
+
+/// What a `--message-format json` stream says.
+#[derive(Debug, Default)]
+pub struct JsonReport {
+    pub diagnostics: Vec<Rendered>,
+    /// Broken promises of the finding contract, one line each.
+    pub violations: Vec<String>,
+    /// `build-finished.success`, if the stream ended with it.
+    pub success: Option<bool>,
+}
+
+/// Parses the JSON stream; `Err` when a line is not a JSON object.
+pub fn parse_json(output: &str) -> Result<JsonReport, String> {
+    let mut report = JsonReport::default();
+    for (index, line) in output
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let value: Value = serde_json::from_str(line)
+            .map_err(|e| format!("line {} of the JSON output is not JSON: {e}", index + 1))?;
+        match value["reason"].as_str() {
+            Some("build-finished") => report.success = value["success"].as_bool(),
+            Some("compiler-message") => {
+                let (diagnostic, violation) = json_message(&value)?;
+                report.violations.extend(violation);
+                report.diagnostics.push(diagnostic);
+            }
+            _ => {}
+        }
+    }
+    Ok(report)
+}
+
+/// One `compiler-message`, and what is wrong with its finding, if anything.
+fn json_message(value: &Value) -> Result<(Rendered, Option<String>), String> {
+    let message = &value["message"];
+    let level = match message["level"].as_str() {
+        Some("error") => Level::Error,
+        Some("warning") => Level::Warning,
+        other => return Err(format!("a JSON message with level {other:?}")),
+    };
+    let primary = message["spans"]
+        .as_array()
+        .and_then(|spans| spans.iter().find(|s| s["is_primary"] == Value::Bool(true)));
+    let location = primary.and_then(|s| Some((s["file_name"].as_str()?.to_owned(), line_of(s)?)));
+    let rendered = Rendered {
+        level,
+        code: message["code"]["code"]
+            .as_str()
+            .unwrap_or("(no code)")
+            .to_owned(),
+        message: message["message"].as_str().unwrap_or_default().to_owned(),
+        location,
+    };
+    let violation = finding_contract(&rendered, primary, &value["nosync"]).map(|v| {
+        let (file, line) = rendered.location.clone().unwrap_or_default();
+        format!("{file}:{line}: {}: {v}", rendered.code)
+    });
+    Ok((rendered, violation))
+}
+
+fn line_of(span: &Value) -> Option<usize> {
+    usize::try_from(span["line_start"].as_u64()?).ok()
+}
+
+/// A finding's chain starts in its root, at the primary span, and only a name-only
+/// chain is reported as `possible-sync-in-no-sync`.
+fn finding_contract(d: &Rendered, primary: Option<&Value>, nosync: &Value) -> Option<String> {
+    let is_finding = matches!(
+        d.code.as_str(),
+        "sync-in-no-sync" | "possible-sync-in-no-sync"
+    );
+    if nosync.is_null() {
+        return is_finding.then(|| "a finding without its `nosync` object".to_owned());
+    }
+    let first = &nosync["chain"][0];
+    let primary = primary?;
+    let same_place = first["file"] == primary["file_name"]
+        && first["line"] == primary["line_start"]
+        && first["column"] == primary["column_start"];
+    let name_only = nosync["confidence"].as_str() == Some("name-only");
+    if first.is_null() || first["function"] != nosync["root"] {
+        Some(format!(
+            "the chain does not start in the root {}",
+            nosync["root"]
+        ))
+    } else if !same_place {
+        Some("the primary span is not where the chain starts".to_owned())
+    } else if name_only != (d.code == "possible-sync-in-no-sync") {
+        Some(format!("code for a {} chain", nosync["confidence"]))
+    } else {
+        None
+    }
 }
 
 /// Parses every coded error and warning of a human-format output.
@@ -120,6 +219,34 @@ fn level_name(level: Level) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn json_line(code: &str, line: u64, nosync: &str) -> String {
+        format!(
+            r#"{{"reason":"compiler-message","message":{{"level":"error","message":"m","code":{{"code":"{code}"}},"spans":[{{"file_name":"src/a.rs","line_start":{line},"column_start":5,"is_primary":true}}]}},"nosync":{nosync}}}"#
+        )
+    }
+
+    const CHAIN: &str = r#"{"root":"a::f","confidence":"exact","chain":[{"function":"a::f","file":"src/a.rs","line":3,"column":5}]}"#;
+
+    #[test]
+    fn json_messages_and_the_finding_contract() {
+        let stream = format!(
+            "{}\n{}\n{}\n{{\"reason\":\"build-finished\",\"success\":false}}\n",
+            json_line("sync-in-no-sync", 3, CHAIN),
+            json_line("sync-in-no-sync", 4, CHAIN),
+            json_line("possible-sync-in-no-sync", 3, CHAIN),
+        );
+        let report = parse_json(&stream).expect("valid JSON");
+        assert_eq!(report.success, Some(false));
+        assert_eq!(report.diagnostics.len(), 3);
+        assert_eq!(report.diagnostics[0].location, Some(("src/a.rs".into(), 3)));
+        assert_eq!(report.violations.len(), 2, "{:?}", report.violations);
+        assert!(report.violations[0].contains("src/a.rs:4: sync-in-no-sync: the primary span"));
+        assert!(report.violations[1].contains("code for a \"exact\" chain"));
+        let missing = parse_json(&json_line("sync-in-no-sync", 3, "null")).expect("valid");
+        assert!(missing.violations[0].contains("without its `nosync` object"));
+        assert!(parse_json("not json\n").is_err());
+    }
 
     const OUTPUT: &str = "\
 error[sync-in-no-sync]: `step` may block the host

@@ -6,12 +6,12 @@
 //!   rewrites them, except where the output contradicts the fixture's annotations (a
 //!   broken lint is never blessed); a missing golden fails and says so.
 //! - `annotations_match`: the `(file, line, code)` of every reported error and warning
-//!   (from the library's `Diagnostic` data, `nosync_lint::analyze`) must equal the
-//!   `//~ CODE` (`#~ CODE` in TOML) annotations in the fixture's files; the human
-//!   output's `-->` lines must point at the same places; every finding must keep the
-//!   finding contract (chain from the root at the primary span, weakest-edge confidence,
-//!   `possible-` exactly for name-only chains); and the exit code must be 1 exactly when
-//!   an annotated code is deny-level by default.
+//!   (from the same run with `--message-format json`, the lint's machine interface) must
+//!   equal the `//~ CODE` (`#~ CODE` in TOML) annotations in the fixture's files; the
+//!   human output's `-->` lines must point at the same places; every finding must keep
+//!   the finding contract (its chain starts in the root at the primary span; `possible-`
+//!   exactly for name-only chains); and both runs exit 1 exactly when an annotated code
+//!   is deny-level by default.
 //!
 //! The lint runs once per fixture; both tests share the runs. `NOSYNC_FIXTURE=<name>`
 //! restricts both to one fixture.
@@ -21,11 +21,7 @@ use std::ffi::OsString;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
-use clap::Parser as _;
-use nosync_lint::Options;
-use nosync_lint::cli::Cli;
-use nosync_lint::diagnostics::{Code, Confidence, Diagnostic, Level};
-use nosync_lint::workspace::WorkspaceOptions;
+use nosync_lint::diagnostics::{Code, Level};
 use nosync_tests::annotations::{self, Key};
 use nosync_tests::fixture::{self, Fixture};
 use nosync_tests::{golden, reported};
@@ -36,21 +32,36 @@ struct Run {
     exit: i32,
     stdout: String,
     stderr: String,
+    /// The same run with `--message-format json`: exit code and stdout.
+    json_exit: i32,
+    json: String,
 }
 
 fn lint(fixture: &Fixture) -> Result<Run, String> {
     let args = fixture.lint_args()?;
+    let (exit, stdout, stderr) = run_cli(&args)?;
+    let mut json_args = args.clone();
+    json_args.extend(["--message-format".to_owned(), "json".to_owned()]);
+    let (json_exit, json, _) = run_cli(&json_args)?;
+    Ok(Run {
+        args,
+        exit,
+        stdout,
+        stderr,
+        json_exit,
+        json,
+    })
+}
+
+/// `nosync_lint::cli::run` on `args`: exit code, stdout, stderr; a panic is an error.
+fn run_cli(args: &[String]) -> Result<(i32, String, String), String> {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let exit = catch_unwind(AssertUnwindSafe(|| {
         nosync_lint::cli::run(args.iter().map(OsString::from), &mut out, &mut err)
     }))
     .map_err(|panic| format!("the lint panicked: {}", panic_message(&*panic)))?;
-    Ok(Run {
-        args,
-        exit,
-        stdout: String::from_utf8_lossy(&out).into_owned(),
-        stderr: String::from_utf8_lossy(&err).into_owned(),
-    })
+    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
+    Ok((exit, text(out), text(err)))
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
@@ -146,111 +157,41 @@ fn is_code(word: &str) -> bool {
     Code::from_name(word).is_some()
 }
 
-/// The reported diagnostics (level above `allow`) of one fixture, from the library's
-/// data: the same arguments as the golden run, through `nosync_lint::analyze`.
-/// Returns their keys (relative span paths are relative to the analysed workspace's
-/// root) and every violation of the finding contract.
-fn structured(fixture: &Fixture, args: &[String]) -> Result<(Vec<Key>, Vec<String>), String> {
-    let cli = Cli::try_parse_from(args).map_err(|e| format!("bad lint-args: {e}"))?;
-    // Mirrors `Cli::options` (private): the fixtures use no other flag.
-    let options = Options {
-        workspace: WorkspaceOptions {
-            manifest_path: cli.manifest_path,
-            features: cli.features,
-            all_features: cli.all_features,
-            no_default_features: cli.no_default_features,
-            no_deps: cli.no_deps,
-            packages: cli.packages,
-            exclude: cli.exclude,
-        },
-        config: cli.config,
-    };
-    let analysis = catch_unwind(AssertUnwindSafe(|| nosync_lint::analyze(&options)))
-        .map_err(|panic| format!("the analysis panicked: {}", panic_message(&*panic)))?
-        .map_err(|e| format!("the analysis failed: {e:#}"))?;
-    let (mut keys, mut violations) = (Vec::new(), Vec::new());
-    for d in nosync_lint::cli::effective(&analysis.diagnostics) {
-        let file = if d.primary.file.is_absolute() {
-            d.primary.file.clone()
-        } else {
-            analysis.root.join(&d.primary.file)
-        };
-        let key = Key {
-            file: annotations::relative(&fixture.dir, &file.canonicalize().unwrap_or(file)),
-            line: d.primary.line_start,
-            code: d.code.as_str().to_owned(),
-        };
-        violations.extend(finding_contract(d).map(|v| format!("    {key}: {v}")));
-        keys.push(key);
-    }
-    keys.sort();
-    Ok((keys, violations))
-}
-
-/// What a finding must satisfy: its chain starts in the root at the primary span, its
-/// confidence is the weakest edge's, and only a name-only chain is a `possible` one.
-fn finding_contract(d: &Diagnostic) -> Option<String> {
-    let is_finding = matches!(d.code, Code::SyncInNoSync | Code::PossibleSyncInNoSync);
-    let Some(finding) = &d.finding else {
-        return is_finding.then(|| "a finding without its `Finding` data".to_owned());
-    };
-    let Some(first) = finding.chain.first() else {
-        return Some("an empty chain".to_owned());
-    };
-    let weakest = finding.chain.iter().map(|h| h.confidence).max();
-    let possible = finding.confidence == Confidence::NameOnly;
-    if first.function != finding.root {
-        Some(format!(
-            "the chain starts in `{}`, not in the root `{}`",
-            first.function, finding.root
-        ))
-    } else if first.call_site != d.primary {
-        Some("the primary span is not the root's call that starts the chain".to_owned())
-    } else if weakest != Some(finding.confidence) {
-        Some(format!(
-            "confidence {:?}, but the weakest edge is {weakest:?}",
-            finding.confidence
-        ))
-    } else if possible != (d.code == Code::PossibleSyncInNoSync) {
-        Some(format!(
-            "code `{}` for a {:?} chain",
-            d.code.as_str(),
-            finding.confidence
-        ))
-    } else {
-        None
-    }
-}
-
-/// Compares one fixture's reported diagnostics with its annotations, and the human
-/// output's `-->` locations with the data they were rendered from.
+/// Compares one fixture's reported diagnostics (from the JSON stream) with its
+/// annotations; checks the finding contract, that the human output points at the same
+/// places, and the exit codes.
 fn check_annotations(fixture: &Fixture, run: &Run) -> Result<(), String> {
     let expected = annotations::collect(&fixture.dir, &is_code).map_err(|e| e.join("\n"))?;
-    let (found, violations) = structured(fixture, &run.args)?;
+    let json = reported::parse_json(&run.json)?;
+    // Relative paths in the output are relative to the analysed workspace's root, which
+    // is the fixture directory.
+    let found = reported::keys(&json.diagnostics, &fixture.dir, &fixture.dir)?;
     let output = format!("{}\n{}", run.stdout, run.stderr);
     let mut problems = Vec::new();
-    if !violations.is_empty() {
-        problems.push(format!(
-            "  findings break the contract:\n{}\n",
-            violations.join("\n")
-        ));
-    }
     if let Some(diff) = annotations::compare(&expected, &found) {
         problems.push(diff);
     }
-    // Relative paths in the output are relative to the analysed workspace's root, which
-    // is the fixture directory.
+    if !json.violations.is_empty() {
+        let list = json.violations.join("\n    ");
+        problems.push(format!("  findings break the contract:\n    {list}\n"));
+    }
     match reported::keys(&reported::parse_human(&output), &fixture.dir, &fixture.dir) {
         Ok(rendered) if rendered == found => {}
         Ok(rendered) => problems.push(format!(
-            "  the human output disagrees with the diagnostics' data:\n{}",
+            "  the human output disagrees with the JSON output:\n{}",
             annotations::compare(&found, &rendered).unwrap_or_default()
         )),
         Err(e) => problems.push(format!("  human output: {e}\n")),
     }
     let want_exit = i32::from(expected.iter().any(is_deny));
-    if run.exit != want_exit {
-        problems.push(format!("  exit code {} (expected {want_exit})\n", run.exit));
+    if (run.exit, run.json_exit) != (want_exit, want_exit) {
+        let (human, json_exit) = (run.exit, run.json_exit);
+        problems.push(format!(
+            "  exit code {human} (JSON run: {json_exit}), expected {want_exit}\n"
+        ));
+    }
+    if json.success != Some(want_exit == 0) {
+        problems.push(format!("  build-finished.success is {:?}\n", json.success));
     }
     if problems.is_empty() {
         return Ok(());
