@@ -68,7 +68,8 @@ impl Drop for Scope {
 }
 
 /// While alive, syncs declared on this thread are violations (unless an inner [`AllowGuard`] is
-/// alive). Dropping it, also by unwinding, ends the scope. Created by [`forbid`].
+/// alive). Dropping it, also by unwinding, ends the scope. Created by [`forbid`]. Leaking it
+/// (`mem::forget`) leaves the scope open on this thread until a guard opened before it is dropped.
 #[must_use = "the scope ends when the guard is dropped; bind it with `let _guard = ..`"]
 pub struct ForbidGuard {
     scope: Scope,
@@ -123,6 +124,17 @@ pub(crate) fn allow_at(
 }
 
 /// Opens a forbid scope that lasts until the guard is dropped; it remembers where it began.
+///
+/// ```
+/// # if nosync::COMPILED_OUT { return; }
+/// let _hot = nosync::forbid();
+/// assert!(nosync::is_forbidden());
+/// {
+///     let _wait_ok = nosync::allow();
+///     assert!(!nosync::is_forbidden());
+/// }
+/// assert!(nosync::is_forbidden());
+/// ```
 #[track_caller]
 #[inline]
 pub fn forbid() -> ForbidGuard {
