@@ -205,13 +205,20 @@ fn never_panics_while_the_thread_is_already_panicking() {
             assert!(std::thread::panicking() && r.is_ok());
         }
     }
-    let r = catch_unwind(AssertUnwindSafe(|| {
-        nosync::with_mode(Mode::Panic, || {
-            let _forbid = nosync::forbid();
-            let _declares = DeclaresWhileUnwinding;
-            panic!("the first panic");
-        })
-    }));
+    let (r, report) = nosync::count_syncs(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            nosync::with_mode(Mode::Panic, || {
+                let _forbid = nosync::forbid();
+                let _declares = DeclaresWhileUnwinding;
+                panic!("the first panic");
+            })
+        }))
+    });
+    assert_eq!(
+        (report.count(&SITE), report.forbidden()),
+        (1, 1),
+        "{report}"
+    );
     assert_eq!(
         panic_message(&*r.expect_err("the first panic")),
         "the first panic"
