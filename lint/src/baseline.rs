@@ -208,13 +208,10 @@ impl Baseline {
         )
         .with_label("stale entry")
         .with_note(format!("the entry records `{}`", entry.chain_text()), None)
-        .with_note(
-            format!(
-                "help: remove it, or regenerate the file with `--write-baseline {}`",
-                self.path.display()
-            ),
-            None,
-        )
+        .with_help(format_args!(
+            "remove it, or regenerate the file with `--write-baseline {}`",
+            self.path.display()
+        ))
     }
 }
 

@@ -138,9 +138,10 @@ pub enum Style {
     Human,
     /// rustc's `--error-format=short`: one line per diagnostic.
     Short,
-    /// cargo JSON; `ansi`: the `rendered` field has colours.
+    /// cargo JSON; `ansi`: the `rendered` field has colours; `short`: it is one line.
     Json {
         ansi: bool,
+        short: bool,
     },
     Sarif,
 }
@@ -153,6 +154,7 @@ impl OutputArgs {
         if values.iter().any(|v| v.trim().starts_with("json")) {
             Style::Json {
                 ansi: has("json-diagnostic-rendered-ansi"),
+                short: has("json-diagnostic-short"),
             }
         } else if has("short") {
             Style::Short
@@ -161,7 +163,10 @@ impl OutputArgs {
         } else {
             match format {
                 OutputFormat::Human => Style::Human,
-                OutputFormat::Json => Style::Json { ansi: false },
+                OutputFormat::Json => Style::Json {
+                    ansi: false,
+                    short: false,
+                },
                 OutputFormat::Sarif => Style::Sarif,
             }
         }
@@ -308,7 +313,16 @@ pub fn finish(
                 return Err(2);
             }
         };
-        diagnostics = baseline.apply(diagnostics).diagnostics;
+        let applied = baseline.apply(diagnostics);
+        if applied.suppressed > 0 {
+            let _ = writeln!(
+                err,
+                "note: {} finding(s) accepted by the baseline `{}`",
+                applied.suppressed,
+                path.display()
+            );
+        }
+        diagnostics = applied.diagnostics;
         baseline_text = Some((display, baseline.text().to_owned()));
     }
     overrides.apply(&mut diagnostics);
@@ -355,7 +369,10 @@ pub fn write_machine(
             };
             out.write_all(sarif::render(diagnostics, &cx).as_bytes())
         }
-        Style::Json { ansi } => {
+        Style::Json {
+            ansi,
+            short: one_line,
+        } => {
             let metadata = cargo_metadata::MetadataCommand::new()
                 .manifest_path(analysis.root.join("Cargo.toml"))
                 .no_deps()
@@ -367,8 +384,13 @@ pub fn write_machine(
                 Some((display, text)) if display == path => Some(text.as_str()),
                 _ => analysis.sources.text(path),
             };
-            let rendered =
-                |d: &Diagnostic| crate::render::human::render(d, &analysis.sources, ansi);
+            let rendered = |d: &Diagnostic| {
+                if one_line {
+                    format!("{}\n", short(d))
+                } else {
+                    crate::render::human::render(d, &analysis.sources, ansi)
+                }
+            };
             let cx = json::JsonContext {
                 source: &source,
                 rendered: &rendered,

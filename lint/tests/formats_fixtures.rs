@@ -267,6 +267,18 @@ fn accepts_what_rust_analyzer_and_cargo_check_pass() {
         "ANSI colours"
     );
     assert!(matches!(messages.last(), Some(Message::BuildFinished(f)) if !f.success));
+    let short = lint(&[
+        "--manifest-path",
+        &demo,
+        "--message-format=json-diagnostic-short",
+    ]);
+    let first: Value =
+        serde_json::from_str(short.stdout.lines().next().unwrap_or_default()).expect("a JSON line");
+    let rendered = first["message"]["rendered"].as_str().unwrap_or_default();
+    assert!(
+        rendered.starts_with("src/model.rs:") && rendered.trim_end().lines().count() == 1,
+        "short rendering: {rendered}"
+    );
     let bad = lint(&["--manifest-path", &demo, "--message-format", "xml"]);
     assert_eq!(bad.exit, 2);
     assert!(
@@ -346,6 +358,13 @@ fn baseline_round_trip_fails_only_on_new_findings() {
         t.replace("LOG_EVERY: u64 = 50", "LOG_EVERY: u64 = 100")
     });
     let unrelated = run(&["--baseline", &baseline]);
+    assert!(
+        unrelated
+            .stderr
+            .contains("2 finding(s) accepted by the baseline"),
+        "{}",
+        unrelated.stderr
+    );
     assert_eq!(
         (unrelated.exit, unrelated.stdout.trim()),
         (0, "nosync-lint: no findings"),

@@ -181,7 +181,7 @@ fn level_name(level: Level) -> &'static str {
 
 /// A note as a rustc child: `help: ...` notes become `help` children, the rest `note`.
 fn child<'a>(note: &'a Note, cx: &JsonContext<'_, '_>) -> MessageJson<'a> {
-    let (level, message) = match note.message.strip_prefix("help: ") {
+    let (level, message) = match note.help_text() {
         Some(rest) => ("help", rest),
         None => ("note", note.message.as_str()),
     };

@@ -244,7 +244,7 @@ fn result(diagnostic: &Diagnostic) -> SarifResult {
     let mut text = diagnostic.message.clone();
     for note in &diagnostic.notes {
         text.push('\n');
-        if !note.message.starts_with("help: ") {
+        if note.help_text().is_none() {
             text.push_str("note: ");
         }
         text.push_str(&note.message);
