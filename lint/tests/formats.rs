@@ -226,7 +226,7 @@ fn json_lines_are_cargo_compiler_messages() {
         "metrics::log_progress(stream, loss)"
     );
     // One child per hop, each with its span, then the help.
-    let levels: Vec<_> = d.children.iter().map(|c| c.level.clone()).collect();
+    let levels: Vec<_> = d.children.iter().map(|c| c.level).collect();
     assert_eq!(
         levels,
         [
