@@ -133,6 +133,9 @@ pub mod __private;
 
 #[cfg(feature = "cuda")]
 pub mod gpu;
+/// The error of the GPU operations ([`gpu::Error`]).
+#[cfg(feature = "cuda")]
+pub use gpu::Error;
 
 /// `true` when this build compiled every check out (`--cfg nosync_off`), for tests that must
 /// pass either way.
