@@ -1,5 +1,5 @@
 //! The lint over every fixture, through the library (`nosync_lint::cli::run`), checked two
-//! independent ways:
+//! independent ways (each reports every fixture, then fails naming the failing ones):
 //!
 //! - `golden_outputs`: the exit code, stdout and stderr, paths normalised, must equal
 //!   `tests/golden/<fixture>.txt`. `NOSYNC_BLESS=1 cargo test -p nosync-tests --test golden`
@@ -13,8 +13,8 @@
 //!   exactly for name-only chains); and both runs exit 1 exactly when an annotated code
 //!   is deny-level by default.
 //!
-//! The lint runs once per fixture; both tests share the runs. `NOSYNC_FIXTURE=<name>`
-//! restricts both to one fixture.
+//! The lint runs twice per fixture (human, then JSON), and both tests share those runs.
+//! `NOSYNC_FIXTURE=<name>` restricts both to one fixture.
 #![allow(clippy::disallowed_macros)] // a test reports progress on stderr
 
 use std::ffi::OsString;
