@@ -171,8 +171,13 @@ fn write_stats(a: &Analysis, err: &mut dyn Write) -> std::io::Result<()> {
     )?;
     writeln!(
         err,
-        "  edges: {} exact, {} inferred, {} name-only; unresolved calls: {}; macro expansions: {}",
-        s.edges_exact, s.edges_inferred, s.edges_name_only, s.unresolved, s.macro_expansions
+        "  edges: {} exact, {} inferred, {} name-only; unresolved calls: {}",
+        s.edges_exact, s.edges_inferred, s.edges_name_only, s.unresolved
+    )?;
+    writeln!(
+        err,
+        "  macro_rules! expansions: {} ({} invocations not expanded)",
+        s.macro_expansions, s.macro_failures
     )?;
     let phases: Vec<String> = s
         .phases

@@ -32,6 +32,7 @@ pub struct Stats {
     pub edges_name_only: usize,
     pub unresolved: usize,
     pub macro_expansions: usize,
+    pub macro_failures: usize,
     pub roots: usize,
     pub phases: Vec<(&'static str, Duration)>,
 }
@@ -51,6 +52,10 @@ pub fn analyze(opts: &Options) -> anyhow::Result<Analysis> {
     let start = Instant::now();
     let (ws, mut diags) = workspace::load(&opts.workspace)?;
     let mut sources = SourceMap::new(&ws.root);
+    if !diags.is_empty() {
+        // Workspace-level warnings point into the root manifest: show its text.
+        let _ = sources.load(&ws.root.join("Cargo.toml"));
+    }
     let mut cfg = Config::default();
     for (manifest, table) in &ws.config_tables {
         config::load_manifest_table(manifest, table, &mut cfg, &mut sources, &mut diags);
@@ -106,7 +111,9 @@ fn core(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, mut sources: Source
         .collect();
     let (mut parsed, mut diags) = parse::parse_all(&roots, &cfgs, &mut sources);
     lap(&mut stats, "parse");
-    stats.macro_expansions = resolve::macros::expand_all(&mut parsed, &cfgs);
+    let expansions = resolve::macros::expand_all(&mut parsed, &cfgs);
+    stats.macro_expansions = expansions.expanded;
+    stats.macro_failures = expansions.failed;
     let (mut map, d) = resolve::build(&crates, &parsed, &sources);
     diags.extend(d);
     let (root_fns, d) = resolve::configured::apply(&mut map, cfg, &sources);

@@ -15,25 +15,39 @@ use std::collections::HashMap;
 use std::str::FromStr;
 
 const MAX_EXPANSIONS: usize = 10_000;
+/// Longest expansion text accepted (self-doubling macros stop here).
+const MAX_EXPANSION_LEN: usize = 256 * 1024;
+
+/// What [`expand_all`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Expansions {
+    pub expanded: usize,
+    /// Invocations of local macros that no simple rule matched.
+    pub failed: usize,
+}
 
 /// Expands item-position macro calls in every parsed file, in place.
-pub fn expand_all(parsed: &mut Parsed, cfgs: &[CfgCtx]) -> usize {
+pub fn expand_all(parsed: &mut Parsed, cfgs: &[CfgCtx]) -> Expansions {
     let mut defs: HashMap<String, String> = HashMap::new();
-    for f in parsed.files.values() {
-        visit_items(&f.items, &mut |i| {
+    let mut keys: Vec<_> = parsed.files.keys().cloned().collect();
+    keys.sort();
+    for key in &keys {
+        visit_items(&parsed.files[key].items, &mut |i| {
             if let Item::MacroRules { name, rules } = i {
                 defs.entry(name.clone()).or_insert_with(|| rules.clone());
             }
         });
     }
+    let mut count = Expansions::default();
     if defs.is_empty() {
-        return 0;
+        return count;
     }
-    let mut count = 0;
     let default_cfg = CfgCtx::default();
-    for ((_, cfg), f) in parsed.files.iter_mut() {
-        let cfg = cfgs.get(*cfg).unwrap_or(&default_cfg);
-        expand_items(&mut f.items, &defs, cfg, &mut count, 0);
+    for key in &keys {
+        let cfg = cfgs.get(key.1).unwrap_or(&default_cfg);
+        if let Some(f) = parsed.files.get_mut(key) {
+            expand_items(&mut f.items, &defs, cfg, &mut count, 0);
+        }
     }
     count
 }
@@ -58,7 +72,7 @@ fn expand_items(
     items: &mut Vec<Item>,
     defs: &HashMap<String, String>,
     cfg: &CfgCtx,
-    count: &mut usize,
+    count: &mut Expansions,
     depth: usize,
 ) {
     if depth > 32 {
@@ -67,16 +81,20 @@ fn expand_items(
     let mut new = Vec::new();
     for item in items.iter_mut() {
         match item {
-            Item::MacroCall { path, tokens, span } if *count < MAX_EXPANSIONS => {
+            Item::MacroCall { path, tokens, span } if count.expanded < MAX_EXPANSIONS => {
                 let Some(rules) = path.last().and_then(|n| defs.get(n)) else {
                     continue;
                 };
-                if let Some(mut expanded) =
-                    expand(rules, tokens).and_then(|src| lower_expansion(&src, *span, cfg))
-                {
-                    *count += 1;
-                    expand_items(&mut expanded, defs, cfg, count, depth + 1);
-                    new.extend(expanded);
+                let expanded = expand(rules, tokens)
+                    .filter(|src| src.len() <= MAX_EXPANSION_LEN)
+                    .and_then(|src| lower_expansion(&src, *span, cfg));
+                match expanded {
+                    Some(mut items) => {
+                        count.expanded += 1;
+                        expand_items(&mut items, defs, cfg, count, depth + 1);
+                        new.extend(items);
+                    }
+                    None => count.failed += 1,
                 }
             }
             Item::Mod {
