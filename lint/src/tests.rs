@@ -249,3 +249,21 @@ fn broken_input_never_panics() {
         let _ = check(src);
     }
 }
+
+#[test]
+fn truncated_files_never_panic_and_report_a_parse_error() {
+    let text = include_str!("../../fixtures/demo/src/model.rs");
+    let cuts: Vec<usize> = (1..text.len())
+        .step_by(97)
+        .filter(|&i| text.is_char_boundary(i))
+        .collect();
+    let mut errors = 0;
+    for cut in cuts {
+        let out = check(&text[..cut]);
+        errors += usize::from(out.contains("parse-error"));
+    }
+    assert!(
+        errors > 0,
+        "truncating a real file must produce parse errors"
+    );
+}

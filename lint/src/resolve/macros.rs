@@ -164,17 +164,85 @@ fn flat(ts: TokenStream) -> Vec<TokenTree> {
     ts.into_iter().collect()
 }
 
-type Captures = HashMap<String, Vec<TokenTree>>;
+/// What a metavariable matched: one fragment, or one set of captures per repetition.
+#[derive(Debug, Clone)]
+enum Bind {
+    One(Vec<TokenTree>),
+    Seq(Vec<Captures>),
+}
 
+type Captures = HashMap<String, Bind>;
+
+/// Matches the whole `input` against `matcher`.
 fn match_rule(matcher: &[TokenTree], input: &[TokenTree]) -> Option<Captures> {
+    let (caps, used) = match_seq(matcher, input, None, 0)?;
+    (used == input.len()).then_some(caps)
+}
+
+/// A `$( .. ) sep? op` repetition at `matcher[m]`: (inner, separator, tokens used).
+fn repetition(matcher: &[TokenTree], m: usize) -> Option<(Vec<TokenTree>, Option<String>, usize)> {
+    let TokenTree::Group(g) = matcher.get(m + 1)? else {
+        return None;
+    };
+    let inner = flat(g.stream());
+    let is_op =
+        |t: &TokenTree| matches!(t, TokenTree::Punct(p) if matches!(p.as_char(), '*' | '+' | '?'));
+    match matcher.get(m + 2)? {
+        t if is_op(t) => Some((inner, None, 3)),
+        sep => matcher
+            .get(m + 3)
+            .filter(|t| is_op(t))
+            .map(|_| (inner, Some(sep.to_string()), 4)),
+    }
+}
+
+/// Matches a prefix of `input` against `matcher`; `stop` ends greedy fragments.
+fn match_seq(
+    matcher: &[TokenTree],
+    input: &[TokenTree],
+    stop: Option<&str>,
+    depth: usize,
+) -> Option<(Captures, usize)> {
+    if depth > 16 {
+        return None;
+    }
     let mut caps = Captures::new();
     let (mut m, mut i) = (0, 0);
     while m < matcher.len() {
-        if is_dollar(&matcher[m]) {
+        if is_dollar(&matcher[m]) && matches!(matcher.get(m + 1), Some(TokenTree::Group(_))) {
+            let (inner, sep, used) = repetition(matcher, m)?;
+            let after = matcher.get(m + used).map(|t| t.to_string());
+            let inner_stop = sep.clone().or(after);
+            let mut iters = Vec::new();
+            while i < input.len() {
+                let Some((c, n)) = match_seq(&inner, &input[i..], inner_stop.as_deref(), depth + 1)
+                else {
+                    break;
+                };
+                if n == 0 {
+                    break;
+                }
+                iters.push(c);
+                i += n;
+                match &sep {
+                    Some(s)
+                        if input.get(i).map(|t| t.to_string()).as_deref() == Some(s.as_str()) =>
+                    {
+                        i += 1
+                    }
+                    Some(_) => break,
+                    None => {}
+                }
+            }
+            for name in var_names(&inner) {
+                caps.insert(name, Bind::Seq(iters.clone()));
+            }
+            m += used;
+        } else if is_dollar(&matcher[m]) {
             let (TokenTree::Ident(name), Some(TokenTree::Ident(frag))) =
                 (matcher.get(m + 1)?, matcher.get(m + 3))
             else {
-                return None; // `$( .. )*` repetitions are not substituted
+                return None;
             };
             let one = matches!(
                 frag.to_string().as_str(),
@@ -183,14 +251,14 @@ fn match_rule(matcher: &[TokenTree], input: &[TokenTree]) -> Option<Captures> {
             let end = if one {
                 (i < input.len()).then_some(i + 1)?
             } else {
-                let stop = matcher.get(m + 4).map(|t| t.to_string());
-                let n = input[i..]
+                let next = matcher.get(m + 4).map(|t| t.to_string());
+                let stop = next.as_deref().or(stop);
+                i + input[i..]
                     .iter()
-                    .position(|t| Some(t.to_string()) == stop)
-                    .unwrap_or(input.len() - i);
-                i + n
+                    .position(|t| Some(t.to_string().as_str()) == stop)
+                    .unwrap_or(input.len() - i)
             };
-            caps.insert(name.to_string(), input[i..end].to_vec());
+            caps.insert(name.to_string(), Bind::One(input[i..end].to_vec()));
             i = end;
             m += 4;
         } else {
@@ -205,7 +273,24 @@ fn match_rule(matcher: &[TokenTree], input: &[TokenTree]) -> Option<Captures> {
             i += 1;
         }
     }
-    (i == input.len()).then_some(caps)
+    Some((caps, i))
+}
+
+/// The metavariables (`$x:frag`) declared in a matcher fragment.
+fn var_names(toks: &[TokenTree]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, t) in toks.iter().enumerate() {
+        match (t, toks.get(k + 1), toks.get(k + 2)) {
+            (d, Some(TokenTree::Ident(n)), Some(TokenTree::Punct(c)))
+                if is_dollar(d) && c.as_char() == ':' =>
+            {
+                out.push(n.to_string())
+            }
+            (TokenTree::Group(g), _, _) => out.extend(var_names(&flat(g.stream()))),
+            _ => {}
+        }
+    }
+    out
 }
 
 fn is_dollar(t: &TokenTree) -> bool {
@@ -221,11 +306,19 @@ fn transcribe(body: TokenStream, caps: &Captures, depth: usize) -> Option<TokenS
     let mut k = 0;
     while k < toks.len() {
         match &toks[k] {
+            t if is_dollar(t) && matches!(toks.get(k + 1), Some(TokenTree::Group(_))) => {
+                let (inner, sep, used) = repetition(&toks, k)?;
+                out.extend(transcribe_rep(&inner, sep.as_deref(), caps, depth)?);
+                k += used;
+            }
             t if is_dollar(t) => {
                 let TokenTree::Ident(name) = toks.get(k + 1)? else {
                     return None;
                 };
-                out.extend(caps.get(&name.to_string())?.iter().cloned());
+                match caps.get(&name.to_string())? {
+                    Bind::One(ts) => out.extend(ts.iter().cloned()),
+                    Bind::Seq(_) => return None,
+                }
                 k += 2;
             }
             TokenTree::Group(g) => {
@@ -249,6 +342,40 @@ fn transcribe(body: TokenStream, caps: &Captures, depth: usize) -> Option<TokenS
     Some(out)
 }
 
+/// `$( inner ) sep op` in a transcriber: once per iteration of the repeated variables.
+fn transcribe_rep(
+    inner: &[TokenTree],
+    sep: Option<&str>,
+    caps: &Captures,
+    depth: usize,
+) -> Option<TokenStream> {
+    let used: Vec<String> = inner
+        .windows(2)
+        .filter(|w| is_dollar(&w[0]))
+        .filter_map(|w| match &w[1] {
+            TokenTree::Ident(n) => Some(n.to_string()),
+            _ => None,
+        })
+        .collect();
+    let iters = used.iter().find_map(|n| match caps.get(n) {
+        Some(Bind::Seq(v)) => Some(v),
+        _ => None,
+    })?;
+    let stream: TokenStream = inner.iter().cloned().collect();
+    let mut out = TokenStream::new();
+    for (n, iter) in iters.iter().enumerate() {
+        if n > 0
+            && let Some(s) = sep
+        {
+            out.extend(TokenStream::from_str(s).ok()?);
+        }
+        let mut scoped = caps.clone();
+        scoped.extend(iter.iter().map(|(k, v)| (k.clone(), v.clone())));
+        out.extend(transcribe(stream.clone(), &scoped, depth + 1)?);
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::expand;
@@ -260,6 +387,7 @@ mod tests {
         assert!(out.contains("fn wait_all"), "{out}");
         assert!(out.contains("& Stream"), "{out}");
         assert!(expand("($x:ident) => { fn $x() {} }", "a, b").is_none());
-        assert!(expand("($($x:ident),*) => { }", "a").is_none());
+        let rep = expand("($($n:ident),*) => { $(fn $n() { w(); })* };", "a, b").unwrap();
+        assert!(rep.contains("fn a") && rep.contains("fn b"), "{rep}");
     }
 }
