@@ -30,6 +30,11 @@ impl CfgCtx {
             })
     }
 
+    /// Whether the predicate `meta` (as in `cfg(meta)`) holds.
+    pub fn holds(&self, meta: &Meta) -> bool {
+        self.eval(meta, 0)
+    }
+
     fn eval(&self, meta: &Meta, depth: usize) -> bool {
         if depth > 64 {
             return true;

@@ -151,7 +151,7 @@ impl Lower<'_> {
             span: self.sp(t.ident.span()),
             supertraits: bounds(t.supertraits.iter()),
             fns,
-            attrs: lower_attrs(&t.attrs),
+            attrs: lower_attrs(&t.attrs, self.cfg),
         }
     }
 
@@ -253,7 +253,7 @@ impl Lower<'_> {
         FnIr {
             name: sig.ident.to_string(),
             span: self.sp(sig.ident.span()),
-            attrs: lower_attrs(attrs),
+            attrs: lower_attrs(attrs, self.cfg),
             generics: generics(&sig.generics),
             self_param,
             params,
@@ -287,17 +287,47 @@ pub fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
     }
 }
 
-fn lower_attrs(attrs: &[syn::Attribute]) -> Vec<AttrIr> {
-    attrs
-        .iter()
-        .map(|a| AttrIr {
-            path: path_names(a.path()),
-            args: match &a.meta {
-                syn::Meta::List(l) => l.tokens.to_string(),
-                _ => String::new(),
-            },
-        })
-        .collect()
+/// Attributes as (path, argument text); `#[cfg_attr(pred, a, b)]` contributes `a` and
+/// `b` when `pred` holds.
+fn lower_attrs(attrs: &[syn::Attribute], cfg: &CfgCtx) -> Vec<AttrIr> {
+    let mut out = Vec::new();
+    for a in attrs {
+        if a.path().is_ident("cfg_attr") {
+            cfg_attr(&a.meta, cfg, &mut out, 0);
+        } else {
+            out.push(attr_ir(&a.meta));
+        }
+    }
+    out
+}
+
+fn attr_ir(meta: &syn::Meta) -> AttrIr {
+    AttrIr {
+        path: path_names(meta.path()),
+        args: match meta {
+            syn::Meta::List(l) => l.tokens.to_string(),
+            _ => String::new(),
+        },
+    }
+}
+
+fn cfg_attr(meta: &syn::Meta, cfg: &CfgCtx, out: &mut Vec<AttrIr>, depth: usize) {
+    let syn::Meta::List(list) = meta else { return };
+    let parser = syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated;
+    let Ok(args) = list.parse_args_with(parser) else {
+        return;
+    };
+    let mut it = args.iter();
+    if depth > 16 || !it.next().is_some_and(|pred| cfg.holds(pred)) {
+        return;
+    }
+    for m in it {
+        if m.path().is_ident("cfg_attr") {
+            cfg_attr(m, cfg, out, depth + 1);
+        } else {
+            out.push(attr_ir(m));
+        }
+    }
 }
 
 fn flatten_use(
