@@ -504,3 +504,49 @@ fn sarif_paths_outside_the_workspace_are_file_uris() {
     );
     assert!(artifact.get("uriBaseId").is_none());
 }
+
+#[test]
+fn json_span_text_covers_multi_line_spans_and_survives_bad_offsets() {
+    let mut multi = Diagnostic::new(
+        Code::MissingModule,
+        "spans three lines",
+        span(
+            "src/metrics.rs",
+            "read_loss(stream: &Stream, loss: &Loss) -> f32 {\n    stream.clone_dtoh(loss)[0]\n}",
+        ),
+    );
+    multi.origin = Some(origin());
+    let mut bad = config_error();
+    bad.primary.byte_start = 10_000;
+    bad.primary.byte_end = 10_004;
+    let out = check(&[multi, bad]);
+    let text = &out.lines[0]["message"]["spans"][0]["text"];
+    let lines: Vec<(&str, u64, u64)> = text
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|l| {
+            (
+                l["text"].as_str().unwrap_or(""),
+                l["highlight_start"].as_u64().unwrap_or(0),
+                l["highlight_end"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            (
+                "pub fn read_loss(stream: &Stream, loss: &Loss) -> f32 {",
+                8,
+                56
+            ),
+            ("    stream.clone_dtoh(loss)[0]", 1, 31),
+            ("}", 1, 2),
+        ]
+    );
+    assert_eq!(
+        out.lines[1]["message"]["spans"][0]["text"],
+        Value::Array(vec![])
+    );
+}

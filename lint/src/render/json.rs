@@ -224,23 +224,24 @@ fn span_json<'a>(
 }
 
 /// rustc's `text`: each source line the span covers, with the highlighted columns (1-based,
-/// end exclusive; whole lines in the middle of a multi-line span).
+/// end exclusive; whole lines in the middle of a multi-line span). The lines are found from the
+/// span's byte offset, so the cost is the span's length, not the file's; a span that does not
+/// fit the text gets no lines.
 fn span_lines(text: &str, span: &Span) -> Vec<SpanLine> {
-    let first = span.line_start.max(1);
-    let last = span.line_end.max(first);
-    text.lines()
+    let start = span.byte_start;
+    let Some(before) = text.get(..start) else {
+        return Vec::new();
+    };
+    let begin = before.rfind('\n').map_or(0, |i| i + 1);
+    let count = span.line_end.saturating_sub(span.line_start) + 1;
+    text[begin..]
+        .lines()
+        .take(count)
         .enumerate()
-        .skip(first - 1)
-        .take(last - first + 1)
         .map(|(index, line)| {
-            let number = index + 1;
             let width = line.chars().count() + 1;
-            let start = if number == first {
-                span.column_start
-            } else {
-                1
-            };
-            let end = if number == last {
+            let start = if index == 0 { span.column_start } else { 1 };
+            let end = if index + 1 == count {
                 span.column_end
             } else {
                 width
