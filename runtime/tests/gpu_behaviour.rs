@@ -216,7 +216,7 @@ fn copies() -> Vec<Scenario> {
             |e| { uploads(e, 8, MIB) }
         ),
         scenario!(
-            Info,
+            Checked,
             "40 x DeviceBuffer::upload pageable 64 KiB in a row",
             |e| { uploads(e, 40, 64 << 10) }
         ),
