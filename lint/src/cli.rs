@@ -125,7 +125,8 @@ fn report(cli: &Cli, a: &Analysis, out: &mut dyn Write, err: &mut dyn Write) -> 
         match style {
             crate::cli_output::Style::Human => {
                 for d in &shown {
-                    out.write_all(human::render(d, &a.sources, color).as_bytes())?;
+                    let sources = crate::cli_output::sources_for(d, a, baseline.as_ref());
+                    out.write_all(human::render(d, sources, color).as_bytes())?;
                 }
                 if !cli.quiet {
                     writeln!(out, "{}", summary(&shown))?;

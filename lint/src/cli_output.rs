@@ -10,6 +10,7 @@ use crate::diagnostics::{Diagnostic, Level, Span, explain};
 use crate::engine::Analysis;
 use crate::levels::{LevelError, LevelOverrides};
 use crate::render::{OutputFormat, json, sarif};
+use crate::source::SourceMap;
 use clap::{ArgMatches, Args, FromArgMatches};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -258,13 +259,13 @@ pub fn config_levels(analysis: &Analysis) -> Vec<(String, String, Span)> {
 
 /// The final diagnostics: the baseline applied, then the config's and the command line's level
 /// overrides; a new baseline written when asked. `Err` is an exit code after a tool error
-/// (already reported on `err`). The second value is the baseline file (as diagnostics print
-/// its path) and its text, for snippets.
+/// (already reported on `err`). The second value holds the baseline file, for the snippets of
+/// stale entries.
 pub fn finish(
     args: &OutputArgs,
     analysis: &Analysis,
     err: &mut dyn Write,
-) -> Result<(Vec<Diagnostic>, Option<BaselineText>), i32> {
+) -> Result<(Vec<Diagnostic>, Option<SourceMap>), i32> {
     let mut diagnostics = analysis.diagnostics.clone();
     let mut overrides = LevelOverrides::default();
     for (code, level, span) in config_levels(analysis) {
@@ -323,19 +324,34 @@ pub fn finish(
             );
         }
         diagnostics = applied.diagnostics;
-        baseline_text = Some((display, baseline.text().to_owned()));
+        let mut map = SourceMap::new(&analysis.root);
+        map.add(absolute(path), baseline.text().to_owned());
+        baseline_text = Some(map);
     }
     overrides.apply(&mut diagnostics);
     Ok((diagnostics, baseline_text))
 }
 
-/// A baseline file as diagnostics print its path, and its text.
-pub type BaselineText = (PathBuf, String);
-
-/// `path` as diagnostics print it: relative to the workspace root when inside it.
+/// `path` as diagnostics print it: relative to the workspace root when inside it (as the
+/// source map prints the files it holds).
 fn display_path(root: &Path, path: &Path) -> PathBuf {
-    let absolute = std::env::current_dir().map_or_else(|_| path.to_owned(), |cwd| cwd.join(path));
-    crate::workspace::relative(root, &absolute)
+    crate::workspace::relative(root, &absolute(path))
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::env::current_dir().map_or_else(|_| path.to_owned(), |cwd| cwd.join(path))
+}
+
+/// The source map that holds `d`'s primary file: the baseline's for stale entries, else the
+/// analysis's.
+pub fn sources_for<'a>(
+    d: &Diagnostic,
+    analysis: &'a Analysis,
+    baseline: Option<&'a SourceMap>,
+) -> &'a SourceMap {
+    baseline
+        .filter(|m| m.text(&d.primary.file).is_some())
+        .unwrap_or(&analysis.sources)
 }
 
 fn config_error(e: &LevelError, span: &Span) -> Diagnostic {
@@ -352,7 +368,7 @@ pub fn write_machine(
     style: Style,
     diagnostics: &[Diagnostic],
     analysis: &Analysis,
-    baseline: Option<&BaselineText>,
+    baseline: Option<&SourceMap>,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     match style {
@@ -380,15 +396,16 @@ pub fn write_machine(
                 .ok();
             let manifest = analysis.root.join("Cargo.toml");
             let workspace = json::workspace_origin(metadata.as_ref(), &manifest);
-            let source = |path: &Path| match baseline {
-                Some((display, text)) if display == path => Some(text.as_str()),
-                _ => analysis.sources.text(path),
+            let source = |path: &Path| {
+                baseline
+                    .and_then(|m| m.text(path))
+                    .or_else(|| analysis.sources.text(path))
             };
             let rendered = |d: &Diagnostic| {
                 if one_line {
                     format!("{}\n", short(d))
                 } else {
-                    crate::render::human::render(d, &analysis.sources, ansi)
+                    crate::render::human::render(d, sources_for(d, analysis, baseline), ansi)
                 }
             };
             let cx = json::JsonContext {

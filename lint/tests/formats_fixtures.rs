@@ -434,6 +434,8 @@ fn stale_baseline_entries_are_reported_at_the_entry() {
             .as_str()
             .is_some_and(|m| m.contains("log_loss") || m.contains("clone_dtoh"))
     );
+    let human = run(&["--baseline", &baseline]);
+    insta::assert_snapshot!("demo-stale-baseline-human", human.stdout);
     let denied = run(&["--baseline", &baseline, "-D", "warnings"]);
     assert_eq!(denied.exit, 1, "-D warnings fails on stale entries");
 }
