@@ -6,7 +6,7 @@
 
 use crate::callgraph::{CallGraph, Edge};
 use crate::diagnostics::{Code, Confidence, Diagnostic, Finding, Hop};
-use crate::resolve::{DefMap, FnId};
+use crate::resolve::{DefMap, FnData, FnId};
 use crate::source::SourceMap;
 use std::collections::{HashSet, VecDeque};
 
@@ -100,16 +100,28 @@ pub fn find(
     out
 }
 
-/// `Type::method` for methods, the module and name for external fns
-/// (`stream::synchronize`), the bare name for the analysed crates' own fns.
-fn short(path: &str, external: bool) -> String {
-    let segs: Vec<&str> = path.split("::").collect();
-    let n = segs.len();
-    let is_method = n >= 2 && segs[n - 2].starts_with(|c: char| c.is_ascii_uppercase());
-    if is_method || (external && n >= 2) {
-        segs[n - 2..].join("::")
-    } else {
-        segs[n - 1].to_owned()
+/// The short name of a fn for messages: `Type::method` for methods, the module and
+/// name for built-in fns (`stream::synchronize`), the bare name otherwise.
+fn short(f: &FnData<'_>) -> String {
+    let owner = f
+        .self_canon
+        .as_deref()
+        .map(|c| c.rsplit("::").next().unwrap_or(c));
+    match (owner, f.ir.is_none()) {
+        (Some(o), _) => format!("{o}::{}", f.name),
+        (None, true) => {
+            let segs: Vec<&str> = f.path.rsplitn(3, "::").collect();
+            segs.iter()
+                .take(2)
+                .rev()
+                .copied()
+                .collect::<Vec<_>>()
+                .join("::")
+        }
+        (None, false) => match (f.is_trait_decl, f.trait_.as_deref()) {
+            (true, Some(t)) => format!("{}::{}", t.rsplit("::").next().unwrap_or(t), f.name),
+            _ => f.name.clone(),
+        },
     }
 }
 
@@ -140,7 +152,7 @@ fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -
             "`{}` is {} but reaches a host-blocking call: `{}`",
             r.name,
             root_kind(map, root),
-            short(&sink.path, sink.ir.is_none())
+            short(sink)
         ),
         first,
     )
@@ -153,7 +165,15 @@ fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -
         let (from, to) = (map.func(e.from), map.func(e.to));
         let site = sources.span(e.site);
         d = d.with_note(
-            format!("`{}` calls `{}` ({})", from.path, to.path, tag_name(e.tag)),
+            match &e.via {
+                Some(via) => format!(
+                    "`{}` calls `{}` ({}, {via})",
+                    from.path,
+                    to.path,
+                    tag_name(e.tag)
+                ),
+                None => format!("`{}` calls `{}` ({})", from.path, to.path, tag_name(e.tag)),
+            },
             Some(site.clone()),
         );
         hops.push(Hop {

@@ -20,6 +20,8 @@ pub struct Edge {
     pub site: SpanIr,
     /// Set when the call blocks only under a condition the lint could not decide.
     pub uncertain: Option<String>,
+    /// Set for a call dispatched through a trait bound or `dyn Trait` to one of its impls.
+    pub via: Option<String>,
 }
 
 /// A call the lint could not resolve.

@@ -102,6 +102,8 @@ struct Walker<'m, 'a> {
     scopes: Vec<Vec<Local>>,
     edges: Vec<Edge>,
     unresolved: Vec<Unresolved>,
+    /// While resolving a dispatched call: how it dispatches (for the hop's note).
+    via: Option<String>,
 }
 
 /// The calls of fn `f`.
@@ -129,6 +131,7 @@ pub fn walk_fn(map: &DefMap<'_>, f: FnId) -> (Vec<Edge>, Vec<Unresolved>) {
         scopes: vec![Vec::new()],
         edges: Vec::new(),
         unresolved: Vec::new(),
+        via: None,
     };
     if let Some(st) = &w.self_ty {
         w.bind("self", (st.clone(), Confidence::Exact), true);
@@ -171,6 +174,7 @@ impl Walker<'_, '_> {
             tag,
             site,
             uncertain: None,
+            via: None,
         });
     }
 
@@ -596,6 +600,7 @@ impl Walker<'_, '_> {
 
     fn method_call(&mut self, recv: Typed, name: &str, args: &[Typed], span: SpanIr) -> Typed {
         let (targets, known) = self.method_targets(&recv.0, name);
+        let via = self.via.take();
         let mut ret = None;
         for (f, tag) in &targets {
             let tag = if *tag == Confidence::NameOnly {
@@ -603,7 +608,9 @@ impl Walker<'_, '_> {
             } else {
                 (*tag).max(recv.1)
             };
+            self.via = via.clone();
             let r = self.call_fn(*f, tag, Some(&recv.0), args, span, 0);
+            self.via = None;
             ret.get_or_insert(r);
         }
         if let Some(r) = ret {
@@ -631,7 +638,7 @@ impl Walker<'_, '_> {
 
     /// Candidate fns for `recv.name(..)`, and whether the receiver's type is known
     /// (then no name-only fallback is tried).
-    fn method_targets(&self, recv: &Ty, name: &str) -> (Vec<(FnId, Confidence)>, bool) {
+    fn method_targets(&mut self, recv: &Ty, name: &str) -> (Vec<(FnId, Confidence)>, bool) {
         for t in self.map.deref_chain(recv) {
             match &t {
                 Ty::Adt(c, _) if c.starts_with("std::") && STD_INHERENT.contains(&name) => {
@@ -645,7 +652,21 @@ impl Walker<'_, '_> {
                         return (vec![(f, Confidence::Exact)], true);
                     }
                 }
-                Ty::Param(traits) | Ty::Dyn(traits) => return (self.dispatch(traits, name), true),
+                Ty::Param(traits) | Ty::Dyn(traits) => {
+                    let targets = self.dispatch(traits, name);
+                    let impls = targets
+                        .iter()
+                        .filter(|(f, _)| !self.map.func(*f).is_trait_decl)
+                        .count();
+                    let tr = targets
+                        .first()
+                        .and_then(|(f, _)| self.map.func(*f).trait_.clone())
+                        .unwrap_or_default();
+                    self.via = Some(format!(
+                        "dispatched through `{tr}` to one of its {impls} impls"
+                    ));
+                    return (targets, true);
+                }
                 Ty::Unknown => return (self.name_only(name), false),
                 _ => return (Vec::new(), true),
             }
@@ -738,6 +759,11 @@ impl Walker<'_, '_> {
             tag,
             site: span,
             uncertain,
+            via: if fd.is_trait_decl {
+                None
+            } else {
+                self.via.clone()
+            },
         });
         (self.ret_type(f, recv), tag.max(Confidence::Inferred))
     }

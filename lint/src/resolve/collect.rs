@@ -310,7 +310,15 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
         .clone()
         .unwrap_or_else(|| format!("{}::<impl>", map.modules[m as usize].path));
     for f in &imp.fns {
-        let path = format!("{owner}::{}", f.name);
+        // Trait impl methods are spelled as rustc does (`<T as Trait>::m`): a type can
+        // have an inherent `get` and a trait `get`, and the chain must say which.
+        let path = match &trait_ {
+            Some(t) => {
+                let t = t.strip_prefix("std::").unwrap_or(t);
+                format!("<{owner} as {t}>::{}", f.name)
+            }
+            None => format!("{owner}::{}", f.name),
+        };
         let id = add_fn(
             map,
             m,
