@@ -267,18 +267,7 @@ pub fn finish(
     err: &mut dyn Write,
 ) -> Result<(Vec<Diagnostic>, Option<SourceMap>), i32> {
     let mut diagnostics = analysis.diagnostics.clone();
-    let mut overrides = LevelOverrides::default();
-    for (code, level, span) in config_levels(analysis) {
-        if let Err(e) = overrides.push_config([(code.as_str(), level.as_str())]) {
-            diagnostics.push(config_error(&e, &span));
-        }
-    }
-    for (level, code) in &args.levels {
-        if let Err(e) = overrides.push_name(*level, code) {
-            let _ = writeln!(err, "error: {e}");
-            return Err(2);
-        }
-    }
+    let overrides = overrides(args, analysis, &mut diagnostics, err)?;
     if let Some(path) = &args.raw.write_baseline {
         let mut leveled = diagnostics.clone();
         overrides.apply(&mut leveled);
@@ -297,39 +286,71 @@ pub fn finish(
         .baseline
         .as_ref()
         .or(args.raw.write_baseline.as_ref());
-    let mut baseline_text = None;
+    let mut baseline_source = None;
     if let Some(path) = baseline_path {
-        let display = display_path(&analysis.root, path);
-        let read = std::fs::read_to_string(path)
-            .map_err(anyhow::Error::from)
-            .and_then(|text| Baseline::parse(&display, text));
-        let baseline = match read {
-            Ok(baseline) => baseline,
-            Err(e) => {
-                let _ = writeln!(
-                    err,
-                    "error: cannot use baseline `{}`: {e:#}",
-                    path.display()
-                );
-                return Err(2);
-            }
-        };
-        let applied = baseline.apply(diagnostics);
-        if applied.suppressed > 0 {
-            let _ = writeln!(
-                err,
-                "note: {} finding(s) accepted by the baseline `{}`",
-                applied.suppressed,
-                path.display()
-            );
-        }
-        diagnostics = applied.diagnostics;
-        let mut map = SourceMap::new(&analysis.root);
-        map.add(absolute(path), baseline.text().to_owned());
-        baseline_text = Some(map);
+        let (kept, source) = apply_baseline(path, analysis, diagnostics, err)?;
+        diagnostics = kept;
+        baseline_source = Some(source);
     }
     overrides.apply(&mut diagnostics);
-    Ok((diagnostics, baseline_text))
+    Ok((diagnostics, baseline_source))
+}
+
+/// The config's `levels` (a bad entry becomes a `config-error` in `diagnostics`), then the
+/// command line's flags (a bad one is a tool error, exit status 2).
+fn overrides(
+    args: &OutputArgs,
+    analysis: &Analysis,
+    diagnostics: &mut Vec<Diagnostic>,
+    err: &mut dyn Write,
+) -> Result<LevelOverrides, i32> {
+    let mut overrides = LevelOverrides::default();
+    for (code, level, span) in config_levels(analysis) {
+        if let Err(e) = overrides.push_config([(code.as_str(), level.as_str())]) {
+            diagnostics.push(config_error(&e, &span));
+        }
+    }
+    for (level, code) in &args.levels {
+        if let Err(e) = overrides.push_name(*level, code) {
+            let _ = writeln!(err, "error: {e}");
+            return Err(2);
+        }
+    }
+    Ok(overrides)
+}
+
+/// Reads the baseline at `path` and applies it; returns the kept diagnostics and the baseline
+/// file in a source map of its own.
+fn apply_baseline(
+    path: &Path,
+    analysis: &Analysis,
+    diagnostics: Vec<Diagnostic>,
+    err: &mut dyn Write,
+) -> Result<(Vec<Diagnostic>, SourceMap), i32> {
+    let display = display_path(&analysis.root, path);
+    let read = std::fs::read_to_string(path)
+        .map_err(anyhow::Error::from)
+        .and_then(|text| Baseline::parse(&display, text));
+    let baseline = read.map_err(|e| {
+        let _ = writeln!(
+            err,
+            "error: cannot use baseline `{}`: {e:#}",
+            path.display()
+        );
+        2
+    })?;
+    let applied = baseline.apply(diagnostics);
+    if applied.suppressed > 0 {
+        let _ = writeln!(
+            err,
+            "note: {} finding(s) accepted by the baseline `{}`",
+            applied.suppressed,
+            path.display()
+        );
+    }
+    let mut source = SourceMap::new(&analysis.root);
+    source.add(absolute(path), baseline.text().to_owned());
+    Ok((applied.diagnostics, source))
 }
 
 /// `path` as diagnostics print it: relative to the workspace root when inside it (as the

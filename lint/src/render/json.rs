@@ -294,8 +294,8 @@ pub fn target_json(origin: &Origin, metadata: Option<&cargo_metadata::Metadata>)
             .iter()
             .find(|t| t.name == origin.target_name && kinds(t) == origin.target_kind)
     });
-    if let Some(t) = target {
-        return TargetJson {
+    match target {
+        Some(t) => TargetJson {
             kind: kinds(t),
             crate_types: t.crate_types.iter().map(ToString::to_string).collect(),
             name: t.name.clone(),
@@ -304,8 +304,13 @@ pub fn target_json(origin: &Origin, metadata: Option<&cargo_metadata::Metadata>)
             doc: t.doc,
             doctest: t.doctest,
             test: t.test,
-        };
+        },
+        None => target_defaults(origin, package.map(|p| p.edition.to_string())),
     }
+}
+
+/// cargo's defaults for a target of `origin`'s kind.
+fn target_defaults(origin: &Origin, edition: Option<String>) -> TargetJson {
     let kind = origin.target_kind.first().map_or("lib", String::as_str);
     let (doc, doctest, test) = match kind {
         "lib" | "rlib" | "dylib" | "proc-macro" => (true, true, true),
@@ -322,7 +327,7 @@ pub fn target_json(origin: &Origin, metadata: Option<&cargo_metadata::Metadata>)
         crate_types,
         name: origin.target_name.clone(),
         src_path: path_text(&origin.target_src_path),
-        edition: package.map_or_else(|| "2015".to_owned(), |p| p.edition.to_string()),
+        edition: edition.unwrap_or_else(|| "2015".to_owned()),
         doc,
         doctest,
         test,
