@@ -474,3 +474,24 @@ fn config_levels_apply_and_bad_entries_are_config_errors() {
         "{config_error}"
     );
 }
+
+#[test]
+fn color_flag_is_honoured_in_human_output() {
+    let demo = manifest("demo");
+    let always = lint(&["--manifest-path", &demo, "--color", "always"]);
+    assert!(always.stdout.contains("\u{1b}["), "{}", always.stdout);
+    let never = lint(&["--manifest-path", &demo, "--color", "never"]);
+    assert!(!never.stdout.contains('\u{1b}'), "{}", never.stdout);
+    let json = lint(&[
+        "--manifest-path",
+        &demo,
+        "--color",
+        "always",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        !json.stdout.contains("\\u001b"),
+        "plain `json` renders without colours, as cargo does"
+    );
+}
