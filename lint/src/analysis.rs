@@ -125,73 +125,51 @@ fn short(f: &FnData<'_>) -> String {
     }
 }
 
-fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -> Diagnostic {
-    let (r, sink) = (
-        map.func(root),
-        map.func(chain.last().map_or(root, |e| e.to)),
-    );
-    let uncertain = chain.iter().any(|e| e.uncertain.is_some());
+/// The code of a chain: `possible-` as soon as one edge is name-only or undecided.
+fn chain_code(chain: &[&Edge]) -> (Code, Confidence) {
     let confidence = chain
         .iter()
         .map(|e| e.tag)
         .max()
         .unwrap_or(Confidence::Exact);
-    let code = if confidence == Confidence::NameOnly || uncertain {
-        Code::PossibleSyncInNoSync
-    } else {
-        Code::SyncInNoSync
-    };
+    let uncertain = chain.iter().any(|e| e.uncertain.is_some());
+    match confidence == Confidence::NameOnly || uncertain {
+        true => (Code::PossibleSyncInNoSync, confidence),
+        false => (Code::SyncInNoSync, confidence),
+    }
+}
+
+fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -> Diagnostic {
+    let (r, sink) = (
+        map.func(root),
+        map.func(chain.last().map_or(root, |e| e.to)),
+    );
+    let (code, confidence) = chain_code(chain);
     let reason = sink.marks.sink.clone().unwrap_or_default();
     let first = chain.first().map_or_else(
         || sources.span(r.span.unwrap_or_default()),
         |e| sources.span(e.site),
     );
-    let mut d = Diagnostic::new(
-        code,
-        format!(
-            "`{}` is {} but reaches a host-blocking call: `{}`",
-            r.name,
-            root_kind(map, root),
-            short(sink)
-        ),
-        first,
-    )
-    .with_label(format!(
-        "this call reaches `{}`, which blocks the host",
-        sink.path
-    ));
-    let mut hops = Vec::new();
-    for e in chain {
-        let (from, to) = (map.func(e.from), map.func(e.to));
-        let site = sources.span(e.site);
-        d = d.with_note(
-            match &e.via {
-                Some(via) => format!(
-                    "`{}` calls `{}` ({}, {via})",
-                    from.path,
-                    to.path,
-                    tag_name(e.tag)
-                ),
-                None => format!("`{}` calls `{}` ({})", from.path, to.path, tag_name(e.tag)),
-            },
-            Some(site.clone()),
-        );
-        hops.push(Hop {
-            function: from.path.clone(),
-            call_site: site,
-            confidence: e.tag,
-        });
-    }
+    let message = format!(
+        "`{}` is {} but reaches a host-blocking call: `{}`",
+        r.name,
+        root_kind(map, root),
+        short(sink)
+    );
+    let label = format!("this call reaches `{}`, which blocks the host", sink.path);
+    let mut d = Diagnostic::new(code, message, first).with_label(label);
+    let hops = hop_notes(map, sources, chain, &mut d);
+    let sink_span = sink.span.map(|s| sources.span(s));
     d = d.with_note(
         format!("`{}` blocks the host: {reason}", sink.path),
-        sink.span.map(|s| sources.span(s)),
+        sink_span,
     );
-    for e in chain {
-        if let Some(u) = &e.uncertain {
-            d = d.with_note(u.clone(), None);
-        }
+    for u in chain.iter().filter_map(|e| e.uncertain.as_ref()) {
+        d = d.with_note(u.clone(), None);
     }
-    d = d.with_help("if this wait is intended, wrap the call in `nosync::allow_sync(|| ..)` or mark the called function #[allow_sync]");
+    d = d.with_help(
+        "if this wait is intended, wrap the call in `nosync::allow_sync(|| ..)` or mark the called function #[allow_sync]",
+    );
     d.finding = Some(Finding {
         root: r.path.clone(),
         sink: sink.path.clone(),
@@ -200,6 +178,35 @@ fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -
         confidence,
     });
     d
+}
+
+/// One note per hop (caller, callee, how the call was resolved, the call site).
+fn hop_notes(
+    map: &DefMap<'_>,
+    sources: &SourceMap,
+    chain: &[&Edge],
+    d: &mut Diagnostic,
+) -> Vec<Hop> {
+    let mut hops = Vec::new();
+    for e in chain {
+        let (from, to) = (map.func(e.from), map.func(e.to));
+        let site = sources.span(e.site);
+        let how = match &e.via {
+            Some(via) => format!("{}, {via}", tag_name(e.tag)),
+            None => tag_name(e.tag).to_owned(),
+        };
+        let note = format!("`{}` calls `{}` ({how})", from.path, to.path);
+        d.notes.push(crate::diagnostics::Note {
+            message: note,
+            span: Some(site.clone()),
+        });
+        hops.push(Hop {
+            function: from.path.clone(),
+            call_site: site,
+            confidence: e.tag,
+        });
+    }
+    hops
 }
 
 fn unresolved(

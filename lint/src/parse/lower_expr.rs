@@ -1,7 +1,7 @@
 //! Lowering of fn bodies: statements and expressions, with a depth limit.
 
 use super::ir::*;
-use super::lower::{Lower, lower_pat, lower_qpath, lower_type, pat_ident, path_names};
+use super::lower::{Lower, lower_qpath, lower_type, pat_ident, path_names};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 
@@ -253,4 +253,41 @@ fn split_top_level(ts: proc_macro2::TokenStream) -> Vec<proc_macro2::TokenStream
         }
     }
     out
+}
+
+/// Lowers a pattern (depth-limited: deeper sub-patterns bind nothing).
+pub fn lower_pat(p: &syn::Pat, depth: usize) -> Pat {
+    if depth > 64 {
+        return Pat::Other;
+    }
+    let d = depth + 1;
+    match p {
+        syn::Pat::Ident(i) => Pat::Bind(
+            i.ident.to_string(),
+            i.subpat.as_ref().map(|(_, s)| Box::new(lower_pat(s, d))),
+        ),
+        syn::Pat::TupleStruct(t) => Pat::TupleStruct(
+            lower_qpath(t.qself.as_ref(), &t.path),
+            t.elems.iter().map(|e| lower_pat(e, d)).collect(),
+        ),
+        syn::Pat::Struct(s) => Pat::Struct(
+            lower_qpath(s.qself.as_ref(), &s.path),
+            s.fields
+                .iter()
+                .map(|f| match &f.member {
+                    syn::Member::Named(n) => (n.to_string(), lower_pat(&f.pat, d)),
+                    syn::Member::Unnamed(i) => (i.index.to_string(), lower_pat(&f.pat, d)),
+                })
+                .collect(),
+        ),
+        syn::Pat::Tuple(t) => Pat::Tuple(t.elems.iter().map(|e| lower_pat(e, d)).collect()),
+        syn::Pat::Reference(r) => lower_pat(&r.pat, d),
+        syn::Pat::Paren(r) => lower_pat(&r.pat, d),
+        syn::Pat::Type(t) => lower_pat(&t.pat, d),
+        syn::Pat::Or(o) => o
+            .cases
+            .first()
+            .map_or(Pat::Other, |c| Pat::Or(Box::new(lower_pat(c, d)))),
+        _ => Pat::Other,
+    }
 }

@@ -212,53 +212,15 @@ fn match_seq(
         if is_dollar(&matcher[m]) && matches!(matcher.get(m + 1), Some(TokenTree::Group(_))) {
             let (inner, sep, used) = repetition(matcher, m)?;
             let after = matcher.get(m + used).map(|t| t.to_string());
-            let inner_stop = sep.clone().or(after);
-            let mut iters = Vec::new();
-            while i < input.len() {
-                let Some((c, n)) = match_seq(&inner, &input[i..], inner_stop.as_deref(), depth + 1)
-                else {
-                    break;
-                };
-                if n == 0 {
-                    break;
-                }
-                iters.push(c);
-                i += n;
-                match &sep {
-                    Some(s)
-                        if input.get(i).map(|t| t.to_string()).as_deref() == Some(s.as_str()) =>
-                    {
-                        i += 1
-                    }
-                    Some(_) => break,
-                    None => {}
-                }
-            }
+            let (iters, n) = match_repeated(&inner, sep.as_deref(), after, &input[i..], depth)?;
             for name in var_names(&inner) {
                 caps.insert(name, Bind::Seq(iters.clone()));
             }
+            i += n;
             m += used;
         } else if is_dollar(&matcher[m]) {
-            let (TokenTree::Ident(name), Some(TokenTree::Ident(frag))) =
-                (matcher.get(m + 1)?, matcher.get(m + 3))
-            else {
-                return None;
-            };
-            let one = matches!(
-                frag.to_string().as_str(),
-                "ident" | "tt" | "literal" | "lifetime"
-            );
-            let end = if one {
-                (i < input.len()).then_some(i + 1)?
-            } else {
-                let next = matcher.get(m + 4).map(|t| t.to_string());
-                let stop = next.as_deref().or(stop);
-                i + input[i..]
-                    .iter()
-                    .position(|t| Some(t.to_string().as_str()) == stop)
-                    .unwrap_or(input.len() - i)
-            };
-            caps.insert(name.to_string(), Bind::One(input[i..end].to_vec()));
+            let (name, end) = match_fragment(matcher, m, input, i, stop)?;
+            caps.insert(name, Bind::One(input[i..end].to_vec()));
             i = end;
             m += 4;
         } else {
@@ -274,6 +236,65 @@ fn match_seq(
         }
     }
     Some((caps, i))
+}
+
+/// `$( inner ) sep op` against `input`: the captures of each iteration, tokens used.
+fn match_repeated(
+    inner: &[TokenTree],
+    sep: Option<&str>,
+    after: Option<String>,
+    input: &[TokenTree],
+    depth: usize,
+) -> Option<(Vec<Captures>, usize)> {
+    let stop = sep.map(str::to_owned).or(after);
+    let (mut iters, mut i) = (Vec::new(), 0);
+    while i < input.len() {
+        let Some((c, n)) = match_seq(inner, &input[i..], stop.as_deref(), depth + 1) else {
+            break;
+        };
+        if n == 0 {
+            break;
+        }
+        iters.push(c);
+        i += n;
+        match sep {
+            Some(s) if input.get(i).is_some_and(|t| t.to_string() == s) => i += 1,
+            Some(_) => break,
+            None => {}
+        }
+    }
+    Some((iters, i))
+}
+
+/// `$name:frag` at `matcher[m]` against `input[i..]`: the name and where the match ends
+/// (one token tree, or greedily up to the matcher's next literal token / `stop`).
+fn match_fragment(
+    matcher: &[TokenTree],
+    m: usize,
+    input: &[TokenTree],
+    i: usize,
+    stop: Option<&str>,
+) -> Option<(String, usize)> {
+    let (TokenTree::Ident(name), Some(TokenTree::Ident(frag))) =
+        (matcher.get(m + 1)?, matcher.get(m + 3))
+    else {
+        return None;
+    };
+    let one = matches!(
+        frag.to_string().as_str(),
+        "ident" | "tt" | "literal" | "lifetime"
+    );
+    let end = if one {
+        (i < input.len()).then_some(i + 1)?
+    } else {
+        let next = matcher.get(m + 4).map(|t| t.to_string());
+        let stop = next.as_deref().or(stop);
+        let n = input[i..]
+            .iter()
+            .position(|t| Some(t.to_string().as_str()) == stop);
+        i + n.unwrap_or(input.len() - i)
+    };
+    Some((name.to_string(), end))
 }
 
 /// The metavariables (`$x:frag`) declared in a matcher fragment.

@@ -1,0 +1,355 @@
+//! Call resolution: paths, `Self::m`, UFCS, trait paths, method calls from the
+//! receiver's type (inherent, provided trait methods, trait-bound and `dyn` dispatch),
+//! the name-only fallback, and the edges with their conditions.
+
+use super::{NAME_ONLY_CAP, STD_INHERENT, STD_METHODS, Typed, Walker, unknown};
+use crate::callgraph::Edge;
+use crate::callgraph::known::{cudarc_ret, std_assoc_ret, std_method_ret};
+use crate::diagnostics::Confidence;
+use crate::parse::ir::{PathIr, SpanIr};
+use crate::resolve::{Def, FnId, Ty};
+use crate::sinks::{Condition, NAME_ONLY_OK};
+
+impl Walker<'_, '_> {
+    pub(super) fn call_path(&mut self, path: &PathIr, args: &[Typed], span: SpanIr) -> Typed {
+        let names = path.names();
+        if path.segs.len() == 1
+            && path.qself.is_none()
+            && let Some(l) = self.local(names[0])
+        {
+            if l.is_param {
+                self.unresolved(span, format!("a call through parameter `{}`", names[0]));
+            }
+            return unknown();
+        }
+        if let Some(q) = &path.qself {
+            return self.call_qualified(q, path, args, span);
+        }
+        if let [first, method] = names.as_slice()
+            && let Some(recv) = self.type_param_or_self(first)
+        {
+            let rest = self.shift_args(args);
+            return self.method_call((recv, Confidence::Exact), method, &rest, span);
+        }
+        match self.map.resolve_path(self.module, &names, path.global) {
+            Some(Def::Fn(f)) if self.map.func(f).is_trait_decl => {
+                self.call_trait_path(f, args, span)
+            }
+            Some(Def::Fn(f)) => self.call_fn(f, Confidence::Exact, None, args, span, 0),
+            Some(Def::Type(c)) => (Ty::Adt(c, Vec::new()), Confidence::Exact),
+            Some(Def::External(segs)) => self.call_external(&segs, args, span),
+            Some(_) => unknown(),
+            None => self.unresolved_path(path, span),
+        }
+    }
+
+    /// `Trait::m(x, ..)`: a method call on `x` through `Trait`.
+    pub(super) fn call_trait_path(&mut self, decl: FnId, args: &[Typed], span: SpanIr) -> Typed {
+        let fd = self.map.func(decl);
+        let (name, tr) = (fd.name.clone(), fd.trait_.clone().unwrap_or_default());
+        let recv = args.first().cloned().unwrap_or_else(unknown);
+        let rest = self.shift_args(args);
+        let has_impl = self.map.deref_chain(&recv.0).iter().any(|t| {
+            t.canon()
+                .is_some_and(|c| self.map.traits_of.get(c).is_some_and(|ts| ts.contains(&tr)))
+        });
+        let recv = if has_impl {
+            recv
+        } else {
+            (Ty::Param(vec![tr]), Confidence::Exact)
+        };
+        self.method_call(recv, &name, &rest, span)
+    }
+
+    /// Arguments of `T::m(recv, rest..)` as a method call's: without the receiver.
+    pub(super) fn shift_args(&self, args: &[Typed]) -> Vec<Typed> {
+        args.iter().skip(1).cloned().collect()
+    }
+
+    pub(super) fn type_param_or_self(&self, name: &str) -> Option<Ty> {
+        if name == "Self" {
+            return self.self_ty.clone();
+        }
+        let g = self.generics.iter().find(|g| g.name == name)?;
+        Some(Ty::Param(self.map.traits(self.module, &g.bounds)))
+    }
+
+    pub(super) fn unresolved_path(&mut self, path: &PathIr, span: SpanIr) -> Typed {
+        let names = path.names();
+        let prefix_known = names.len() > 1
+            && self
+                .map
+                .resolve_path(self.module, &names[..names.len() - 1], path.global)
+                .is_some();
+        if !prefix_known {
+            self.unresolved(span, format!("cannot resolve `{}`", names.join("::")));
+        }
+        unknown()
+    }
+
+    pub(super) fn call_external(&mut self, segs: &[String], args: &[Typed], span: SpanIr) -> Typed {
+        let joined = segs.join("::");
+        if let Some(&f) = self.map.builtin.get(&joined) {
+            return self.call_fn(f, Confidence::Exact, None, args, span, 1);
+        }
+        let args: Vec<Ty> = args.iter().map(|(t, _)| t.clone()).collect();
+        (
+            std_assoc_ret(segs, &args).unwrap_or(Ty::Unknown),
+            Confidence::Inferred,
+        )
+    }
+
+    /// `<T as Trait>::m(..)`: the impl of `Trait` for `T`, or the trait's method.
+    pub(super) fn call_qualified(
+        &mut self,
+        q: &crate::parse::ir::TypeRef,
+        path: &PathIr,
+        args: &[Typed],
+        span: SpanIr,
+    ) -> Typed {
+        let recv = self
+            .map
+            .resolve_type(self.module, q, &self.generics, self.self_ty.as_ref(), 0);
+        let names = path.names();
+        let method = path.last_name();
+        let trait_ = self.map.resolve_path(
+            self.module,
+            &names[..path.qself_pos.min(names.len())],
+            path.global,
+        );
+        let impl_fn = match (&recv, &trait_) {
+            (Ty::Adt(c, _), Some(Def::Trait(t))) => self
+                .map
+                .methods
+                .get(c)
+                .and_then(|m| m.get(method))
+                .and_then(|ids| {
+                    ids.iter()
+                        .copied()
+                        .find(|&f| self.map.func(f).trait_.as_deref() == Some(t.as_str()))
+                }),
+            _ => None,
+        };
+        match (impl_fn, trait_) {
+            (Some(f), _) => self.call_fn(f, Confidence::Exact, Some(&recv), args, span, 1),
+            (None, Some(Def::Trait(t))) => self.method_call(
+                (Ty::Param(vec![t]), Confidence::Exact),
+                method,
+                &self.shift_args(args),
+                span,
+            ),
+            _ => self.method_call(
+                (recv, Confidence::Exact),
+                method,
+                &self.shift_args(args),
+                span,
+            ),
+        }
+    }
+
+    pub(super) fn method_call(
+        &mut self,
+        recv: Typed,
+        name: &str,
+        args: &[Typed],
+        span: SpanIr,
+    ) -> Typed {
+        let (targets, known) = self.method_targets(&recv.0, name);
+        let via = self.via.take();
+        let mut ret = None;
+        for (f, tag) in &targets {
+            let tag = if *tag == Confidence::NameOnly {
+                Confidence::NameOnly
+            } else {
+                (*tag).max(recv.1)
+            };
+            self.via = via.clone();
+            let r = self.call_fn(*f, tag, Some(&recv.0), args, span, 0);
+            self.via = None;
+            ret.get_or_insert(r);
+        }
+        if let Some(r) = ret {
+            return r;
+        }
+        if !known && recv.0 == Ty::Unknown && !STD_METHODS.contains(&name) {
+            self.unresolved(span, format!("method `{name}` on a value of unknown type"));
+        }
+        let chain = self.map.deref_chain(&recv.0);
+        let ty = std_method_ret(&recv.0, name)
+            .filter(|t| *t != Ty::Unknown)
+            .or_else(|| {
+                chain
+                    .iter()
+                    .find_map(|t| std_method_ret(t, name).filter(|t| *t != Ty::Unknown))
+            })
+            .or_else(|| {
+                chain
+                    .iter()
+                    .find_map(|t| t.canon().and_then(|c| cudarc_ret(c, name)))
+            })
+            .unwrap_or(Ty::Unknown);
+        (ty, recv.1)
+    }
+
+    /// Candidate fns for `recv.name(..)`, and whether the receiver's type is known
+    /// (then no name-only fallback is tried).
+    pub(super) fn method_targets(
+        &mut self,
+        recv: &Ty,
+        name: &str,
+    ) -> (Vec<(FnId, Confidence)>, bool) {
+        for t in self.map.deref_chain(recv) {
+            match &t {
+                Ty::Adt(c, _) if c.starts_with("std::") && STD_INHERENT.contains(&name) => {
+                    return (Vec::new(), true);
+                }
+                Ty::Adt(c, _) => {
+                    if let Some(ids) = self.map.methods.get(c).and_then(|m| m.get(name)) {
+                        return (ids.iter().map(|&f| (f, Confidence::Exact)).collect(), true);
+                    }
+                    if let Some(f) = self.provided_method(c, name) {
+                        return (vec![(f, Confidence::Exact)], true);
+                    }
+                }
+                Ty::Param(traits) | Ty::Dyn(traits) => {
+                    let targets = self.dispatch(traits, name);
+                    let impls = targets
+                        .iter()
+                        .filter(|(f, _)| !self.map.func(*f).is_trait_decl)
+                        .count();
+                    let tr = targets
+                        .first()
+                        .and_then(|(f, _)| self.map.func(*f).trait_.clone())
+                        .unwrap_or_default();
+                    self.via = Some(format!(
+                        "dispatched through `{tr}` to one of its {impls} impls"
+                    ));
+                    return (targets, true);
+                }
+                Ty::Unknown => return (self.name_only(name), false),
+                _ => return (Vec::new(), true),
+            }
+        }
+        (Vec::new(), true)
+    }
+
+    /// A provided trait method that type `c` inherits (its impl does not override it).
+    pub(super) fn provided_method(&self, c: &str, name: &str) -> Option<FnId> {
+        let traits = self.map.traits_of.get(c)?;
+        traits.iter().find_map(|t| self.map.trait_method(t, name))
+    }
+
+    /// A call through a trait bound or `dyn`: the trait's method and every impl of it
+    /// (only the method when it is itself a sink).
+    pub(super) fn dispatch(&self, traits: &[String], name: &str) -> Vec<(FnId, Confidence)> {
+        let mut out = Vec::new();
+        for tr in traits {
+            if let Some(decl) = self.map.trait_method(tr, name) {
+                out.push((decl, Confidence::Exact));
+                // A `#[synchronizes]` declaration covers every impl: one finding, at the trait.
+                if self.map.func(decl).marks.sink.is_some() {
+                    break;
+                }
+                let owner = self.map.func(decl).trait_.clone().unwrap_or_default();
+                for &imp in self
+                    .map
+                    .trait_impls
+                    .get(&(owner, name.to_owned()))
+                    .into_iter()
+                    .flatten()
+                {
+                    out.push((imp, Confidence::Inferred));
+                }
+                break;
+            }
+        }
+        out
+    }
+
+    pub(super) fn name_only(&self, name: &str) -> Vec<(FnId, Confidence)> {
+        if STD_METHODS.contains(&name) {
+            return Vec::new();
+        }
+        let cands: Vec<FnId> = self
+            .map
+            .by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&f| self.map.func(f).ir.is_some() || NAME_ONLY_OK.contains(&name))
+            .collect();
+        if cands.len() > NAME_ONLY_CAP {
+            return Vec::new();
+        }
+        cands
+            .into_iter()
+            .map(|f| (f, Confidence::NameOnly))
+            .collect()
+    }
+
+    /// Records an edge to `f` (unless a condition rules it out) and returns its result type.
+    pub(super) fn call_fn(
+        &mut self,
+        f: FnId,
+        tag: Confidence,
+        recv: Option<&Ty>,
+        args: &[Typed],
+        span: SpanIr,
+        arg_shift: usize,
+    ) -> Typed {
+        let fd = self.map.func(f);
+        let mut uncertain = None;
+        if let Some(Condition::PageableDst { arg }) = fd.marks.condition {
+            match args.get(arg + arg_shift).and_then(|(t, _)| t.is_pageable()) {
+                Some(true) => {}
+                Some(false) => return (self.ret_type(f, recv), tag),
+                None => {
+                    uncertain = Some(format!(
+                        "the destination's type is unknown: `{}` blocks only when it is pageable host memory",
+                        fd.name
+                    ))
+                }
+            }
+        }
+        self.edges.push(Edge {
+            from: self.from,
+            to: f,
+            tag,
+            site: span,
+            uncertain,
+            via: if fd.is_trait_decl {
+                None
+            } else {
+                self.via.clone()
+            },
+        });
+        (self.ret_type(f, recv), tag.max(Confidence::Inferred))
+    }
+
+    pub(super) fn ret_type(&self, f: FnId, recv: Option<&Ty>) -> Ty {
+        let fd = self.map.func(f);
+        let Some(ir) = fd.ir else {
+            return fd
+                .self_canon
+                .as_deref()
+                .and_then(|c| cudarc_ret(c, &fd.name))
+                .unwrap_or(Ty::Unknown);
+        };
+        let Some(ret) = &ir.ret else {
+            return Ty::Unknown;
+        };
+        let mut generics = fd.impl_generics.to_vec();
+        generics.extend(ir.generics.iter().cloned());
+        let self_ty = match (recv, &fd.self_ty) {
+            (Some(r), _) if *r != Ty::Unknown => Some(r.clone()),
+            (_, Some(t)) => Some(
+                self.map
+                    .resolve_type(fd.module, t, fd.impl_generics, None, 0),
+            ),
+            _ => None,
+        };
+        self.map
+            .resolve_type(fd.module, ret, &generics, self_ty.as_ref(), 0)
+    }
+}
