@@ -267,3 +267,22 @@ fn truncated_files_never_panic_and_report_a_parse_error() {
         "truncating a real file must produce parse errors"
     );
 }
+
+#[test]
+fn generic_struct_fields_take_the_receivers_arguments() {
+    let src = with_prelude(
+        "trait Backend { fn flush(&self); }\nstruct Cuda; struct Cpu;\n\
+         impl Backend for Cuda { #[synchronizes] fn flush(&self) {} }\nimpl Backend for Cpu { fn flush(&self) {} }\n\
+         struct Trainer<B: Backend> { backend: B }\n\
+         impl<B: Backend> Trainer<B> { #[no_sync] fn generic(&self) { self.backend.flush(); } }\n\
+         #[no_sync] fn on_cpu(t: &Trainer<Cpu>) { t.backend.flush(); }\n\
+         #[no_sync] fn on_cuda(t: &Trainer<Cuda>) { t.backend.flush(); }\n",
+    );
+    let f = findings(&src);
+    assert_eq!(f.len(), 2, "{}", check(&src));
+    assert!(
+        f.iter().any(|l| l.contains("`generic`")) && f.iter().any(|l| l.contains("`on_cuda`")),
+        "{}",
+        check(&src)
+    );
+}

@@ -80,7 +80,28 @@ pub fn load(opts: &WorkspaceOptions) -> Result<(Workspace, Vec<Diagnostic>)> {
             }
         }
     };
+    check_packages(&metadata, opts)?;
     Ok((select(&metadata, opts), diags))
+}
+
+/// `-p NAME` must name a workspace member (as cargo requires).
+fn check_packages(m: &Metadata, opts: &WorkspaceOptions) -> Result<()> {
+    let members: Vec<&str> = m
+        .workspace_packages()
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
+    match opts
+        .packages
+        .iter()
+        .find(|p| !members.contains(&p.as_str()))
+    {
+        Some(p) => anyhow::bail!(
+            "package `{p}` is not a member of the workspace (members: {})",
+            members.join(", ")
+        ),
+        None => Ok(()),
+    }
 }
 
 fn metadata(opts: &WorkspaceOptions, no_deps: bool) -> Result<Metadata> {

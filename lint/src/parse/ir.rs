@@ -148,6 +148,7 @@ pub enum Item {
         name: String,
         span: SpanIr,
         fields: Vec<(String, TypeRef)>,
+        generics: Vec<GenericParam>,
     },
     /// Enums (and unions, without variants): each variant's fields, positional ones
     /// named `0`, `1`, ...

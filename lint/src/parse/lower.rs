@@ -70,6 +70,7 @@ impl Lower<'_> {
                 name: s.ident.to_string(),
                 span: self.sp(s.ident.span()),
                 fields: self.fields(&s.fields),
+                generics: generics(&s.generics),
             }),
             syn::Item::Enum(e) => out.push(Item::Enum {
                 name: e.ident.to_string(),

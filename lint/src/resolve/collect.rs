@@ -132,7 +132,12 @@ fn collect_items<'a>(
             }
             Item::Use(u) if u.alias.is_none() => map.modules[m as usize].globs.push(u.clone()),
             Item::Use(u) => map.modules[m as usize].uses.push(u.clone()),
-            Item::Struct { name, fields, .. } => add_type(map, m, name, TypeKind::Struct(fields)),
+            Item::Struct {
+                name,
+                fields,
+                generics,
+                ..
+            } => add_type(map, m, name, TypeKind::Struct(fields, generics)),
             Item::Enum { name, variants, .. } => add_type(map, m, name, TypeKind::Enum(variants)),
             Item::TypeAlias { name, ty, .. } => add_type(map, m, name, TypeKind::Alias(ty)),
             Item::Trait {

@@ -88,7 +88,9 @@ pub struct FnData<'a> {
 
 #[derive(Debug)]
 pub enum TypeKind<'a> {
-    Struct(&'a [(String, TypeRef)]),
+    /// Fields, and the struct's generic parameters (a field typed `B` takes the
+    /// receiver's argument for `B`, or `B`'s bounds).
+    Struct(&'a [(String, TypeRef)], &'a [GenericParam]),
     /// Variants and their fields (positional fields named `0`, `1`, ...).
     Enum(&'a [(String, Vec<(String, TypeRef)>)]),
     Alias(&'a TypeRef),

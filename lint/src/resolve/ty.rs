@@ -241,7 +241,7 @@ impl DefMap<'_> {
             },
             (
                 Some(TypeData {
-                    kind: TypeKind::Struct(f),
+                    kind: TypeKind::Struct(f, _),
                     module,
                 }),
                 _,
@@ -254,19 +254,28 @@ impl DefMap<'_> {
             .collect()
     }
 
-    /// The type of field `name` of struct `canon`.
-    pub fn field_type(&self, canon: &str, name: &str) -> Ty {
-        match self.types.get(canon) {
-            Some(TypeData {
-                kind: TypeKind::Struct(fields),
-                module,
-            }) => fields
-                .iter()
-                .find(|(n, _)| n == name)
-                .map_or(Ty::Unknown, |(_, t)| {
-                    self.resolve_type(*module, t, &[], None, 0)
-                }),
-            _ => Ty::Unknown,
+    /// The type of field `name` of the struct `ty` (with its generic arguments).
+    pub fn field_type(&self, ty: &Ty, name: &str) -> Ty {
+        let Ty::Adt(canon, args) = ty else {
+            return Ty::Unknown;
+        };
+        let Some(TypeData {
+            kind: TypeKind::Struct(fields, generics),
+            module,
+        }) = self.types.get(canon)
+        else {
+            return Ty::Unknown;
+        };
+        let Some((_, t)) = fields.iter().find(|(n, _)| n == name) else {
+            return Ty::Unknown;
+        };
+        if let TypeRef::Path(p) = t
+            && let [seg] = p.names().as_slice()
+            && let Some(i) = generics.iter().position(|g| g.name == *seg)
+            && let Some(arg) = args.get(i).filter(|a| **a != Ty::Unknown)
+        {
+            return arg.clone();
         }
+        self.resolve_type(*module, t, generics, None, 0)
     }
 }

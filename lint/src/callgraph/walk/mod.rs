@@ -377,8 +377,8 @@ impl Walker<'_, '_> {
     fn field(&self, base: &Ty, name: &str) -> Ty {
         for t in self.map.deref_chain(base) {
             match &t {
-                Ty::Adt(c, _) => {
-                    let f = self.map.field_type(c, name);
+                Ty::Adt(..) => {
+                    let f = self.map.field_type(&t, name);
                     if f != Ty::Unknown {
                         return f;
                     }
