@@ -286,3 +286,27 @@ fn generic_struct_fields_take_the_receivers_arguments() {
         check(&src)
     );
 }
+
+#[test]
+fn statics_and_external_globs_are_typed() {
+    let src = "use nosync::no_sync;\nuse cudarc::driver::*;\nuse std::sync::atomic::*;\n\
+               struct Loader; impl Loader { fn load(&self) {} fn synchronize(&self) {} }\n\
+               static FLAG: AtomicBool = AtomicBool::new(false);\n\
+               #[no_sync] fn a(s: &CudaStream) { FLAG.load(Ordering::Relaxed); s.synchronize(); }\n";
+    let f = findings(src);
+    assert_eq!(f.len(), 1, "{}", check(src));
+    assert!(
+        f[0].contains("sync-in-no-sync") && f[0].contains("CudaStream::synchronize"),
+        "{}",
+        check(src)
+    );
+}
+
+#[test]
+fn external_globs_come_after_local_globs_and_crate_names() {
+    let src = "use nosync::no_sync;\nuse cudarc::driver::*;\nuse inner::*;\n\
+               mod inner { #[nosync::synchronizes] pub fn w() {} }\n\
+               #[no_sync] fn r(s: u64) { w(); unsafe { cudarc::driver::result::stream::synchronize(s) }; }\n";
+    let f = findings(src);
+    assert_eq!(f.len(), 2, "{}", check(src));
+}

@@ -162,6 +162,11 @@ pub enum Item {
         span: SpanIr,
         ty: TypeRef,
     },
+    /// A `static` or `const`, for the type of paths that name it.
+    Value {
+        name: String,
+        ty: TypeRef,
+    },
     Trait {
         name: String,
         span: SpanIr,

@@ -92,6 +92,14 @@ impl Lower<'_> {
                 span: self.sp(t.ident.span()),
                 ty: lower_type(&t.ty),
             }),
+            syn::Item::Static(v) => out.push(Item::Value {
+                name: v.ident.to_string(),
+                ty: lower_type(&v.ty),
+            }),
+            syn::Item::Const(v) => out.push(Item::Value {
+                name: v.ident.to_string(),
+                ty: lower_type(&v.ty),
+            }),
             syn::Item::Trait(t) => out.push(self.trait_(t)),
             syn::Item::Impl(i) => out.push(Item::Impl(self.impl_(i))),
             syn::Item::Mod(m) => out.push(self.module(m, dir, top)),

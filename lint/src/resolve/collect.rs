@@ -181,6 +181,11 @@ fn collect_items<'a>(
                     define(map, m, shown, def);
                 }
             }
+            Item::Value { name, ty } => {
+                let canon = format!("{mpath}::{name}");
+                map.values.insert(canon.clone(), (m, ty));
+                define(map, m, name, Def::Value(canon));
+            }
             Item::MacroRules { .. } | Item::MacroCall { .. } => {}
         }
     }

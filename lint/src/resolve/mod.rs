@@ -30,6 +30,8 @@ pub enum Def {
     /// A struct, enum, union or type alias, by canonical path.
     Type(String),
     Trait(String),
+    /// A `static` or `const`, by canonical path (its type is in [`DefMap::values`]).
+    Value(String),
     /// The root of an analysed crate.
     Crate(usize),
     /// An item of a crate that is not parsed, by canonical path segments.
@@ -119,6 +121,8 @@ pub struct DefMap<'a> {
     pub trait_impls: HashMap<(String, String), Vec<FnId>>,
     /// Methods (taking `self`) by name, for name-only matching.
     pub by_name: HashMap<String, Vec<FnId>>,
+    /// Types of statics and consts: (module, written type) by canonical path.
+    pub values: HashMap<String, (ModId, &'a TypeRef)>,
     /// Traits each type implements (for provided methods it does not override).
     pub traits_of: HashMap<String, Vec<String>>,
     /// `Deref::Target` by type (user `impl Deref`).

@@ -5,7 +5,7 @@
 //! (module, name) and a depth cap, so cyclic globs and re-exports terminate.
 
 use super::*;
-use crate::sinks::canonical_cudarc;
+use crate::sinks::{canonical_cudarc, is_cudarc_type};
 use std::collections::HashSet;
 
 /// Names of the std prelude (and common std types) that resolve without a `use`.
@@ -61,14 +61,14 @@ impl DefMap<'_> {
             Def::Mod(m) if seg == "super" => {
                 Some(Def::Mod(self.modules[m as usize].parent.unwrap_or(m)))
             }
-            Def::Mod(m) => self.member(m, seg, more, v, depth + 1),
-            Def::Crate(c) => self.member(self.crates[c].root, seg, more, v, depth + 1),
+            Def::Mod(m) => self.member(m, seg, more, true, v, depth + 1),
+            Def::Crate(c) => self.member(self.crates[c].root, seg, more, true, v, depth + 1),
             Def::External(mut segs) => {
                 segs.push(seg.to_owned());
                 Some(Def::External(canonical_cudarc(&segs)))
             }
             Def::Type(t) | Def::Trait(t) => self.assoc(&t, seg),
-            Def::Fn(_) => None,
+            Def::Fn(_) | Def::Value(_) => None,
         }
     }
 
@@ -90,11 +90,15 @@ impl DefMap<'_> {
     }
 
     /// A name in module `m`'s own namespace (items, uses, globs), as seen from outside.
+    /// `ext`: whether a glob of an external crate may supply the name (not when this
+    /// module is itself searched through another module's glob: that module's own
+    /// items and later globs come first).
     fn member(
         &self,
         m: ModId,
         name: &str,
         more: bool,
+        ext: bool,
         v: &mut Visited,
         depth: usize,
     ) -> Option<Def> {
@@ -110,19 +114,30 @@ impl DefMap<'_> {
                 return Some(d);
             }
         }
+        let mut external: Option<Vec<String>> = None;
         for g in &md.globs {
-            if let Some(Def::Mod(target)) = self.resolve_use(m, g, v, depth + 1)
-                && let Some(d) = self.member(target, name, more, v, depth + 1)
-            {
-                return Some(d);
-            }
-            if let Some(Def::Crate(c)) = self.resolve_use(m, g, v, depth + 1)
-                && let Some(d) = self.member(self.crates[c].root, name, more, v, depth + 1)
-            {
+            let target = match self.resolve_use(m, g, v, depth + 1) {
+                Some(Def::Mod(t)) => t,
+                Some(Def::Crate(c)) => self.crates[c].root,
+                Some(Def::External(segs)) => {
+                    let cudarc =
+                        segs.first().is_some_and(|s| s == "cudarc") && is_cudarc_type(name);
+                    if external.is_none() || cudarc {
+                        external = Some(segs);
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            if let Some(d) = self.member(target, name, more, false, v, depth + 1) {
                 return Some(d);
             }
         }
-        None
+        // A glob of a crate the lint does not parse (`use cudarc::driver::*`,
+        // `use std::arch::x86_64::*`) may be where the name comes from.
+        let mut segs = external.filter(|_| ext && !PRELUDE.contains(&name))?;
+        segs.push(name.to_owned());
+        Some(Def::External(canonical_cudarc(&segs)))
     }
 
     /// A name as used inside module `m`: its members, then extern crates, then the prelude.
@@ -134,7 +149,7 @@ impl DefMap<'_> {
         v: &mut Visited,
         depth: usize,
     ) -> Option<Def> {
-        if let Some(d) = self.member(m, name, has_rest, v, depth) {
+        if let Some(d) = self.member(m, name, has_rest, false, v, depth) {
             return Some(d);
         }
         let krate = self.modules[m as usize].krate;
@@ -144,7 +159,9 @@ impl DefMap<'_> {
         if PRELUDE.contains(&name) || (has_rest && matches!(name, "std" | "core" | "alloc")) {
             return Some(Def::External(vec!["std".to_owned(), name.to_owned()]));
         }
-        None
+        // Last: a glob of a crate the lint does not parse.
+        let mut again = Visited::new();
+        self.member(m, name, has_rest, true, &mut again, depth)
     }
 
     fn extern_crate(&self, krate: usize, name: &str) -> Option<Def> {

@@ -370,6 +370,10 @@ impl Walker<'_, '_> {
         }
         match self.map.resolve_path(self.module, &p.names(), p.global) {
             Some(Def::Type(c)) => Ty::Adt(c, Vec::new()),
+            Some(Def::Value(c)) => match self.map.values.get(&c) {
+                Some((m, t)) => self.map.resolve_type(*m, t, &[], None, 0),
+                None => Ty::Unknown,
+            },
             _ => Ty::Unknown,
         }
     }
