@@ -310,3 +310,13 @@ fn external_globs_come_after_local_globs_and_crate_names() {
     let f = findings(src);
     assert_eq!(f.len(), 2, "{}", check(src));
 }
+
+#[test]
+fn if_let_bindings_do_not_escape() {
+    let src = with_prelude(
+        "struct Idx; impl Idx { fn index(&self) -> usize { 0 } }\n\
+         struct Other; impl Other { #[synchronizes] fn index(&self) -> usize { 0 } }\n\
+         #[no_sync] fn a(m: &Idx, v: Vec<u8>) { if let Some(m) = v.first() { let _ = m; } m.index(); }\n",
+    );
+    assert!(findings(&src).is_empty(), "{}", check(&src));
+}

@@ -315,7 +315,10 @@ impl Walker<'_, '_> {
             }
             Expr::Escape => unknown(),
             Expr::Other(kids) => {
+                // `if let` / `while let` bindings live only inside their expression.
+                self.scopes.push(Vec::new());
                 self.exprs(kids);
+                self.scopes.pop();
                 unknown()
             }
         }
