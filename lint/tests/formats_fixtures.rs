@@ -495,3 +495,50 @@ fn color_flag_is_honoured_in_human_output() {
         "plain `json` renders without colours, as cargo does"
     );
 }
+
+/// The extra arguments a fixture is linted with (`lint-args.txt`, one per line).
+fn fixture_args(dir: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join("lint-args.txt")).unwrap_or_default();
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.replace("$FIXTURE", &dir.display().to_string()))
+        .collect()
+}
+
+#[test]
+fn every_fixture_renders_cargo_json_and_valid_sarif() {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(repo().join("fixtures"))
+        .expect("fixtures")
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|d| d.join("Cargo.toml").exists())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 3, "fixtures found: {dirs:?}");
+    for dir in dirs {
+        let manifest = dir.join("Cargo.toml").display().to_string();
+        let extra = fixture_args(&dir);
+        let with = |format: &str| {
+            let mut args = vec!["--manifest-path", manifest.as_str(), "--format", format];
+            args.extend(extra.iter().map(String::as_str));
+            lint(&args)
+        };
+        let (json, sarif) = (with("json"), with("sarif"));
+        let name = dir.display();
+        assert_ne!(json.exit, 2, "{name}: {}", json.stderr);
+        assert_eq!(
+            json.exit, sarif.exit,
+            "{name}: formats agree on the exit code"
+        );
+        let lines = check_json(&json.stdout, &dir);
+        let log = check_sarif(&sarif.stdout);
+        let results = log["runs"][0]["results"].as_array().map_or(0, Vec::len);
+        assert_eq!(results + 1, lines.len(), "{name}: one result per message");
+        let denied = lines.iter().any(|l| l["message"]["level"] == "error");
+        assert_eq!(
+            json.exit,
+            i32::from(denied),
+            "{name}: exit follows the levels"
+        );
+    }
+}
