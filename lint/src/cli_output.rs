@@ -410,12 +410,8 @@ pub fn write_machine(
             ansi,
             short: one_line,
         } => {
-            let metadata = cargo_metadata::MetadataCommand::new()
-                .manifest_path(analysis.root.join("Cargo.toml"))
-                .no_deps()
-                .exec()
-                .ok();
             let manifest = analysis.root.join("Cargo.toml");
+            let metadata = target_metadata(&manifest);
             let workspace = json::workspace_origin(metadata.as_ref(), &manifest);
             let source = |path: &Path| {
                 baseline
@@ -438,6 +434,20 @@ pub fn write_machine(
             out.write_all(json::render(diagnostics, &cx).as_bytes())
         }
     }
+}
+
+/// cargo's view of the packages, for the JSON `target` objects: with dependencies (their
+/// editions too) when they resolve, else the members only, else none (cargo's defaults are used).
+fn target_metadata(manifest: &Path) -> Option<cargo_metadata::Metadata> {
+    let command = || {
+        let mut command = cargo_metadata::MetadataCommand::new();
+        command.manifest_path(manifest);
+        command
+    };
+    command()
+        .exec()
+        .or_else(|_| command().no_deps().exec())
+        .ok()
 }
 
 /// rustc's short format: `file:line:col: level[code]: message`.
