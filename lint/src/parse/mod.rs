@@ -20,8 +20,9 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// Stack size of the parsing threads: syn recurses once per nesting level.
-pub const STACK_SIZE: usize = 64 << 20;
+/// Stack size of the analysis threads (virtual memory, committed only as used): syn
+/// recurses once per nesting level, within the pre-scan's limits.
+pub const STACK_SIZE: usize = 256 << 20;
 
 /// One file to parse: the file, the `#[cfg]` context (by index) and where its `mod x;` files live.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -197,12 +198,22 @@ pub fn parse_text(
     cfg: &CfgCtx,
 ) -> Result<(Vec<Item>, bool), ParseErr> {
     let (body, offset) = strip_prelude(text);
-    if let Some(at) = prescan::too_deep(&body) {
-        let msg = format!(
-            "nesting deeper than {} levels; file skipped",
-            prescan::MAX_NESTING
-        );
-        return Err((msg, at + offset, at + offset + 1));
+    match prescan::too_deep(&body) {
+        Some(prescan::TooDeep::Nesting(at)) => {
+            let msg = format!(
+                "nesting deeper than {} levels; file skipped",
+                prescan::MAX_NESTING
+            );
+            return Err((msg, at + offset, at + offset + 1));
+        }
+        Some(prescan::TooDeep::Segment(at)) => {
+            let msg = format!(
+                "more than {} tokens in one expression or type; file skipped",
+                prescan::MAX_SEGMENT_TOKENS
+            );
+            return Err((msg, at + offset, at + offset + 1));
+        }
+        None => {}
     }
     let file = syn::parse_file(&body).map_err(|e| {
         let r = e.span().byte_range();

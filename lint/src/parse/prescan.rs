@@ -1,26 +1,34 @@
-//! A cheap scan for pathological nesting, run before syn (which recurses per level).
+//! A cheap scan for inputs syn would recurse too deeply on, run before syn.
 //!
-//! Strings, chars and comments are skipped approximately: the scan only has to be
-//! right about files that are deeply nested, and a false alarm needs > 200 levels.
+//! Two measures, both lexical: delimiter nesting, and the number of tokens in one
+//! *segment* (the text between `;`, `,`, `{` and `}`). syn recurses once per level of
+//! `( [ {`, and builds one level of AST (parsed, and later dropped, recursively) per
+//! operator of a chain without delimiters: `a.b().c()..`, `1 + 1 + ..`, `return return ..`,
+//! `Option<Option<..>>`, `&&&&x`, `move || move || ..`. Real code stays far below both
+//! limits; a file above them is reported as a `parse-error` and skipped. Strings, chars
+//! and comments are skipped approximately: a false alarm needs an extreme file anyway.
 
 /// Deepest delimiter nesting accepted.
 pub const MAX_NESTING: usize = 200;
-/// Longest run of prefix operators (`!!!!x`, `&&&&x`, `- - -x`) accepted.
-const MAX_PREFIX_RUN: usize = 1000;
+/// Most tokens accepted between two `;`, `,`, `{` or `}`.
+pub const MAX_SEGMENT_TOKENS: usize = 4000;
 
-/// The byte offset where nesting first exceeds the limit, if it does.
-pub fn too_deep(text: &str) -> Option<usize> {
+/// Why a file was rejected, and where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TooDeep {
+    Nesting(usize),
+    Segment(usize),
+}
+
+/// The first place where the file exceeds a limit, if it does.
+pub fn too_deep(text: &str) -> Option<TooDeep> {
     let b = text.as_bytes();
-    let (mut i, mut depth, mut run) = (0, 0usize, 0usize);
+    let (mut i, mut depth, mut tokens) = (0, 0usize, 0usize);
     while i < b.len() {
         let c = b[i];
+        let start = i;
         match c {
-            b'(' | b'[' | b'{' => {
-                depth += 1;
-                if depth > MAX_NESTING {
-                    return Some(i);
-                }
-            }
+            b'(' | b'[' | b'{' => depth += 1,
             b')' | b']' | b'}' => depth = depth.saturating_sub(1),
             b'/' if b.get(i + 1) == Some(&b'/') => i = skip_line(b, i),
             b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
@@ -28,17 +36,25 @@ pub fn too_deep(text: &str) -> Option<usize> {
             b'\'' if is_char_literal(b, i) => i = skip_char(b, i),
             _ => {}
         }
-        run = match c {
-            b'!' | b'&' | b'-' | b'*' => run + 1,
-            b' ' | b'\t' | b'\n' | b'\r' => run,
-            _ => 0,
+        if depth > MAX_NESTING {
+            return Some(TooDeep::Nesting(start));
+        }
+        tokens = match c {
+            b';' | b',' | b'{' | b'}' => 0,
+            b' ' | b'\t' | b'\n' | b'\r' => tokens,
+            c if is_word(c) && start > 0 && is_word(b[start - 1]) => tokens,
+            _ => tokens + 1,
         };
-        if run > MAX_PREFIX_RUN {
-            return Some(i);
+        if tokens > MAX_SEGMENT_TOKENS {
+            return Some(TooDeep::Segment(start));
         }
         i += 1;
     }
     None
+}
+
+fn is_word(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
 }
 
 fn skip_line(b: &[u8], i: usize) -> usize {
@@ -119,7 +135,11 @@ mod tests {
     fn detects_deep_nesting_only() {
         assert_eq!(too_deep("fn f() { let s = \"((((\"; }"), None);
         let deep = format!("fn f() {{ {}{} }}", "(".repeat(500), ")".repeat(500));
-        assert!(too_deep(&deep).is_some());
+        assert!(matches!(too_deep(&deep), Some(TooDeep::Nesting(_))));
+        let chain = format!("fn f() {{ x{} }}", ".b()".repeat(2000));
+        assert!(matches!(too_deep(&chain), Some(TooDeep::Segment(_))));
+        let args = format!("fn f() {{ g({}) }}", "1, ".repeat(20000));
+        assert_eq!(too_deep(&args), None);
         let in_comment = format!("// {}\nfn f() {{}}", "(".repeat(500));
         assert_eq!(too_deep(&in_comment), None);
         assert_eq!(too_deep("fn f<'a>(x: &'a str) -> char { '(' }"), None);
