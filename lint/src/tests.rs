@@ -243,6 +243,13 @@ fn broken_input_never_panics() {
         "impl<T> X for T where T: {} mod m { fn".to_owned(),
         "macro_rules! m { ($($x:tt)*) => { m!($($x)*); } } m!(a);".to_owned(),
         "mod a { pub use super::b::*; } mod b { pub use super::a::*; } use a::Z; #[no_sync] fn r() { Z::f(); }".to_owned(),
+        "pub type A = A;\npub type B = C;\npub type C = B;\npub type D = Vec<D>;\n\
+         pub fn f(a: A, b: B, d: D) { a.m(); b.m(); d.m(); }"
+            .to_owned(),
+        format!(
+            "macro_rules! id {{ ($($t:tt)*) => {{ $($t)* }}; }}\nid! {{ {} }}",
+            (0..3000).map(|i| format!("fn m{i}() {{}} ")).collect::<String>()
+        ),
         String::new(),
     ];
     for src in &cases {

@@ -7,6 +7,8 @@ use crate::parse::ir::{ImplIr, Item, ModKind};
 use crate::sinks::CUDARC_SINKS;
 use crate::source::SourceMap;
 use crate::workspace::CrateSpec;
+use std::collections::HashSet;
+use std::path::PathBuf;
 
 /// Attribute names, as the `nosync` crate exports them.
 const ATTR_ROOT: &str = "no_sync";
@@ -40,10 +42,11 @@ pub fn build<'a>(
             continue;
         };
         let mut work: Vec<(ModId, &'a [Item])> = vec![(root, &file.items)];
+        // Each module file enters a crate's tree once (`#[path]` can point back up).
+        let mut loaded: HashSet<PathBuf> = HashSet::from([spec.root.clone()]);
         while let Some((m, items)) = work.pop() {
-            collect_items(
-                &mut map, m, items, parsed, i, &mut work, &mut impls, sources, &mut diags,
-            );
+            let mut cx = (&mut work, &mut impls, &mut diags, &mut loaded);
+            collect_items(&mut map, m, items, parsed, i, &mut cx, sources);
         }
     }
     for p in &impls {
@@ -110,18 +113,24 @@ fn define(map: &mut DefMap<'_>, m: ModId, name: &str, def: Def) {
         .push(def);
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The collector's work list, pending impls, diagnostics and loaded module files.
+type Cx<'c, 'a> = (
+    &'c mut Vec<(ModId, &'a [Item])>,
+    &'c mut Vec<Pending<'a>>,
+    &'c mut Vec<Diagnostic>,
+    &'c mut HashSet<PathBuf>,
+);
+
 fn collect_items<'a>(
     map: &mut DefMap<'a>,
     m: ModId,
     items: &'a [Item],
     parsed: &'a Parsed,
     krate: usize,
-    work: &mut Vec<(ModId, &'a [Item])>,
-    impls: &mut Vec<Pending<'a>>,
+    cx: &mut Cx<'_, 'a>,
     sources: &SourceMap,
-    diags: &mut Vec<Diagnostic>,
 ) {
+    let (work, impls, diags, loaded) = cx;
     let mpath = map.modules[m as usize].path.clone();
     for item in items {
         match item {
@@ -159,6 +168,9 @@ fn collect_items<'a>(
                 define(map, m, name, Def::Mod(child));
                 match kind {
                     ModKind::Inline(inner) => work.push((child, inner)),
+                    ModKind::File { path, .. } if !loaded.insert(path.clone()) => {
+                        diags.push(recursive_module(name, path, *span, sources));
+                    }
                     ModKind::File { path, .. } => {
                         if let Some(f) = parsed.get(path, krate) {
                             work.push((child, &f.items));
@@ -189,6 +201,22 @@ fn collect_items<'a>(
             Item::MacroRules { .. } | Item::MacroCall { .. } => {}
         }
     }
+}
+
+fn recursive_module(
+    name: &str,
+    path: &std::path::Path,
+    span: SpanIr,
+    sources: &SourceMap,
+) -> Diagnostic {
+    let shown = sources.display(path);
+    let msg = format!(
+        "module `{name}` names `{}`, which is already part of the module tree",
+        shown.display()
+    );
+    Diagnostic::new(Code::MissingModule, msg, sources.span(span))
+        .with_label("loaded again here")
+        .with_note("a `#[path]` that points back into the tree would recurse forever; it is not loaded again", None)
 }
 
 fn missing_module(

@@ -390,7 +390,13 @@ fn transcribe_rep(
         {
             out.extend(TokenStream::from_str(s).ok()?);
         }
-        let mut scoped = caps.clone();
+        // The iteration's bindings over the outer single fragments (not the outer
+        // sequences: cloning those per iteration would be quadratic).
+        let mut scoped: Captures = caps
+            .iter()
+            .filter(|(_, b)| matches!(b, Bind::One(_)))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         scoped.extend(iter.iter().map(|(k, v)| (k.clone(), v.clone())));
         out.extend(transcribe(stream.clone(), &scoped, depth + 1)?);
     }

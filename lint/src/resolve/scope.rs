@@ -76,11 +76,10 @@ impl DefMap<'_> {
     pub fn assoc(&self, canon: &str, name: &str) -> Option<Def> {
         if let Some(TypeData {
             kind: TypeKind::Alias(_),
-            module,
             ..
         }) = self.types.get(canon)
         {
-            let ty = self.resolve_alias(canon, *module);
+            let ty = self.resolve_alias(canon, 0);
             return ty.canon().and_then(|c| self.assoc(c, name));
         }
         if let Some(ids) = self.methods.get(canon).and_then(|t| t.get(name)) {

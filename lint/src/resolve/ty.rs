@@ -163,7 +163,7 @@ impl DefMap<'_> {
                 Some(TypeData {
                     kind: TypeKind::Alias(_),
                     ..
-                }) => self.resolve_alias(&c, m),
+                }) => self.resolve_alias(&c, d),
                 _ => Ty::Adt(c, args(self)),
             },
             Some(Def::Trait(c)) => Ty::Dyn(vec![c]),
@@ -173,28 +173,18 @@ impl DefMap<'_> {
     }
 
     /// The type an alias stands for.
-    pub fn resolve_alias(&self, canon: &str, _from: ModId) -> Ty {
-        let mut cur = canon.to_owned();
-        for _ in 0..MAX_DEPTH {
-            match self.types.get(&cur) {
-                Some(TypeData {
-                    kind: TypeKind::Alias(t),
-                    module,
-                }) => match self.resolve_type(*module, t, &[], None, MAX_DEPTH / 2) {
-                    Ty::Adt(c, _)
-                        if self
-                            .types
-                            .get(&c)
-                            .is_some_and(|d| matches!(d.kind, TypeKind::Alias(_))) =>
-                    {
-                        cur = c
-                    }
-                    other => return other,
-                },
-                _ => return Ty::Adt(cur, Vec::new()),
-            }
+    pub fn resolve_alias(&self, canon: &str, depth: usize) -> Ty {
+        if depth > MAX_DEPTH {
+            return Ty::Unknown;
         }
-        Ty::Unknown
+        match self.types.get(canon) {
+            // `resolve_type` follows aliases of aliases, carrying the depth (`type A = A;`).
+            Some(TypeData {
+                kind: TypeKind::Alias(t),
+                module,
+            }) => self.resolve_type(*module, t, &[], None, depth + 1),
+            _ => Ty::Adt(canon.to_owned(), Vec::new()),
+        }
     }
 
     /// Trait bounds resolved to canonical trait paths.
