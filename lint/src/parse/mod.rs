@@ -172,7 +172,7 @@ fn parse_one(job: &FileJob, id: FileId, sources: &SourceMap, cfgs: &[CfgCtx]) ->
             diags: vec![Diagnostic::new(
                 Code::ParseError,
                 msg,
-                sources.span_of(id, lo, hi),
+                sources.span_of(id, floor_char(text, lo), floor_char(text, hi.max(lo))),
             )],
             truncated: false,
         },
@@ -236,6 +236,15 @@ pub fn parse_text(
     let dir = job.mod_dir.clone();
     let items = lower.items(&file.items, &dir, true);
     Ok((items, lower.truncated))
+}
+
+/// The largest char boundary of `text` at or before `at` (spans never split a char).
+fn floor_char(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// Strips a BOM and blanks a shebang line, so that syn's offsets stay file offsets.

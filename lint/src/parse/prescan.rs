@@ -23,29 +23,45 @@ pub enum TooDeep {
 /// The first place where the file exceeds a limit, if it does.
 pub fn too_deep(text: &str) -> Option<TooDeep> {
     let b = text.as_bytes();
-    let (mut i, mut depth, mut tokens) = (0, 0usize, 0usize);
+    // Tokens per open delimiter level; a closed group counts as one token of its parent.
+    let mut counts: Vec<usize> = vec![0];
+    let (mut i, mut bars) = (0, 0usize);
     while i < b.len() {
         let c = b[i];
         let start = i;
         match c {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b'(' | b'[' | b'{' => counts.push(0),
+            b')' | b']' | b'}' => {
+                if counts.len() > 1 {
+                    counts.pop();
+                }
+            }
             b'/' if b.get(i + 1) == Some(&b'/') => i = skip_line(b, i),
             b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
             b'"' => i = skip_string(b, i),
             b'\'' if is_char_literal(b, i) => i = skip_char(b, i),
             _ => {}
         }
-        if depth > MAX_NESTING {
+        if counts.len() > MAX_NESTING + 1 {
             return Some(TooDeep::Nesting(start));
         }
-        tokens = match c {
-            b';' | b',' | b'{' | b'}' => 0,
-            b' ' | b'\t' | b'\n' | b'\r' => tokens,
-            c if is_word(c) && start > 0 && is_word(b[start - 1]) => tokens,
-            _ => tokens + 1,
+        let n = counts.last_mut().map_or(0, |n| {
+            *n = match c {
+                b';' | b'{' | b'}' => 0,
+                // A `,` separates list items, except between a closure's `|..|`.
+                b',' if bars % 2 == 0 => 0,
+                b' ' | b'\t' | b'\n' | b'\r' => *n,
+                c if is_word(c) && start > 0 && is_word(b[start - 1]) => *n,
+                _ => *n + 1,
+            };
+            *n
+        });
+        bars = match c {
+            b'|' => bars + 1,
+            b';' | b'{' | b'}' => 0,
+            _ => bars,
         };
-        if tokens > MAX_SEGMENT_TOKENS {
+        if n > MAX_SEGMENT_TOKENS {
             return Some(TooDeep::Segment(start));
         }
         i += 1;
@@ -112,19 +128,33 @@ fn raw_prefix_hashes(b: &[u8], quote: usize) -> Option<usize> {
     (j > 0 && b[j - 1] == b'r').then_some(quote - j)
 }
 
+/// `'x'`, `'\n'`, `'é'` (a char of any UTF-8 length), as opposed to a lifetime `'a`.
 fn is_char_literal(b: &[u8], i: usize) -> bool {
-    matches!(
-        (b.get(i + 1), b.get(i + 2)),
-        (Some(b'\\'), _) | (Some(_), Some(b'\''))
-    )
+    let Some(&first) = b.get(i + 1) else {
+        return false;
+    };
+    if first == b'\\' {
+        return true;
+    }
+    let len = match first {
+        0x00..=0x7f => 1,
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        _ => 4,
+    };
+    b.get(i + 1 + len) == Some(&b'\'')
 }
 
 fn skip_char(b: &[u8], i: usize) -> usize {
-    b[i + 1..]
-        .iter()
-        .skip(1)
-        .position(|&c| c == b'\'')
-        .map_or(b.len(), |p| i + 2 + p)
+    // After `'\` the escaped char may itself be a quote: search from past it.
+    let from = if b.get(i + 1) == Some(&b'\\') {
+        i + 3
+    } else {
+        i + 2
+    };
+    b.get(from..)
+        .and_then(|rest| rest.iter().position(|&c| c == b'\''))
+        .map_or(b.len(), |p| from + p)
 }
 
 #[cfg(test)]
@@ -143,5 +173,12 @@ mod tests {
         let in_comment = format!("// {}\nfn f() {{}}", "(".repeat(500));
         assert_eq!(too_deep(&in_comment), None);
         assert_eq!(too_deep("fn f<'a>(x: &'a str) -> char { '(' }"), None);
+        assert_eq!(too_deep("fn f() -> char { let _ = '\\''; 'é' }"), None);
+        let chars = format!("fn f() {{ {}1{} }}", "'é'(".repeat(500), ")".repeat(500));
+        assert!(matches!(too_deep(&chars), Some(TooDeep::Nesting(_))));
+        let closures = format!("fn f() {{ {}a }}", "|a: u8, b: u8| ".repeat(2000));
+        assert!(matches!(too_deep(&closures), Some(TooDeep::Segment(_))));
+        let fn_types = format!("type T = {}u8;", "fn(u8, u8) -> ".repeat(2000));
+        assert!(matches!(too_deep(&fn_types), Some(TooDeep::Segment(_))));
     }
 }
