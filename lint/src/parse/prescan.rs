@@ -31,10 +31,8 @@ pub fn too_deep(text: &str) -> Option<TooDeep> {
         let start = i;
         match c {
             b'(' | b'[' | b'{' => counts.push(0),
-            b')' | b']' | b'}' => {
-                if counts.len() > 1 {
-                    counts.pop();
-                }
+            b')' | b']' | b'}' if counts.len() > 1 => {
+                counts.pop();
             }
             b'/' if b.get(i + 1) == Some(&b'/') => i = skip_line(b, i),
             b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
