@@ -3,7 +3,8 @@
 //! Paths start with a crate name (`candle_core::Tensor::to_vec1`) or are qualified
 //! (`<candle_core::Tensor as candle_core::Module>::forward`). A cudarc path that is not
 //! in the built-in table becomes a new sink. A path matching nothing is a located
-//! `config-error`.
+//! `config-error`. Configured roots are checked whatever `-p`/`--exclude` select: they
+//! are explicit, and typically name code in dependencies that no member selection covers.
 
 use super::*;
 use crate::config::{Config, Entry, error};
