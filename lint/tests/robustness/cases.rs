@@ -1,0 +1,323 @@
+//! The hostile inputs, built from their names (`family:kind:size`).
+
+use super::Case;
+
+/// Builds case `name`, or `None` when the name is unknown.
+pub fn build(name: &str) -> Option<Case> {
+    let mut parts = name.splitn(3, ':');
+    let family = parts.next()?;
+    let kind = parts.next().unwrap_or("");
+    let n: usize = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    match family {
+        "deep" => deep(kind, n).map(Case::victim),
+        "long" => long(kind, n).map(Case::victim),
+        "graph" => graph(kind, n).map(Case::victim),
+        "cycle" => cycle(kind),
+        "file" => file(kind, n),
+        _ => None,
+    }
+}
+
+/// `open * n + middle + close * n`.
+fn nest(open: &str, middle: &str, close: &str, n: usize) -> String {
+    let mut s = String::with_capacity((open.len() + close.len()) * n + middle.len());
+    for _ in 0..n {
+        s.push_str(open);
+    }
+    s.push_str(middle);
+    for _ in 0..n {
+        s.push_str(close);
+    }
+    s
+}
+
+fn in_fn(body: &str) -> String {
+    format!("pub fn f(x: u8, y: Option<u8>) {{\n    let _ = {body};\n}}\n")
+}
+
+/// Deeply nested syntax: each is one construct repeated `n` times inside the other.
+fn deep(kind: &str, n: usize) -> Option<String> {
+    Some(match kind {
+        "paren" => in_fn(&nest("(", "1", ")", n)),
+        "bracket" => in_fn(&nest("[", "1", "]", n)),
+        "block" => in_fn(&nest("{ ", "1", " }", n)),
+        "if-block" => in_fn(&nest("if true { ", "1", " } else { 0 }", n)),
+        "generic-type" => format!("pub type T = {};\n", nest("Option<", "u8", ">", n)),
+        "ref-mut-expr" => in_fn(&nest("&mut ", "x", "", n)),
+        "ref-lifetime-type" => format!("pub fn f<'a>(x: {}) {{}}\n", nest("&'a ", "u8", "", n)),
+        "ptr-type" => format!("pub type T = {};\n", nest("*const ", "u8", "", n)),
+        "fn-type" => format!("pub type T = {};\n", nest("fn() -> ", "u8", "", n)),
+        "closure" => in_fn(&nest("|x: u8| ", "x", "", n)),
+        "move-closure" => in_fn(&nest("move || ", "1", "", n)),
+        "return" => format!("pub fn f() -> u8 {{ {} }}\n", nest("return ", "1", "", n)),
+        "assign" => format!("pub fn f(mut a: u8) {{ {}; }}\n", nest("a = ", "1", "", n)),
+        "range" => in_fn(&nest("", "1", "..1", 1)), // `..` does not chain; kept as a control
+        "not" => in_fn(&nest("!", "x", "", n)),
+        "neg-spaced" => in_fn(&nest("- ", "1", "", n)),
+        "deref" => in_fn(&nest("*", "x", "", n)),
+        "ref" => in_fn(&nest("&", "x", "", n)),
+        // A call of a char literal whose char is not ASCII: `'é'('é'(..))`.
+        "char-call" => in_fn(&nest("'é'(", "1", ")", n)),
+        "char-call-comma" => in_fn(&nest("'é'(1, ", "1", ")", n)),
+        "generic-comma" => format!("pub type T = {};\n", nest("HashMap<u8, ", "u8", ">", n)),
+        "closure-comma" => in_fn(&nest("|a: u8, b: u8| ", "a", "", n)),
+        "fn-type-comma" => format!("pub type T = {};\n", nest("fn(u8, u8) -> ", "u8", "", n)),
+        "ascii-char-call" => in_fn(&nest("'a'(", "1", ")", n)),
+        "else-if" => format!(
+            "pub fn f(x: bool) {{ {}{{}} }}\n",
+            "if x {} else ".repeat(n)
+        ),
+        "pat-ref-mut" => format!("pub fn f() {{ let {} = 1; }}\n", nest("&mut ", "x", "", n)),
+        "pat-tuple" => format!("pub fn f() {{ let {} = 1; }}\n", nest("(", "x", ",)", n)),
+        "mod" => nest("pub mod m { ", "pub fn f() {}", " }", n),
+        "use-tree" => format!("use {};\n", nest("a::{", "b", "}", n)),
+        "macro-tokens" => format!("m!{};\n", nest("(", "x", ")", n)),
+        "attr" => format!("#[a{}]\npub fn f() {{}}\n", nest("(", "x", ")", n)),
+        _ => return None,
+    })
+}
+
+/// Long flat sequences: one construct repeated `n` times after the other.
+fn long(kind: &str, n: usize) -> Option<String> {
+    Some(match kind {
+        "method-chain-stmt" => format!("pub fn f(x: u8) {{ x{}; }}\n", ".b()".repeat(n)),
+        "binary-stmt" => format!("pub fn f() {{ 1{}; }}\n", " + 1".repeat(n)),
+        "binary-return" => format!("pub fn f() -> u8 {{ 1{} }}\n", " + 1".repeat(n)),
+        "binary-const" => format!("pub const C: u8 = 1{};\n", " + 1".repeat(n)),
+        "binary-arg" => format!("pub fn f() {{ g(1{}); }}\n", " + 1".repeat(n)),
+        "macro-rep" => format!(
+            "macro_rules! id {{ ($($t:tt)*) => {{ $($t)* }}; }}\nid! {{ pub fn f() {{ {} }} }}\n",
+            "g(); ".repeat(n)
+        ),
+        "macro-rep-items" => format!(
+            "macro_rules! id {{ ($($t:tt)*) => {{ $($t)* }}; }}\nid! {{ {} }}\n",
+            (0..n)
+                .map(|i| format!("fn m{i}() {{}} "))
+                .collect::<String>()
+        ),
+        "method-chain-args" => in_fn(&format!("x{}", ".b(1, 2)".repeat(n))),
+        "binary-blocks" => in_fn(&format!("1{}", " + {1}".repeat(n))),
+        "binary-calls" => in_fn(&format!("1{}", " + g(1, 2)".repeat(n))),
+        "method-chain" => in_fn(&format!("x{}", ".b()".repeat(n))),
+        "field-chain" => in_fn(&format!("x{}", ".f".repeat(n))),
+        "index-chain" => in_fn(&format!("x{}", "[0]".repeat(n))),
+        "call-chain" => in_fn(&format!("x{}", "()".repeat(n))),
+        "try-chain" => format!(
+            "pub fn f(x: Option<u8>) -> Option<u8> {{ x{} }}\n",
+            "?".repeat(n)
+        ),
+        "await-chain" => format!("pub async fn f(x: u8) {{ x{}; }}\n", ".await".repeat(n)),
+        "cast-chain" => in_fn(&format!("x{}", " as u8".repeat(n))),
+        "binary" => in_fn(&format!("1{}", " + 1".repeat(n))),
+        "binary-mixed" => in_fn(&format!("1{}", " * 2 + 3 - 4 / 5".repeat(n / 4 + 1))),
+        "comparison-and" => in_fn(&format!("true{}", " && x == 1".repeat(n))),
+        "path" => in_fn(&format!("a{}", "::b".repeat(n))),
+        "items" => (0..n).map(|i| format!("pub fn f{i}() {{}}\n")).collect(),
+        "stmts" => format!("pub fn f() {{\n{}}}\n", "    g();\n".repeat(n)),
+        "attrs" => format!("{}pub fn f() {{}}\n", "#[inline]\n".repeat(n)),
+        "bounds" => format!(
+            "pub fn f<T: {}>() {{}}\n",
+            vec!["Clone"; n.max(1)].join(" + ")
+        ),
+        "args" => format!("pub fn f() {{ g({}); }}\n", vec!["1"; n.max(1)].join(", ")),
+        "params" => format!(
+            "pub fn f({}) {{}}\n",
+            (0..n)
+                .map(|i| format!("p{i}: u8"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        "match-arms" => format!(
+            "pub fn f(x: u32) -> u32 {{ match x {{ {} _ => 0 }} }}\n",
+            (0..n).map(|i| format!("{i} => g(),")).collect::<String>()
+        ),
+        "string" => format!("pub const S: &str = \"{}\";\n", "a".repeat(n)),
+        "line" => format!("pub fn f() {{ {} }}\n", "g(); ".repeat(n)),
+        "empty-lines" => format!("{}pub fn f() {{}}\n", "\n".repeat(n)),
+        "comment" => format!("/*{}*/ pub fn f() {{}}\n", "/*".repeat(n) + &"*/".repeat(n)),
+        "lets" => format!("pub fn f() {{\n{}}}\n", "    let x = x.b();\n".repeat(n)),
+        "shadowed-drops" => format!(
+            "pub struct G; impl Drop for G {{ fn drop(&mut self) {{}} }}\npub fn f() {{\n{}}}\n",
+            "    let _g = G;\n".repeat(n)
+        ),
+        _ => return None,
+    })
+}
+
+/// Call-graph shapes: chains, self calls, fan-in/fan-out, all under `#[no_sync]` roots.
+fn graph(kind: &str, n: usize) -> Option<String> {
+    let head = "use nosync::{no_sync, synchronizes};\n#[synchronizes] fn sink() {}\n";
+    let n = n.max(1);
+    Some(match kind {
+        // root -> f0 -> f1 -> ... -> f(n-1) -> sink
+        "chain" => {
+            let mut s = format!("{head}#[no_sync] pub fn root() {{ f0(); }}\n");
+            for i in 0..n - 1 {
+                s += &format!("fn f{i}() {{ f{}(); }}\n", i + 1);
+            }
+            s + &format!("fn f{}() {{ sink(); }}\n", n - 1)
+        }
+        // every fn of the chain is a root: n findings, chains of every length
+        "chain-all-roots" => {
+            let mut s = head.to_owned();
+            for i in 0..n - 1 {
+                s += &format!("#[no_sync] fn f{i}() {{ f{}(); }}\n", i + 1);
+            }
+            s + &format!("#[no_sync] fn f{}() {{ sink(); }}\n", n - 1)
+        }
+        "self-call" => format!("{head}#[no_sync] pub fn root() {{ root(); root(); sink(); }}\n"),
+        // a complete-ish graph: each fn calls the next 8 (mod n), one of them the sink
+        "dense" => {
+            let mut s = format!("{head}#[no_sync] pub fn root() {{ f0(); }}\n");
+            for i in 0..n {
+                let calls: String = (1..=8).map(|k| format!("f{}(); ", (i + k) % n)).collect();
+                let tail = if i == n / 2 { "sink();" } else { "" };
+                s += &format!("fn f{i}() {{ {calls}{tail} }}\n");
+            }
+            s
+        }
+        // many roots, each calling the same sink through one shared fn
+        "fan-in" => {
+            let mut s = format!("{head}fn shared() {{ sink(); }}\n");
+            for i in 0..n {
+                s += &format!("#[no_sync] fn r{i}() {{ shared(); }}\n");
+            }
+            s
+        }
+        // one root calling many name-only candidates
+        "name-only" => {
+            let mut s = head.to_owned();
+            for i in 0..n {
+                s += &format!(
+                    "pub struct T{i}; impl T{i} {{ #[synchronizes] pub fn wait(&self) {{}} }}\n"
+                );
+            }
+            s + "#[no_sync] pub fn root(x: Unknown) { x.wait(); }\n"
+        }
+        _ => return None,
+    })
+}
+
+/// Cyclic structures: modules, imports, aliases, traits, macros.
+fn cycle(kind: &str) -> Option<Case> {
+    let v = |s: &str| Some(Case::victim(s));
+    match kind {
+        "mod-path-self" => v("#[path = \"victim.rs\"]\nmod again;\npub fn f() {}\n"),
+        "mod-path-pair" => Some(Case::victim("#[path = \"b.rs\"]\nmod b;\n").with(
+            "src/b.rs",
+            "#[path = \"victim.rs\"]\nmod a;\npub fn g() {}\n",
+        )),
+        "mod-path-root" => v("#[path = \"lib.rs\"]\nmod root_again;\n"),
+        "mod-path-dir" => v("#[path = \".\"]\nmod here;\n#[path = \"\"]\nmod empty;\n"),
+        "glob-pair" => v(
+            "pub mod a { pub use super::b::*; }\npub mod b { pub use super::a::*; }\n\
+             use a::Missing;\npub fn f() { Missing::g(); a::h(); b::h(); }\n",
+        ),
+        "glob-self" => v("pub use self::*;\npub use crate::*;\npub use super::*;\n\
+             pub fn f() { g(); }\n"),
+        "use-self-name" => v("pub use self::x as x;\npub use y as z;\npub use z as y;\n\
+             pub fn f() { x(); y(); z(); }\n"),
+        "alias-self" => v(
+            "pub type A = A;\npub type B = C;\npub type C = B;\npub type D = Vec<D>;\n\
+             pub fn f(a: A, b: B, d: D) { a.m(); b.m(); d.m(); }\n",
+        ),
+        "trait-cycle" => v(
+            "pub trait A: B { fn a(&self) {} }\npub trait B: A { fn b(&self) {} }\n\
+             impl<T: A> B for T {}\nimpl<T: B> A for T {}\n\
+             pub fn f<T: A>(t: T) { t.a(); t.b(); t.c(); }\n",
+        ),
+        "deref-cycle" => v("use std::ops::Deref;\npub struct P; pub struct Q;\n\
+             impl Deref for P { type Target = Q; fn deref(&self) -> &Q { todo() } }\n\
+             impl Deref for Q { type Target = P; fn deref(&self) -> &P { todo() } }\n\
+             pub fn f(p: P) { p.nothing(); p.deref().deref().nothing(); }\n"),
+        "field-cycle" => v(
+            "pub struct A { pub a: Box<A>, pub b: Option<Box<B>> }\npub struct B { pub a: A }\n\
+             pub fn f(x: A) { x.a.a.a.a.a.a.a.a.a.a.a.b.unwrap().a.a.m(); }\n",
+        ),
+        "return-cycle" => v(
+            "pub struct S;\nimpl S { pub fn me(&self) -> Self { self.me() } pub fn it(&self) -> &Self { self } }\n\
+             pub fn f(s: S) { s.me().it().me().it().me().x(); }\n",
+        ),
+        "macro-self" => v("macro_rules! m { () => { m!(); }; }\nm!();\n\
+             macro_rules! grow { ($($t:tt)*) => { grow!($($t)* $($t)*); }; }\ngrow!(x);\n"),
+        "macro-self-empty" => v("macro_rules! m { () => { m!(); }; }\nm!();\n"),
+        "macro-self-fn" => v("macro_rules! m { () => { fn g() {} m!(); }; }\nm!();\n"),
+        "macro-grow" => {
+            v("macro_rules! grow { ($($t:tt)*) => { grow!($($t)* $($t)*); }; }\ngrow!(x);\n")
+        }
+        "alias-a" => v("pub type A = A;\npub fn f(a: A) { a.m(); }\n"),
+        "alias-bc" => v("pub type B = C;\npub type C = B;\npub fn f(b: B) { b.m(); }\n"),
+        "alias-vec" => v("pub type D = Vec<D>;\npub fn f(d: D) { d.m(); }\n"),
+        "alias-a-unused" => v("pub type A = A;\n"),
+        "macro-double" => v("macro_rules! d { ($x:tt) => { d!(($x)); d!(($x)); }; }\nd!(a);\n"),
+        "macro-pair" => v("macro_rules! p { ($x:ident) => { q!($x); fn $x() {} }; }\n\
+             macro_rules! q { ($x:ident) => { p!($x); }; }\np!(a);\n"),
+        "macro-nest" => v("macro_rules! n { ($x:tt) => { n!(($x)); }; }\nn!(a);\n\
+             macro_rules! w { ($x:tt) => { mod inner { w!($x); } }; }\nw!(a);\n"),
+        "extern-self" => v(
+            "extern crate self as me;\nextern crate self as me2;\npub use me::victim::f as g;\n\
+             pub fn f() { me::victim::f(); crate::victim::g(); }\n",
+        ),
+        "impl-self-recursive" => v(
+            "pub trait T { fn t(&self); }\nimpl<X: T> T for X { fn t(&self) { self.t() } }\n\
+             impl<X> T for Vec<X> where Vec<X>: T { fn t(&self) { self.t() } }\n\
+             pub fn f<X: T>(x: X) { x.t(); }\n",
+        ),
+        "symlink-loop" => {
+            let mut c = Case::victim("mod looped;\nmod sub;\n");
+            c.symlinks
+                .push(("src/victim/looped.rs".into(), "looped.rs".into()));
+            c.symlinks.push(("src/victim/sub".into(), ".".into()));
+            Some(c)
+        }
+        _ => None,
+    }
+}
+
+/// Odd files: encodings, empties, missing files, the crate root itself hostile.
+fn file(kind: &str, n: usize) -> Option<Case> {
+    let v = |s: Vec<u8>| Some(Case::victim(s));
+    match kind {
+        "empty" => v(Vec::new()),
+        "cfg-false" => v(b"#![cfg(FALSE)]\n".to_vec()),
+        "cfg-false-only-attr" => v(b"#![cfg(any())]".to_vec()),
+        "bom" => v(b"\xEF\xBB\xBFpub fn f() {}\n".to_vec()),
+        "bom-only" => v(b"\xEF\xBB\xBF".to_vec()),
+        "bom-shebang" => v(b"\xEF\xBB\xBF#!/usr/bin/env run\npub fn f() {}\n".to_vec()),
+        "shebang-only" => v(b"#!".to_vec()),
+        "crlf" => v(b"pub fn f() {\r\n    g();\r\n}\r\n\r\n".to_vec()),
+        "cr-only" => v(b"pub fn f() {\r    g();\r}\r".to_vec()),
+        "non-utf8" => v(b"pub fn f() { \xFF\xFE }\n".to_vec()),
+        "nul" => v(b"pub fn f() {}\0\0\0".to_vec()),
+        "binary" => {
+            let mut rng = super::Rng::new(n as u64);
+            v((0..4096).map(|_| rng.next() as u8).collect())
+        }
+        "unicode" => v("pub fn é() { ü(); }\npub fn 中文() { é(); }\n// \u{202E} rtl \u{FEFF} bom mid-file\n\
+               pub const S: &str = \"🦀🦀🦀\"; fn 🦀() {}\n"
+            .into()),
+        "unterminated-string" => v(b"pub fn f() { let s = \"((((((( ; }\n".to_vec()),
+        "unterminated-comment" => v(b"pub fn f() {} /* /* */\n".to_vec()),
+        "unterminated-raw" => v(b"pub fn f() { r##\"abc\"# }\n".to_vec()),
+        "missing-mod" => v(b"mod nowhere;\n#[path = \"/nonexistent/x.rs\"] mod abs;\npub fn f() {}\n".to_vec()),
+        "dev-path" => v(b"#[path = \"/dev/zero\"] mod z;\n#[path = \"/dev/stdin\"] mod i;\n#[path = \"/proc/self/mem\"] mod m;\n".to_vec()),
+        "huge-ident" => v(format!("pub fn {}() {{}}\n", "a".repeat(n.max(1))).into()),
+        "lib-broken" => Some(Case {
+            files: vec![("src/lib.rs".into(), b"fn (((( {".to_vec())],
+            symlinks: Vec::new(),
+            sentinel: false,
+        }),
+        "lib-missing" => Some(Case::default()),
+        "lib-non-utf8" => Some(Case {
+            files: vec![("src/lib.rs".into(), b"\xC3\x28 fn x() {}".to_vec())],
+            symlinks: Vec::new(),
+            sentinel: false,
+        }),
+        "lib-dir" => Some(Case {
+            files: vec![("src/lib.rs/x".into(), b"".to_vec())],
+            symlinks: Vec::new(),
+            sentinel: false,
+        }),
+        _ => None,
+    }
+}
