@@ -194,10 +194,15 @@ fn macro_rules_fns_and_macro_arguments() {
 fn drop_at_scope_end() {
     let src = with_prelude(
         "struct G; impl Drop for G { #[synchronizes] fn drop(&mut self) {} }\n\
-         #[no_sync] fn a() { let _g = G; }\n#[no_sync] fn b() -> G { let g = G; g }\n",
+         #[no_sync] fn a() { let _g = G; }\n#[no_sync] fn b() -> G { let g = G; g }\n\
+         #[no_sync] fn c() { let _ = G; }\n",
     );
     let f = findings(&src);
-    assert!(f.len() == 1 && f[0].contains("`a`"), "{}", check(&src));
+    assert!(
+        f.len() == 2 && f[0].contains("`a`") && f[1].contains("`c`"),
+        "{}",
+        check(&src)
+    );
 }
 
 #[test]

@@ -234,6 +234,8 @@ pub enum Pat {
     Tuple(Vec<Pat>),
     /// `a | b`: the first alternative's bindings.
     Or(Box<Pat>),
+    /// `_`: the value is dropped right away.
+    Wild,
     Other,
 }
 

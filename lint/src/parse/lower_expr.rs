@@ -281,6 +281,7 @@ pub fn lower_pat(p: &syn::Pat, depth: usize) -> Pat {
                 .collect(),
         ),
         syn::Pat::Tuple(t) => Pat::Tuple(t.elems.iter().map(|e| lower_pat(e, d)).collect()),
+        syn::Pat::Wild(_) => Pat::Wild,
         syn::Pat::Reference(r) => lower_pat(&r.pat, d),
         syn::Pat::Paren(r) => lower_pat(&r.pat, d),
         syn::Pat::Type(t) => lower_pat(&t.pat, d),

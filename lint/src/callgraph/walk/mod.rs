@@ -194,11 +194,15 @@ impl Walker<'_, '_> {
                     ty,
                     init,
                     diverge,
-                    ..
+                    span,
                 } => {
                     let typed = self.let_stmt(ty.as_ref(), init.as_deref(), diverge.as_deref());
                     match (name, pat) {
                         (Some(n), _) => self.bind(n, typed, false),
+                        // `let _ = guard;` drops the value at once.
+                        (None, Some(p)) if **p == crate::parse::ir::Pat::Wild => {
+                            self.drop_now(&typed, *span)
+                        }
                         (None, Some(p)) => self.bind_pat(p, typed, 0),
                         _ => {}
                     }
@@ -234,6 +238,13 @@ impl Walker<'_, '_> {
             ),
             (None, Some((t, c))) => (t, c.max(Confidence::Inferred)),
             (None, None) => unknown(),
+        }
+    }
+
+    /// A value of a `Drop` type dropped at `site`.
+    fn drop_now(&mut self, ty: &Typed, site: SpanIr) {
+        if let Some(&d) = ty.0.canon().and_then(|c| self.map.drops.get(c)) {
+            self.edge(d, ty.1, site);
         }
     }
 

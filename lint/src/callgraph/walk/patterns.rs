@@ -48,7 +48,7 @@ impl Walker<'_, '_> {
                 }
             }
             Pat::Or(p) => self.bind_pat(p, ty, d),
-            Pat::Other => {}
+            Pat::Other | Pat::Wild => {}
         }
     }
 
