@@ -119,7 +119,7 @@ fn core(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, mut sources: Source
     let (root_fns, d) = resolve::configured::apply(&mut map, cfg, &sources);
     diags.extend(d);
     lap(&mut stats, "resolve");
-    let graph = callgraph::build(&map);
+    let graph = callgraph::build(&mut map);
     lap(&mut stats, "callgraph");
     let mut roots_sorted = root_fns;
     roots_sorted.sort_by_key(|&f| map.func(f).span);

@@ -332,3 +332,19 @@ fn if_let_bindings_do_not_escape() {
     );
     assert!(findings(&src).is_empty(), "{}", check(&src));
 }
+
+#[test]
+fn provided_methods_are_specialised_to_the_receiver() {
+    let src = with_prelude(
+        "trait Op { fn f(&self); fn map(&self) { self.f() } }\nstruct Fast; struct Slow;\n\
+         impl Op for Fast { fn f(&self) {} }\nimpl Op for Slow { #[synchronizes] fn f(&self) {} }\n\
+         #[no_sync] fn fast() { Fast.map(); }\n#[no_sync] fn slow() { Slow.map(); }\n",
+    );
+    let f = findings(&src);
+    assert!(f.len() == 1 && f[0].contains("`slow`"), "{}", check(&src));
+    assert!(
+        check(&src).contains("<t::Slow as t::Op>::map"),
+        "{}",
+        check(&src)
+    );
+}

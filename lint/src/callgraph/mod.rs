@@ -7,8 +7,9 @@ mod walk;
 
 use crate::diagnostics::Confidence;
 use crate::parse::ir::SpanIr;
-use crate::resolve::{DefMap, FnId};
+use crate::resolve::{DefMap, FnData, FnId, Ty};
 use rayon::prelude::*;
+use std::collections::HashMap;
 
 /// A resolved call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +23,9 @@ pub struct Edge {
     pub uncertain: Option<String>,
     /// Set for a call dispatched through a trait bound or `dyn Trait` to one of its impls.
     pub via: Option<String>,
+    /// For a call of a provided trait method on a known type: that type (the edge is
+    /// redirected to the method specialised to it, see [`build`]).
+    pub spec: Option<crate::resolve::Ty>,
 }
 
 /// A call the lint could not resolve.
@@ -49,14 +53,83 @@ impl CallGraph {
     }
 }
 
-/// Walks every fn body of `map` and builds the graph.
-pub fn build(map: &DefMap<'_>) -> CallGraph {
-    let per_fn: Vec<(Vec<Edge>, Vec<Unresolved>)> = map
-        .fn_ids()
-        .collect::<Vec<_>>()
-        .par_iter()
-        .map(|&f| walk::walk_fn(map, f))
-        .collect();
+/// Most provided-method specialisations created (a bound on pathological inputs).
+const MAX_SPECIALISED: usize = 20_000;
+
+type Walked = (Vec<Edge>, Vec<Unresolved>);
+
+fn walk_all(map: &DefMap<'_>, fns: Vec<FnId>) -> Vec<Walked> {
+    fns.par_iter().map(|&f| walk::walk_fn(map, f)).collect()
+}
+
+/// Walks every fn body of `map` and builds the graph. A provided trait method called
+/// on a known type gets a node of its own for that type (`<Gather as Map1>::map`),
+/// walked with `Self` = that type, so that its `self.f()` reaches that type's impl
+/// only; specialisations are created in rounds until none is new.
+pub fn build(map: &mut DefMap<'_>) -> CallGraph {
+    let mut per_fn = walk_all(map, map.fn_ids().collect());
+    let mut spec_ids: HashMap<(FnId, String), FnId> = HashMap::new();
+    for _round in 0..16 {
+        let mut created = Vec::new();
+        for (edges, _) in per_fn.iter_mut() {
+            for e in edges.iter_mut() {
+                let Some(ty) = e.spec.take() else { continue };
+                if let Some(id) = specialised(map, &mut spec_ids, e.to, ty, &mut created) {
+                    e.to = id;
+                }
+            }
+        }
+        if created.is_empty() {
+            break;
+        }
+        per_fn.extend(walk_all(map, created));
+    }
+    assemble(map, per_fn)
+}
+
+/// The node of provided method `decl` for type `ty`, created on first request.
+fn specialised(
+    map: &mut DefMap<'_>,
+    ids: &mut HashMap<(FnId, String), FnId>,
+    decl: FnId,
+    ty: Ty,
+    created: &mut Vec<FnId>,
+) -> Option<FnId> {
+    let canon = ty.canon()?.to_owned();
+    // A sink ends every chain: the declaration itself is the better name for it.
+    if map.fns[decl as usize].marks.sink.is_some() {
+        return None;
+    }
+    if let Some(&id) = ids.get(&(decl, canon.clone())) {
+        return Some(id);
+    }
+    if ids.len() >= MAX_SPECIALISED {
+        return None;
+    }
+    let d = &map.fns[decl as usize];
+    let trait_ = d.trait_.clone().unwrap_or_default();
+    let spec = FnData {
+        name: d.name.clone(),
+        path: format!("<{canon} as {trait_}>::{}", d.name),
+        module: d.module,
+        span: d.span,
+        ir: d.ir,
+        self_ty: None,
+        self_canon: Some(canon.clone()),
+        impl_generics: d.impl_generics,
+        trait_: d.trait_.clone(),
+        is_trait_decl: false,
+        marks: d.marks.clone(),
+        self_override: Some(ty),
+    };
+    let id = map.fns.len() as FnId;
+    map.fns.push(spec);
+    ids.insert((decl, canon), id);
+    created.push(id);
+    Some(id)
+}
+
+fn assemble(map: &DefMap<'_>, per_fn: Vec<Walked>) -> CallGraph {
     let mut g = CallGraph {
         out: vec![Vec::new(); map.fns.len()],
         ..CallGraph::default()

@@ -79,6 +79,7 @@ fn add_builtins(map: &mut DefMap<'_>) {
                 condition: Some(s.condition),
                 ..Marks::default()
             },
+            self_override: None,
         });
         if is_method {
             map.methods
@@ -316,6 +317,7 @@ fn add_fn<'a>(
         trait_,
         is_trait_decl: false,
         marks: Marks::default(),
+        self_override: None,
     });
     if f.self_param.is_some() {
         map.by_name.entry(f.name.clone()).or_default().push(id);

@@ -155,6 +155,7 @@ fn cudarc_fn(map: &mut DefMap<'_>, segs: &[String], sink: bool) -> Result<FnId, 
         trait_: None,
         is_trait_decl: false,
         marks: Marks::default(),
+        self_override: None,
     });
     map.methods
         .entry(owner)

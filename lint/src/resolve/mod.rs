@@ -86,6 +86,9 @@ pub struct FnData<'a> {
     pub trait_: Option<String>,
     pub is_trait_decl: bool,
     pub marks: Marks,
+    /// For a provided trait method specialised to one implementing type: that type
+    /// (its body is walked with `Self` = this type, so `self.f()` reaches that impl).
+    pub self_override: Option<Ty>,
 }
 
 #[derive(Debug)]

@@ -156,6 +156,7 @@ impl Walker<'_, '_> {
     ) -> Typed {
         let (targets, known) = self.method_targets(&recv.0, name);
         let via = self.via.take();
+        let spec = self.spec.take();
         let mut ret = None;
         for (f, tag) in &targets {
             let tag = if *tag == Confidence::NameOnly {
@@ -164,8 +165,10 @@ impl Walker<'_, '_> {
                 (*tag).max(recv.1)
             };
             self.via = via.clone();
+            self.spec = spec.clone();
             let r = self.call_fn(*f, tag, Some(&recv.0), args, span, 0);
             self.via = None;
+            self.spec = None;
             ret.get_or_insert(r);
         }
         if let Some(r) = ret {
@@ -208,6 +211,7 @@ impl Walker<'_, '_> {
                         return (ids.iter().map(|&f| (f, Confidence::Exact)).collect(), true);
                     }
                     if let Some(f) = self.provided_method(c, name) {
+                        self.spec = Some(t.clone());
                         return (vec![(f, Confidence::Exact)], true);
                     }
                 }
@@ -318,6 +322,11 @@ impl Walker<'_, '_> {
             tag,
             site: span,
             uncertain,
+            spec: if fd.is_trait_decl && fd.ir.is_some_and(|ir| ir.body.is_some()) {
+                self.spec.clone()
+            } else {
+                None
+            },
             via: if fd.is_trait_decl {
                 None
             } else {

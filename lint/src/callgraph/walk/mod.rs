@@ -105,6 +105,8 @@ struct Walker<'m, 'a> {
     unresolved: Vec<Unresolved>,
     /// While resolving a dispatched call: how it dispatches (for the hop's note).
     via: Option<String>,
+    /// While resolving a provided method on a known type: that type.
+    spec: Option<Ty>,
 }
 
 /// The calls of fn `f`.
@@ -119,6 +121,7 @@ pub fn walk_fn(map: &DefMap<'_>, f: FnId) -> (Vec<Edge>, Vec<Unresolved>) {
     let mut generics = fd.impl_generics.to_vec();
     generics.extend(ir.generics.iter().cloned());
     let self_ty = match (&fd.self_ty, &fd.trait_) {
+        _ if fd.self_override.is_some() => fd.self_override.clone(),
         (Some(t), _) => Some(map.resolve_type(fd.module, t, &generics, None, 0)),
         (None, Some(tr)) if fd.is_trait_decl => Some(Ty::Param(vec![tr.clone()])),
         _ => None,
@@ -133,6 +136,7 @@ pub fn walk_fn(map: &DefMap<'_>, f: FnId) -> (Vec<Edge>, Vec<Unresolved>) {
         edges: Vec::new(),
         unresolved: Vec::new(),
         via: None,
+        spec: None,
     };
     if let Some(st) = &w.self_ty {
         w.bind("self", (st.clone(), Confidence::Exact), true);
@@ -176,6 +180,7 @@ impl Walker<'_, '_> {
             site,
             uncertain: None,
             via: None,
+            spec: None,
         });
     }
 
