@@ -348,3 +348,13 @@ fn provided_methods_are_specialised_to_the_receiver() {
         check(&src)
     );
 }
+
+#[test]
+fn nested_fns_shadow_module_fns() {
+    let src = with_prelude(
+        "#[synchronizes] fn helper() {}\n\
+         #[no_sync] fn a() { fn helper() {} helper(); }\n#[no_sync] fn b() { helper(); }\n",
+    );
+    let f = findings(&src);
+    assert!(f.len() == 1 && f[0].contains("`b`"), "{}", check(&src));
+}

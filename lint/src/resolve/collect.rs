@@ -52,6 +52,7 @@ pub fn build<'a>(
     for p in &impls {
         add_impl(&mut map, p.module, p.imp);
     }
+    link_local_fns(&mut map);
     mark_all(&mut map);
     (map, diags)
 }
@@ -388,6 +389,39 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
                 map.drops.insert(c.clone(), id);
             }
         }
+    }
+}
+
+/// Fns nested in a body are visible there first, and to their siblings.
+fn link_local_fns(map: &mut DefMap<'_>) {
+    let by_ir: HashMap<*const FnIr, FnId> = map
+        .fns
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| f.ir.map(|ir| (ir as *const FnIr, i as FnId)))
+        .collect();
+    for id in 0..map.fns.len() {
+        let Some(ir) = map.fns[id].ir else { continue };
+        let locals: Vec<(String, FnId)> = ir
+            .nested
+            .iter()
+            .filter_map(|item| match item {
+                Item::Fn(nf) => by_ir
+                    .get(&(nf as *const FnIr))
+                    .map(|&f| (nf.name.clone(), f)),
+                _ => None,
+            })
+            .collect();
+        if locals.is_empty() {
+            continue;
+        }
+        for &(_, f) in &locals {
+            map.local_fns
+                .entry(f)
+                .or_default()
+                .extend(locals.iter().cloned());
+        }
+        map.local_fns.entry(id as FnId).or_default().extend(locals);
     }
 }
 

@@ -132,6 +132,9 @@ pub struct DefMap<'a> {
     pub deref_targets: HashMap<String, Ty>,
     /// `Drop::drop` by type.
     pub drops: HashMap<String, FnId>,
+    /// Fns declared inside a fn body, visible by name in that body (and to each other):
+    /// they shadow the module's items of the same name.
+    pub local_fns: HashMap<FnId, Vec<(String, FnId)>>,
     /// Built-in sinks by canonical path.
     pub builtin: HashMap<String, FnId>,
 }

@@ -22,6 +22,16 @@ impl Walker<'_, '_> {
             }
             return unknown();
         }
+        if let [name] = names.as_slice()
+            && path.qself.is_none()
+            && let Some(&(_, f)) = self
+                .map
+                .local_fns
+                .get(&self.from)
+                .and_then(|l| l.iter().find(|(n, _)| n == name))
+        {
+            return self.call_fn(f, Confidence::Exact, None, args, span, 0);
+        }
         if let Some(q) = &path.qself {
             return self.call_qualified(q, path, args, span);
         }
