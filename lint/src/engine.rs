@@ -78,12 +78,62 @@ pub fn analyze_crates(
     cfg: &Config,
     sources: SourceMap,
 ) -> Analysis {
+    // Large stacks are virtual memory: cap the thread count so that the reservation
+    // stays modest on many-core machines.
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(MAX_THREADS));
     let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
         .stack_size(parse::STACK_SIZE)
         .build();
     match pool {
         Ok(pool) => pool.install(move || core(root, crates, cfg, sources)),
-        Err(_) => core(root, crates, cfg, sources),
+        Err(_) => single_thread(root, crates, cfg, sources),
+    }
+}
+
+/// Most analysis threads.
+const MAX_THREADS: usize = 16;
+
+/// Without a pool: one thread with a large stack (still no deep recursion on the
+/// caller's stack), or the caller's thread as a last resort.
+fn single_thread(
+    root: PathBuf,
+    crates: Vec<CrateSpec>,
+    cfg: &Config,
+    sources: SourceMap,
+) -> Analysis {
+    // The inputs go through a slot, so that they come back if the thread cannot start.
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(Some((
+        root,
+        crates,
+        cfg.clone(),
+        sources,
+    ))));
+    let theirs = std::sync::Arc::clone(&slot);
+    let spawned = std::thread::Builder::new()
+        .stack_size(parse::STACK_SIZE)
+        .spawn(move || {
+            let taken = theirs.lock().ok().and_then(|mut s| s.take());
+            taken.map(|(r, c, cfg, s)| core(r, c, &cfg, s))
+        });
+    if let Ok(handle) = spawned {
+        match handle.join() {
+            Ok(Some(analysis)) => return analysis,
+            Ok(None) => {}
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+    let taken = slot.lock().ok().and_then(|mut s| s.take());
+    match taken {
+        Some((r, c, cfg, s)) => core(r, c, &cfg, s),
+        // Unreachable: the thread either ran (and returned above) or never started.
+        None => Analysis {
+            root: PathBuf::new(),
+            diagnostics: Vec::new(),
+            stats: Stats::default(),
+            sources: SourceMap::default(),
+            crates: Vec::new(),
+        },
     }
 }
 
