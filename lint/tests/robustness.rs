@@ -391,13 +391,28 @@ fn explore() {
 #[test]
 #[ignore = "heavy: needs ~/.cargo/registry sources; run with --ignored"]
 fn registry_crates_analyse_cleanly() {
+    run_all(&registry_cases(false));
+}
+
+/// Crates whose glob imports currently make name resolution blow up (B9).
+const GLOB_HEAVY: &[&str] = &["candle-core-", "criterion-"];
+
+fn registry_cases(glob_heavy: bool) -> Vec<String> {
     let dirs = mutate::registry_dirs().expect("registry sources");
     assert!(!dirs.is_empty(), "no registry crates found");
-    let list: Vec<String> = dirs
-        .iter()
+    dirs.iter()
+        .filter(|d| {
+            let name = d.file_name().unwrap_or_default().to_string_lossy();
+            GLOB_HEAVY.iter().any(|g| name.starts_with(g)) == glob_heavy
+        })
         .map(|d| format!("corpus:{}", d.display()))
-        .collect();
-    run_all(&list);
+        .collect()
+}
+
+#[test]
+#[ignore = "engine bug: candle-core and criterion (no features) do not finish in 120 s, exponential glob resolution (B9); see /work/brief/robustness-bugs.md"]
+fn glob_heavy_registry_crates_finish() {
+    run_all(&registry_cases(true));
 }
 
 // ---------------------------------------------------------------------------------
@@ -729,4 +744,70 @@ fn cli_reports_broken_files_and_still_finds_the_sentinel() {
         };
         assert!(!out.contains(internal), "{ctx}");
     }
+}
+
+/// Writes `config` next to the broken package and runs the lint with `--config` on it.
+fn run_with_config(config: &str) -> (Option<i32>, String, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    broken_package(dir.path());
+    std::fs::write(dir.path().join("qa.toml"), config).expect("write config");
+    run_cli(
+        dir.path(),
+        &["nosync-lint", "--no-deps", "--config", "qa.toml"],
+    )
+}
+
+fn assert_config_error(config: &str) {
+    let (code, out, err) = run_with_config(config);
+    let shown: String = config.chars().take(80).collect();
+    let ctx = format!("config {shown:?}: exit {code:?}\nstdout:\n{out}\nstderr:\n{err}");
+    assert_eq!(code, Some(1), "{ctx}");
+    assert!(out.contains("config-error"), "{ctx}");
+    assert!(out.contains("sentinel_root"), "{ctx}");
+    assert!(!err.contains("panicked"), "{ctx}");
+}
+
+#[test]
+fn hostile_configs_are_located_errors() {
+    let n = 5000;
+    let odd_roots = [
+        format!("{}{}", "(".repeat(n), ")".repeat(n)),
+        format!("qa::{}m", "a::".repeat(n)),
+        String::new(),
+        "::".to_owned(),
+        "<>::m".to_owned(),
+        "<qa as>::m".to_owned(),
+        "qa::\\u0000".to_owned(),
+    ];
+    let configs = [
+        "roots = 3\nsinks = [1, { a = 2 }]\nallow = \"x\"\nunknown = 1\n".to_owned(),
+        "roots = [\n".to_owned(),
+        format!("x = {}{}\n", "[".repeat(n), "]".repeat(n)),
+        format!(
+            "roots = {odd_roots:?}\nsinks = [\n{}]\n",
+            vec!["\"qa::nope\""; 500].join(",\n")
+        ),
+    ];
+    for c in &configs {
+        assert_config_error(c);
+    }
+}
+
+#[test]
+#[ignore = "engine bug: a deeply nested configured path overflows the stack in syn (B8); see /work/brief/robustness-bugs.md"]
+fn deeply_nested_configured_paths_are_errors() {
+    let n = 20_000;
+    assert_config_error(&format!("roots = [\"<{}qa::T as X>::m\"]\n", "&".repeat(n)));
+    assert_config_error(&format!(
+        "roots = [\"qa::T::<{}u8{}>::m\"]\n",
+        "Vec<".repeat(n),
+        ">".repeat(n)
+    ));
+}
+
+#[test]
+#[ignore = "engine bug: name resolution through globs is exponential (B9); see /work/brief/robustness-bugs.md"]
+fn glob_meshes_resolve_quickly() {
+    // A hang detector with a tight bound: 12 modules must not take anywhere near the timeout.
+    run_all(&names(&["cycle:glob-mesh:12"]));
 }

@@ -12,7 +12,7 @@ pub fn build(name: &str) -> Option<Case> {
         "deep" => deep(kind, n).map(Case::victim),
         "long" => long(kind, n).map(Case::victim),
         "graph" => graph(kind, n).map(Case::victim),
-        "cycle" => cycle(kind),
+        "cycle" => cycle(kind, n),
         "file" => file(kind, n),
         _ => None,
     }
@@ -199,9 +199,21 @@ fn graph(kind: &str, n: usize) -> Option<String> {
 }
 
 /// Cyclic structures: modules, imports, aliases, traits, macros.
-fn cycle(kind: &str) -> Option<Case> {
+fn cycle(kind: &str, n: usize) -> Option<Case> {
     let v = |s: &str| Some(Case::victim(s));
     match kind {
+        "glob-mesh" => {
+            let k = if n == 0 { 8 } else { n };
+            let mut s = String::new();
+            for i in 0..k {
+                s += &format!(
+                    "pub mod m{i} {{ pub use super::*; pub use crate::victim::m{}::*; pub use m{}::*; use nowhere{i}::*; }}\n",
+                    (i + 1) % k,
+                    (i + 2) % k
+                );
+            }
+            v(&(s + "pub fn f() { Missing::f(); missing(); m0::missing(); m3::Gone::new(); }\n"))
+        }
         "mod-path-self" => v("#[path = \"victim.rs\"]\nmod again;\npub fn f() {}\n"),
         "mod-path-pair" => Some(Case::victim("#[path = \"b.rs\"]\nmod b;\n").with(
             "src/b.rs",
