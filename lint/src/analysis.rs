@@ -6,6 +6,7 @@
 
 use crate::callgraph::{CallGraph, Edge};
 use crate::diagnostics::{Code, Confidence, Diagnostic, Finding, Hop};
+use crate::parse::ir::SpanIr;
 use crate::resolve::{DefMap, FnData, FnId};
 use crate::source::SourceMap;
 use std::collections::{HashSet, VecDeque};
@@ -80,12 +81,16 @@ pub fn find(
     let mut s = Search::new(map.fns.len());
     let mut out = Vec::new();
     let mut seen_unresolved = HashSet::new();
+    let mut seen_findings = HashSet::new();
     for &root in roots {
         let mut found = HashSet::new();
         for name_only in [false, true] {
             for f in s.run(map, g, root, name_only) {
                 if f != root && map.func(f).marks.sink.is_some() && found.insert(f) {
-                    out.push(finding(map, sources, root, &s.chain(g, f)));
+                    let chain = s.chain(g, f);
+                    if seen_findings.insert(finding_key(map, root, &chain)) {
+                        out.push(finding(map, sources, root, &chain));
+                    }
                 }
                 if name_only {
                     for u in &g.unresolved[f as usize] {
@@ -98,6 +103,34 @@ pub fn find(
         }
     }
     out
+}
+
+/// What makes two findings the same, whichever crate they were found in: a file
+/// included by two targets (`#[path]` from a bench into an example) gives each its
+/// own copy of the fns, with the same spans but different crate paths.
+type FindingKey = (
+    Code,
+    Option<SpanIr>,
+    (Option<SpanIr>, String),
+    (Option<SpanIr>, String),
+);
+
+fn finding_key(map: &DefMap<'_>, root: FnId, chain: &[&Edge]) -> FindingKey {
+    let (r, sink) = (
+        map.func(root),
+        map.func(chain.last().map_or(root, |e| e.to)),
+    );
+    // Built-in sinks have no span: their path is their identity.
+    let sink_id = match sink.span {
+        Some(_) => sink.name.clone(),
+        None => sink.path.clone(),
+    };
+    (
+        chain_code(chain).0,
+        chain.first().map(|e| e.site),
+        (r.span, r.name.clone()),
+        (sink.span, sink_id),
+    )
 }
 
 /// The short name of a fn for messages: `Type::method` for methods, the module and

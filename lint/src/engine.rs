@@ -171,8 +171,15 @@ fn core(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, mut sources: Source
     lap(&mut stats, "resolve");
     let graph = callgraph::build(&mut map);
     lap(&mut stats, "callgraph");
+    // By position, then crate: of two copies of one root (a file included by two
+    // targets), the first crate's is kept, the crate that owns the file's diagnostics.
     let mut roots_sorted = root_fns;
-    roots_sorted.sort_by_key(|&f| map.func(f).span);
+    roots_sorted.sort_by_key(|&f| {
+        (
+            map.func(f).span,
+            map.modules[map.func(f).module as usize].krate,
+        )
+    });
     diags.extend(analysis::find(&map, &graph, &sources, &roots_sorted));
     lap(&mut stats, "analysis");
     stats.files = sources.files().len();
@@ -185,6 +192,8 @@ fn core(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, mut sources: Source
     stats.roots = roots_sorted.len();
     attach_origins(&mut diags, &parsed, &sources, &crates);
     sort(&mut diags);
+    // A file read by two crates reports its parse errors and missing modules once.
+    diags.dedup();
     drop(map);
     Analysis {
         root,

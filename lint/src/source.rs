@@ -4,7 +4,47 @@
 use crate::diagnostics::Span;
 use crate::parse::ir::{FileId, SpanIr};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
+
+/// `path` with its `.` and `..` components resolved lexically (`a/b/../c` → `a/c`),
+/// as cargo does, so that a file reached by two routes (`src/x.rs` and
+/// `benches/../src/x.rs`) has one name. Where lexical resolution would name a
+/// different file than the path itself (a symlinked directory before a `..`), the path
+/// is kept as written: it is checked against the file system only in that case.
+pub fn normalize(path: &Path) -> PathBuf {
+    let lexical = lexical(path);
+    if lexical.as_os_str() == path.as_os_str() || !path.exists() {
+        return lexical;
+    }
+    match (std::fs::canonicalize(path), std::fs::canonicalize(&lexical)) {
+        (Ok(a), Ok(b)) if a == b => lexical,
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Lexical normalisation only (no file system access): `.` dropped, `..` pops the
+/// previous normal component (kept when there is none to pop in a relative path,
+/// dropped at the root of an absolute one).
+pub fn lexical(path: &Path) -> PathBuf {
+    let mut out: Vec<Component<'_>> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => match out.last() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(c),
+            },
+            _ => out.push(c),
+        }
+    }
+    if out.is_empty() {
+        return PathBuf::from(".");
+    }
+    out.iter().collect()
+}
 
 /// One source file: its absolute path, the path diagnostics print, and its text.
 #[derive(Debug)]
@@ -151,5 +191,29 @@ mod tests {
         assert_eq!(f.line_col(6), (2, 3));
         assert_eq!(f.display, PathBuf::from("src/lib.rs"));
         assert!(map.text(Path::new("src/lib.rs")).is_some());
+    }
+
+    #[test]
+    fn lexical_normalisation() {
+        let cases = [
+            (
+                "/w/benches/../examples/e/model.rs",
+                "/w/examples/e/model.rs",
+            ),
+            ("/w/./src/./a/../b.rs", "/w/src/b.rs"),
+            ("/../x.rs", "/x.rs"),
+            ("../a/../../b", "../../b"),
+            ("a/..", "."),
+            ("src/lib.rs", "src/lib.rs"),
+        ];
+        for (from, to) in cases {
+            assert_eq!(lexical(Path::new(from)), PathBuf::from(to), "{from}");
+        }
+        // A path that does not exist is normalised lexically.
+        let missing = Path::new("/nonexistent-nosync/a/../b.rs");
+        assert_eq!(
+            normalize(missing),
+            PathBuf::from("/nonexistent-nosync/b.rs")
+        );
     }
 }

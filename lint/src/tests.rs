@@ -19,16 +19,43 @@ fn check_with(src: &str, cfg: &Config) -> String {
     let file = root.join("src/lib.rs");
     let mut sources = SourceMap::new(&root);
     sources.add(file.clone(), src.to_owned());
+    let a = analyze_crates(root, vec![spec("t", file)], cfg, sources);
+    render(&a, false)
+}
+
+/// Analyses crates on disk: `files` (path, text) are written under a fresh directory,
+/// `crates` are (name, root file) there. Lines start with the file (relative path).
+fn check_tree(files: &[(&str, &str)], crates: &[(&str, &str)]) -> String {
+    let dir = std::env::temp_dir().join(format!(
+        "nosync-lint-unit-{}-{}",
+        std::process::id(),
+        crates.iter().map(|c| c.0).collect::<Vec<_>>().join("-")
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+    }
+    let specs = crates.iter().map(|(n, r)| spec(n, dir.join(r))).collect();
+    let a = analyze_crates(dir.clone(), specs, &Config::default(), SourceMap::new(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+    render(&a, true)
+}
+
+/// A library crate `name` rooted at `file`, with `cudarc` and `nosync` as external
+/// dependencies and the feature `on` enabled.
+fn spec(name: &str, file: PathBuf) -> CrateSpec {
     let origin = Origin {
-        package_id: "t".into(),
-        package_name: "t".into(),
-        manifest_path: root.join("Cargo.toml"),
-        target_name: "t".into(),
+        package_id: name.into(),
+        package_name: name.into(),
+        manifest_path: file.with_file_name("Cargo.toml"),
+        target_name: name.into(),
         target_kind: vec!["lib".into()],
         target_src_path: file.clone(),
     };
-    let spec = CrateSpec {
-        name: "t".into(),
+    CrateSpec {
+        name: name.into(),
         root: file,
         features: ["on".to_owned()].into_iter().collect(),
         deps: ["cudarc", "nosync"]
@@ -38,11 +65,18 @@ fn check_with(src: &str, cfg: &Config) -> String {
         check_roots: true,
         is_lib: true,
         origin,
-    };
-    let a = analyze_crates(root, vec![spec], cfg, sources);
+    }
+}
+
+/// One line per diagnostic (`[FILE:]LINE:COL code: message`), then its chain
+/// (`  via LINE:COL fn (tag)`).
+fn render(a: &crate::Analysis, with_file: bool) -> String {
     let mut out = String::new();
     for d in &a.diagnostics {
         let p = &d.primary;
+        if with_file {
+            out += &format!("{}:", p.file.display());
+        }
         out += &format!(
             "{}:{} {}: {}\n",
             p.line_start,
@@ -357,4 +391,38 @@ fn nested_fns_shadow_module_fns() {
     );
     let f = findings(&src);
     assert!(f.len() == 1 && f[0].contains("`b`"), "{}", check(&src));
+}
+
+#[test]
+fn a_file_included_by_two_targets_is_one_file_and_reports_once() {
+    let model = "use nosync::no_sync;\nuse cudarc::driver::CudaStream;\n\
+                 #[no_sync] pub fn step(s: &CudaStream) { s.synchronize(); }\n";
+    let out = check_tree(
+        &[
+            (
+                "examples/e/main.rs",
+                "mod model;\nmod broken;\nfn main() {}\n",
+            ),
+            ("examples/e/model.rs", model),
+            ("examples/e/broken.rs", "fn f( {\n"),
+            (
+                "benches/b.rs",
+                "#[path = \"../examples/e/model.rs\"]\nmod model;\n\
+                 #[path = \"./../examples/e/broken.rs\"]\nmod broken;\nfn main() {}\n",
+            ),
+        ],
+        &[("e", "examples/e/main.rs"), ("b", "benches/b.rs")],
+    );
+    let lines: Vec<&str> = out.lines().filter(|l| !l.starts_with("  ")).collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with("examples/e/broken.rs:1:") && lines[0].contains("parse-error"),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("examples/e/model.rs:3:") && lines[1].contains("sync-in-no-sync"),
+        "{out}"
+    );
+    // The kept copy is the first crate's (the one the file's diagnostics belong to).
+    assert!(out.contains("via 3:44 e::model::step (exact)"), "{out}");
 }

@@ -333,7 +333,7 @@ fn is_lib(t: &cargo_metadata::Target) -> bool {
 fn spec(p: &Package, t: &cargo_metadata::Target, m: &Metadata, check: bool) -> CrateSpec {
     CrateSpec {
         name: t.name.replace('-', "_"),
-        root: t.src_path.clone().into_std_path_buf(),
+        root: crate::source::normalize(t.src_path.as_std_path()),
         features: enabled_features(p, m),
         deps: Vec::new(),
         check_roots: check,

@@ -223,12 +223,18 @@ impl Lower<'_> {
                         dir.join(&name).join("mod.rs"),
                     ],
                 };
+                // One name per file, however it is reached (`#[path = "../x.rs"]`).
                 match candidates.iter().find(|c| c.is_file()) {
                     Some(found) => ModKind::File {
                         owns_dir: has_attr || found.ends_with("mod.rs"),
-                        path: found.clone(),
+                        path: crate::source::normalize(found),
                     },
-                    None => ModKind::Missing(candidates),
+                    None => ModKind::Missing(
+                        candidates
+                            .iter()
+                            .map(|c| crate::source::lexical(c))
+                            .collect(),
+                    ),
                 }
             }
         };
