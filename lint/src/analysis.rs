@@ -257,8 +257,11 @@ fn unresolved(
     )
     .with_label("not followed by the static analysis")
     .with_note(format!("in `{}`, reachable from `{}`", in_fn.path, r.path), None)
-    .with_note("only the runtime guard (`nosync` with the `check` mode) covers what happens behind this call", None)
+    .with_note(UNRESOLVED_NOTE, None)
 }
+
+/// What covers an unresolved call instead: the runtime guard, as far as it can see.
+const UNRESOLVED_NOTE: &str = "at run time, the `nosync` guard catches a host wait behind this call only if the function that waits declares it (`#[synchronizes]`, or a `nosync::gpu` op); run the hot path in tests under `Mode::Panic` or `Mode::Error` to make such a wait fail";
 
 /// How a root is declared: `#[no_sync]`, or listed in the configuration.
 fn root_kind(map: &DefMap<'_>, root: FnId) -> &'static str {
