@@ -4,7 +4,7 @@
 //! into `#[allow_sync]` fns are not followed; sinks end a chain; cycles terminate
 //! because every fn is visited once per search.
 
-use crate::callgraph::{CallGraph, Edge};
+use crate::callgraph::{CallGraph, Dropped, Edge};
 use crate::diagnostics::{Code, Confidence, Diagnostic, Finding, Hop};
 use crate::parse::ir::SpanIr;
 use crate::resolve::{DefMap, FnData, FnId};
@@ -189,7 +189,7 @@ fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -
         root_kind(map, root),
         short(sink)
     );
-    let label = format!("this call reaches `{}`, which blocks the host", sink.path);
+    let label = first_label(chain.first().copied(), chain.len(), &sink.path);
     let mut d = Diagnostic::new(code, message, first).with_label(label);
     let hops = hop_notes(map, sources, chain, &mut d);
     let sink_span = sink.span.map(|s| sources.span(s));
@@ -213,6 +213,19 @@ fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -
     d
 }
 
+/// The label under the first hop: a call, or a value's `Drop`.
+fn first_label(first: Option<&Edge>, hops: usize, sink: &str) -> String {
+    let what = match first.and_then(|e| e.dropped.as_ref()) {
+        None => return format!("this call reaches `{sink}`, which blocks the host"),
+        Some(Dropped::Local(name)) => format!("`{name}` is dropped here"),
+        Some(Dropped::Value) => "the value is dropped here".to_owned(),
+    };
+    match hops {
+        1 => format!("{what}, and its `Drop` (`{sink}`) blocks the host"),
+        _ => format!("{what}, and its `Drop` reaches `{sink}`, which blocks the host"),
+    }
+}
+
 /// One note per hop (caller, callee, how the call was resolved, the call site).
 fn hop_notes(
     map: &DefMap<'_>,
@@ -228,7 +241,17 @@ fn hop_notes(
             Some(via) => format!("{}, {via}", tag_name(e.tag)),
             None => tag_name(e.tag).to_owned(),
         };
-        let note = format!("`{}` calls `{}` ({how})", from.path, to.path);
+        let note = match &e.dropped {
+            None => format!("`{}` calls `{}` ({how})", from.path, to.path),
+            Some(Dropped::Local(name)) => format!(
+                "`{}` drops `{name}`, which calls `{}` ({how})",
+                from.path, to.path
+            ),
+            Some(Dropped::Value) => format!(
+                "`{}` drops a value, which calls `{}` ({how})",
+                from.path, to.path
+            ),
+        };
         d.notes.push(crate::diagnostics::Note {
             message: note,
             span: Some(site.clone()),
@@ -252,11 +275,19 @@ fn unresolved(
     let (r, in_fn) = (map.func(root), map.func(f));
     Diagnostic::new(
         Code::UnresolvedCallInNoSync,
-        format!("`{}` is {} but reaches a call the lint cannot follow: {}", r.name, root_kind(map, root), u.what),
+        format!(
+            "`{}` is {} but reaches a call the lint cannot follow: {}",
+            r.name,
+            root_kind(map, root),
+            u.what
+        ),
         sources.span(u.site),
     )
     .with_label("not followed by the static analysis")
-    .with_note(format!("in `{}`, reachable from `{}`", in_fn.path, r.path), None)
+    .with_note(
+        format!("in `{}`, reachable from `{}`", in_fn.path, r.path),
+        None,
+    )
     .with_note(UNRESOLVED_NOTE, None)
 }
 

@@ -8,8 +8,7 @@ use crate::workspace::{CrateSpec, DepTarget};
 use std::path::PathBuf;
 
 /// Analyses `src` as the root file of a crate `t` (with `cudarc` and `nosync` as
-/// external dependencies) and returns one line per diagnostic:
-/// `LINE:COL code: message` followed by the chain (`  via LINE:COL fn -> fn (tag)`).
+/// external dependencies) and returns one line per diagnostic (see [`render`]).
 fn check(src: &str) -> String {
     check_with(src, &Config::default())
 }
@@ -68,8 +67,8 @@ fn spec(name: &str, file: PathBuf) -> CrateSpec {
     }
 }
 
-/// One line per diagnostic (`[FILE:]LINE:COL code: message`), then its chain
-/// (`  via LINE:COL fn (tag)`).
+/// One line per diagnostic (`[FILE:]LINE:COL code: message`), then its label
+/// (`  = label`) and its chain (`  via LINE:COL fn (tag)`).
 fn render(a: &crate::Analysis, with_file: bool) -> String {
     let mut out = String::new();
     for d in &a.diagnostics {
@@ -84,6 +83,9 @@ fn render(a: &crate::Analysis, with_file: bool) -> String {
             d.code.as_str(),
             d.message
         );
+        if let Some(label) = &d.label {
+            out += &format!("  = {label}\n");
+        }
         for h in d.finding.iter().flat_map(|f| &f.chain) {
             let tag = crate::analysis::tag_name(h.confidence);
             out += &format!(
@@ -425,4 +427,25 @@ fn a_file_included_by_two_targets_is_one_file_and_reports_once() {
     );
     // The kept copy is the first crate's (the one the file's diagnostics belong to).
     assert!(out.contains("via 3:44 e::model::step (exact)"), "{out}");
+}
+
+#[test]
+fn drop_hops_name_what_is_dropped() {
+    let src = with_prelude(
+        "#[synchronizes] fn w() {}\nstruct G; impl Drop for G { fn drop(&mut self) { w(); } }\n\
+         struct S; impl Drop for S { #[synchronizes] fn drop(&mut self) {} }\n\
+         #[no_sync] fn a() { let _timer = G; }\n#[no_sync] fn c() { let _ = G; }\n\
+         #[no_sync] fn d() { let s = S; }\n",
+    );
+    let out = check(&src);
+    for label in [
+        "7:37 sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `w`\n  \
+         = `_timer` is dropped here, and its `Drop` reaches `t::w`, which blocks the host\n",
+        "8:21 sync-in-no-sync: `c` is #[no_sync] but reaches a host-blocking call: `w`\n  \
+         = the value is dropped here, and its `Drop` reaches `t::w`, which blocks the host\n",
+        "= `s` is dropped here, and its `Drop` (`<t::S as Drop>::drop`) blocks the host\n",
+    ] {
+        assert!(out.contains(label), "{out}");
+    }
+    assert!(!out.contains("this call reaches"), "{out}");
 }

@@ -26,6 +26,17 @@ pub struct Edge {
     /// For a call of a provided trait method on a known type: that type (the edge is
     /// redirected to the method specialised to it, see [`build`]).
     pub spec: Option<crate::resolve::Ty>,
+    /// Set when the edge is a value's `Drop` rather than a call written in the source.
+    pub dropped: Option<Dropped>,
+}
+
+/// What a `Drop` edge drops (for its label: "`_timer` is dropped here").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dropped {
+    /// A local, by name: at the end of its scope, or by `drop(x)`.
+    Local(String),
+    /// A value with no name: `let _ = value;`, `drop(make())`.
+    Value,
 }
 
 /// A call the lint could not resolve.

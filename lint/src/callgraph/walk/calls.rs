@@ -342,6 +342,7 @@ impl Walker<'_, '_> {
             } else {
                 self.via.clone()
             },
+            dropped: None,
         });
         (self.ret_type(f, recv), tag.max(Confidence::Inferred))
     }

@@ -5,7 +5,7 @@
 mod calls;
 mod patterns;
 
-use super::{Edge, Unresolved};
+use super::{Dropped, Edge, Unresolved};
 use crate::diagnostics::Confidence;
 use crate::parse::ir::{Block, Expr, GenericParam, PathIr, SpanIr, Stmt};
 use crate::resolve::{Def, DefMap, FnId, ModId, Ty};
@@ -172,7 +172,8 @@ impl Walker<'_, '_> {
             .find(|l| l.name == name)
     }
 
-    fn edge(&mut self, to: FnId, tag: Confidence, site: SpanIr) {
+    /// An edge to a `Drop` impl: `what` is dropped at `site`.
+    fn drop_edge(&mut self, to: FnId, tag: Confidence, site: SpanIr, what: Dropped) {
         self.edges.push(Edge {
             from: self.from,
             to,
@@ -181,6 +182,7 @@ impl Walker<'_, '_> {
             uncertain: None,
             via: None,
             spec: None,
+            dropped: Some(what),
         });
     }
 
@@ -249,7 +251,7 @@ impl Walker<'_, '_> {
     /// A value of a `Drop` type dropped at `site`.
     fn drop_now(&mut self, ty: &Typed, site: SpanIr) {
         if let Some(&d) = ty.0.canon().and_then(|c| self.map.drops.get(c)) {
-            self.edge(d, ty.1, site);
+            self.drop_edge(d, ty.1, site, Dropped::Value);
         }
     }
 
@@ -265,7 +267,7 @@ impl Walker<'_, '_> {
             .filter(|l| !l.is_param && Some(l.name.as_str()) != returned)
         {
             if let Some(&d) = l.ty.0.canon().and_then(|c| self.map.drops.get(c)) {
-                self.edge(d, l.ty.1, close);
+                self.drop_edge(d, l.ty.1, close, Dropped::Local(l.name.clone()));
             }
         }
     }
