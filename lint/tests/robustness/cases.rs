@@ -202,6 +202,21 @@ fn graph(kind: &str, n: usize) -> Option<String> {
 fn cycle(kind: &str, n: usize) -> Option<Case> {
     let v = |s: &str| Some(Case::victim(s));
     match kind {
+        // k = 4 modules whose globs refer to each other, and `n` distinct unresolvable names
+        "glob-mesh-calls" => {
+            let mut s = String::new();
+            for i in 0..4 {
+                s += &format!(
+                    "pub mod m{i} {{ pub use super::*; pub use crate::victim::m{}::*; pub use m{}::*; use nowhere{i}::*; }}\n",
+                    (i + 1) % 4,
+                    (i + 2) % 4
+                );
+            }
+            let calls: String = (0..n)
+                .map(|i| format!("Missing{i}::f(); m0::missing{i}(); "))
+                .collect();
+            v(&(s + &format!("pub fn f() {{ {calls} }}\n")))
+        }
         "glob-mesh" => {
             let k = if n == 0 { 8 } else { n };
             let mut s = String::new();
