@@ -261,7 +261,7 @@ enum Outcome {
     Passed(String),
     Failed(String),
     Crashed(String),
-    TimedOut,
+    TimedOut(String),
 }
 
 /// Runs case `name` in a child process; the child re-builds the case from its name.
@@ -300,7 +300,8 @@ fn run_in_child(name: &str, timeout: Duration) -> Outcome {
     let out = std::fs::read_to_string(&out_path).unwrap_or_default();
     let err = std::fs::read_to_string(&err_path).unwrap_or_default();
     let Some(status) = status else {
-        return Outcome::TimedOut;
+        // The last lines name the mutant (batches print `QA-MUTANT i` before each).
+        return Outcome::TimedOut(tail(&err, 400));
     };
     if let Some(at) = out.find("QA-OK ").filter(|_| status.success()) {
         let line = out[at..].lines().next().unwrap_or_default();
@@ -336,7 +337,9 @@ fn run_all(names: &[String]) {
             Outcome::Passed(summary) => eprintln!("{name}: passed: {summary}"),
             Outcome::Failed(why) => failures.push(format!("{name}: FAILED: {why}")),
             Outcome::Crashed(why) => failures.push(format!("{name}: CRASHED: {why}")),
-            Outcome::TimedOut => failures.push(format!("{name}: TIMED OUT after {TIMEOUT:?}")),
+            Outcome::TimedOut(last) => failures.push(format!(
+                "{name}: TIMED OUT after {TIMEOUT:?}; last output: {last}"
+            )),
         }
     }
     assert!(
@@ -656,7 +659,7 @@ fn nested_roots_do_not_exhaust_memory() {
 }
 
 #[test]
-#[ignore = "heavy: mutants of registry sources under ~/.cargo/registry; run with --ignored"]
+#[ignore = "heavy: mutants of registry sources under ~/.cargo/registry; run with --ignored (registry batches currently time out on glob-heavy files such as tokio named_pipe.rs, B9)"]
 fn heavy_mutants_of_registry_sources() {
     run_all(&names(&[
         "mutate:registry:11:300",
