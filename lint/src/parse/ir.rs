@@ -266,6 +266,8 @@ pub enum Expr {
         base: Box<Expr>,
         name: String,
     },
+    /// `&e`, `&mut e`: typed as `e` (the lint auto-derefs), but it moves nothing.
+    Ref(Box<Expr>),
     /// `e?` (unwraps `Result`/`Option`).
     Try(Box<Expr>),
     /// `e.await`.

@@ -104,7 +104,7 @@ impl Lower<'_> {
             E::Await(a) => Expr::Await(self.boxed(&a.base)),
             E::Paren(p) => self.expr(&p.expr),
             E::Group(g) => self.expr(&g.expr),
-            E::Reference(r) => self.expr(&r.expr),
+            E::Reference(r) => Expr::Ref(self.boxed(&r.expr)),
             E::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => self.expr(&u.expr),
             E::Struct(s) => Expr::Struct {
                 path: lower_qpath(s.qself.as_ref(), &s.path),

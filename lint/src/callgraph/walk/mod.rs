@@ -3,6 +3,7 @@
 //! types, `?`, auto-deref). Closures and async blocks are part of the fn.
 
 mod calls;
+mod drops;
 mod patterns;
 
 use super::{Dropped, Edge, Unresolved};
@@ -92,6 +93,10 @@ struct Local {
     name: String,
     ty: Typed,
     is_param: bool,
+    /// A parameter taken by reference (`&T`, `&self`): `drop` on it drops nothing.
+    by_ref: bool,
+    /// Moved into `drop(x)`: not dropped again at the end of its scope.
+    moved: bool,
 }
 
 struct Walker<'m, 'a> {
@@ -139,14 +144,16 @@ pub fn walk_fn(map: &DefMap<'_>, f: FnId) -> (Vec<Edge>, Vec<Unresolved>) {
         spec: None,
     };
     if let Some(st) = &w.self_ty {
-        w.bind("self", (st.clone(), Confidence::Exact), true);
+        let by_ref = ir.self_param != Some(false);
+        w.bind_param("self", (st.clone(), Confidence::Exact), by_ref);
     }
     for p in &ir.params {
         let ty = w
             .map
             .resolve_type(w.module, &p.ty, &w.generics, w.self_ty.as_ref(), 0);
         if let Some(name) = &p.name {
-            w.bind(name, (ty, Confidence::Exact), true);
+            let by_ref = matches!(p.ty, crate::parse::ir::TypeRef::Ref(_));
+            w.bind_param(name, (ty, Confidence::Exact), by_ref);
         }
     }
     w.block(body);
@@ -160,7 +167,16 @@ impl Walker<'_, '_> {
                 name: name.to_owned(),
                 ty,
                 is_param,
+                by_ref: false,
+                moved: false,
             });
+        }
+    }
+
+    fn bind_param(&mut self, name: &str, ty: Typed, by_ref: bool) {
+        self.bind(name, ty, true);
+        if let Some(l) = self.scopes.last_mut().and_then(|s| s.last_mut()) {
+            l.by_ref = by_ref;
         }
     }
 
@@ -169,6 +185,14 @@ impl Walker<'_, '_> {
             .iter()
             .rev()
             .flat_map(|s| s.iter().rev())
+            .find(|l| l.name == name)
+    }
+
+    fn local_mut(&mut self, name: &str) -> Option<&mut Local> {
+        self.scopes
+            .iter_mut()
+            .rev()
+            .flat_map(|s| s.iter_mut().rev())
             .find(|l| l.name == name)
     }
 
@@ -206,9 +230,8 @@ impl Walker<'_, '_> {
                     let typed = self.let_stmt(ty.as_ref(), init.as_deref(), diverge.as_deref());
                     match (name, pat) {
                         (Some(n), _) => self.bind(n, typed, false),
-                        // `let _ = guard;` drops the value at once.
                         (None, Some(p)) if **p == crate::parse::ir::Pat::Wild => {
-                            self.drop_now(&typed, *span)
+                            self.let_wild(init.as_deref(), &typed, *span)
                         }
                         (None, Some(p)) => self.bind_pat(p, typed, 0),
                         _ => {}
@@ -248,30 +271,6 @@ impl Walker<'_, '_> {
         }
     }
 
-    /// A value of a `Drop` type dropped at `site`.
-    fn drop_now(&mut self, ty: &Typed, site: SpanIr) {
-        if let Some(&d) = ty.0.canon().and_then(|c| self.map.drops.get(c)) {
-            self.drop_edge(d, ty.1, site, Dropped::Value);
-        }
-    }
-
-    /// Locals with a `Drop` impl are dropped at the block's end (unless it returns them).
-    fn drops(&mut self, scope: &[Local], tail: Option<&Stmt>, close: SpanIr) {
-        let returned = match tail {
-            Some(Stmt::Expr(Expr::Path(p))) if p.segs.len() == 1 => Some(p.last_name()),
-            _ => None,
-        };
-        for l in scope
-            .iter()
-            .rev()
-            .filter(|l| !l.is_param && Some(l.name.as_str()) != returned)
-        {
-            if let Some(&d) = l.ty.0.canon().and_then(|c| self.map.drops.get(c)) {
-                self.drop_edge(d, l.ty.1, close, Dropped::Local(l.name.clone()));
-            }
-        }
-    }
-
     fn exprs(&mut self, es: &[Expr]) -> Vec<Typed> {
         es.iter().map(|e| self.expr(e)).collect()
     }
@@ -279,6 +278,11 @@ impl Walker<'_, '_> {
     fn expr(&mut self, e: &Expr) -> Typed {
         match e {
             Expr::CallPath { path, args, span } => {
+                if let [arg] = args.as_slice()
+                    && self.is_mem_drop(path)
+                {
+                    return self.explicit_drop(arg, *span);
+                }
                 let args = self.exprs(args);
                 self.call_path(path, &args, *span)
             }
@@ -302,7 +306,7 @@ impl Walker<'_, '_> {
                 let (t, c) = self.expr(inner);
                 (t.unwrap_once(), c)
             }
-            Expr::Await(inner) => self.expr(inner),
+            Expr::Await(inner) | Expr::Ref(inner) => self.expr(inner),
             Expr::Match { scrutinee, arms } => self.match_expr(scrutinee, arms),
             Expr::Let { pat, expr } => {
                 let t = self.expr(expr);

@@ -1,0 +1,103 @@
+//! Drops: a local with a `Drop` impl at the end of its scope, `let _ = value;` at once,
+//! and `drop(x)` (the prelude's `std::mem::drop`) where it is called; a local dropped
+//! by `drop(x)` is moved and not dropped again at its scope's end.
+
+use super::{Typed, Walker, unknown};
+use crate::callgraph::Dropped;
+use crate::parse::ir::{Expr, PathIr, SpanIr, Stmt};
+use crate::resolve::Def;
+
+impl Walker<'_, '_> {
+    /// `let _ = init;` drops a value at once; a place (a local, a field, a borrow) is
+    /// neither moved nor dropped by it.
+    pub(super) fn let_wild(&mut self, init: Option<&Expr>, ty: &Typed, site: SpanIr) {
+        let place = match init {
+            Some(Expr::Path(p)) => self.local_name(p).is_some(),
+            Some(Expr::Field { .. } | Expr::Ref(_)) | None => true,
+            Some(_) => false,
+        };
+        if !place {
+            self.drop_now(ty, site, Dropped::Value);
+        }
+    }
+
+    /// A value of type `ty` dropped at `site`: an edge to its `Drop` impl, if any.
+    fn drop_now(&mut self, ty: &Typed, site: SpanIr, what: Dropped) {
+        if let Some(&d) = ty.0.canon().and_then(|c| self.map.drops.get(c)) {
+            self.drop_edge(d, ty.1, site, what);
+        }
+    }
+
+    /// Locals with a `Drop` impl are dropped at the block's end (`close`), in reverse
+    /// order, unless the block returns them or `drop(x)` moved them.
+    pub(super) fn drops(&mut self, scope: &[super::Local], tail: Option<&Stmt>, close: SpanIr) {
+        let returned = match tail {
+            Some(Stmt::Expr(Expr::Path(p))) if p.segs.len() == 1 => Some(p.last_name()),
+            _ => None,
+        };
+        for l in scope
+            .iter()
+            .rev()
+            .filter(|l| !l.is_param && !l.moved && Some(l.name.as_str()) != returned)
+        {
+            self.drop_now(&l.ty, close, Dropped::Local(l.name.clone()));
+        }
+    }
+
+    /// Whether `path` names `std::mem::drop` (`drop` from the prelude, `mem::drop`,
+    /// `core::mem::drop`), not a local or an item of the analysed code called `drop`.
+    pub(super) fn is_mem_drop(&self, path: &PathIr) -> bool {
+        let names = path.names();
+        if path.qself.is_some() || names.last() != Some(&"drop") {
+            return false;
+        }
+        if names.len() == 1 {
+            let shadowed = self.local("drop").is_some()
+                || self
+                    .map
+                    .local_fns
+                    .get(&self.from)
+                    .is_some_and(|fs| fs.iter().any(|(n, _)| n == "drop"));
+            if shadowed {
+                return false;
+            }
+        }
+        match self.map.resolve_path(self.module, &names, path.global) {
+            // Nothing named `drop` in scope: the prelude's.
+            None => names.len() == 1,
+            Some(Def::External(segs)) => {
+                let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+                matches!(segs[..], ["std" | "core" | "alloc", "mem", "drop"])
+            }
+            _ => false,
+        }
+    }
+
+    /// `drop(arg)`: `arg` is dropped here. A local is moved (no drop at its scope's end);
+    /// a borrow or a parameter taken by reference drops nothing.
+    pub(super) fn explicit_drop(&mut self, arg: &Expr, site: SpanIr) -> Typed {
+        let ty = self.expr(arg);
+        let what = match arg {
+            Expr::Ref(_) => return unknown(),
+            Expr::Path(p) => match self.local_name(p).and_then(|n| self.local_mut(&n)) {
+                Some(l) if l.by_ref => return unknown(),
+                Some(l) => {
+                    l.moved = true;
+                    Dropped::Local(l.name.clone())
+                }
+                None => Dropped::Value,
+            },
+            _ => Dropped::Value,
+        };
+        self.drop_now(&ty, site, what);
+        unknown()
+    }
+
+    /// The local a one-segment path names, if it is one.
+    fn local_name(&self, p: &PathIr) -> Option<String> {
+        if p.segs.len() != 1 || p.qself.is_some() {
+            return None;
+        }
+        self.local(p.last_name()).map(|l| l.name.clone())
+    }
+}
