@@ -575,6 +575,28 @@ fn odd_files_are_reported_and_the_rest_analysed() {
     run_all(&list);
 }
 
+const ODD_KINDS: &[&str] = &[
+    "weird-impls",
+    "self-outside-impl",
+    "raw-idents",
+    "attrs-everywhere",
+    "extern-blocks",
+    "super-beyond-root",
+    "generic-soup",
+    "closures-async",
+    "tabs-and-wide",
+    "long-line-finding:20000",
+    "drop-soup",
+    "shadowing",
+    "unsupported-syntax",
+];
+
+#[test]
+fn odd_but_plausible_code_is_analysed() {
+    let list: Vec<String> = ODD_KINDS.iter().map(|k| format!("odd:{k}")).collect();
+    run_all(&list);
+}
+
 #[test]
 fn call_graph_shapes_terminate() {
     run_all(&family("graph", GRAPH_KINDS, 1000));

@@ -14,6 +14,7 @@ pub fn build(name: &str) -> Option<Case> {
         "graph" => graph(kind, n).map(Case::victim),
         "cycle" => cycle(kind, n),
         "file" => file(kind, n),
+        "odd" => odd(kind, n).map(Case::victim),
         _ => None,
     }
 }
@@ -347,4 +348,52 @@ fn file(kind: &str, n: usize) -> Option<Case> {
         }),
         _ => None,
     }
+}
+
+/// Odd but valid (or nearly valid) code around the things the engine resolves.
+fn odd(kind: &str, n: usize) -> Option<String> {
+    let head = "use nosync::{no_sync, synchronizes};\n#[synchronizes] fn sink() {}\n";
+    let body = match kind {
+        "weird-impls" => "pub trait Tr { type A; fn m(&self); }\n\
+            impl dyn Fn() { pub fn m(&self) { sink() } }\nimpl [u8] { pub fn m(&self) {} }\n\
+            impl<T> T { pub fn m(&self) {} }\nimpl (u8, u16) { pub fn m(&self) {} }\n\
+            impl <u8 as Tr>::A { pub fn m(&self) {} }\nimpl<const N: usize> [u8; N] { pub fn m(&self) {} }\n\
+            impl !Send for u8 {}\nimpl Tr for fn() { type A = Self; fn m(&self) { sink() } }\n\
+            #[no_sync] pub fn r(a: &dyn Fn(), b: &[u8], c: (u8, u16), d: fn()) { a.m(); b.m(); c.m(); d.m(); 1u8.m(); }\n".to_owned(),
+        "self-outside-impl" => "#[no_sync] pub fn r() { Self::g(); self.h(); <Self as Tr>::m(); Self { a: 1 }.z(); }\n\
+            pub fn s(self) { self.t() }\n".to_owned(),
+        "raw-idents" => "pub fn r#match() { sink() }\npub struct r#Type; impl r#Type { pub fn r#fn(&self) { r#match() } }\n\
+            #[no_sync] pub fn r#r(t: r#Type) { t.r#fn(); r#match(); }\n".to_owned(),
+        "attrs-everywhere" => "#[no_sync] pub trait T { #[no_sync] fn req(&self); #[synchronizes] fn s(&self); }\n\
+            #[no_sync] pub struct S; #[no_sync] impl S { #[no_sync] pub fn m(&self) { sink() } }\n\
+            #[no_sync] pub mod m {} #[synchronizes] pub const C: u8 = 0;\n\
+            #[no_sync(bogus = 5, 6)] pub fn a() { sink() }\n#[synchronizes(reason = 5)] pub fn b() {}\n\
+            #[synchronizes(reason = \"\\u{0}\\n\")] pub fn c() {}\n#[no_sync] #[no_sync] #[allow_sync] pub fn d() { b(); c(); }\n\
+            pub fn e() { #[no_sync] fn inner() { sink() } let _c = #[no_sync] || sink(); inner(); }\n".to_owned(),
+        "extern-blocks" => "unsafe extern \"C\" { fn ext(); pub static X: u8; }\n\
+            #[no_sync] pub fn r() { unsafe { ext() }; let f: fn() = sink; f(); (sink)(); (|| sink())(); }\n".to_owned(),
+        "super-beyond-root" => "use super::super::super::super::x;\nuse crate::crate::y;\nuse self::self::z;\n\
+            #[no_sync] pub fn r() { super::super::super::sink(); crate::crate::sink(); ::sink(); ::std::sink(); }\n".to_owned(),
+        "generic-soup" => "pub trait A<T: A<T>> { fn a(&self) -> T; }\npub struct W<T>(T);\n\
+            impl<T: A<T> + Clone> A<T> for W<T> where W<T>: A<T> { fn a(&self) -> T { self.0.a().a().a() } }\n\
+            #[no_sync] pub fn r<T: A<T>, U: Fn(T) -> T>(w: W<T>, u: U) { u(w.a()).a().a(); }\n".to_owned(),
+        "closures-async" => "#[no_sync] pub async fn r() { let f = async || sink(); f().await; \
+            let g = move |x: u8| -> u8 { sink(); x }; g(1); async { sink() }.await; \
+            let h = || || || sink(); h()()(); }\n".to_owned(),
+        "tabs-and-wide" => "#[no_sync]\tpub fn r() {\t\t/* 中文中文 */\tsink();\u{200D}\u{2028}}\n".to_owned(),
+        "long-line-finding" => format!(
+            "#[no_sync] pub fn r() {{ {}sink(); }}\n",
+            "let _ = 1; ".repeat(n.max(1))
+        ),
+        "drop-soup" => "pub struct G; impl Drop for G { #[synchronizes] fn drop(&mut self) {} }\n\
+            impl Drop for G { fn drop(&mut self) {} }\nimpl<T> Drop for Vec<T> { fn drop(&mut self) {} }\n\
+            #[no_sync] pub fn r() { let _ = G; let _g = G; let (_a, _b) = (G, G); let _ = [G, G]; \
+            let Some(_x) = Some(G) else { return }; std::mem::drop(G); drop(G); G; }\n".to_owned(),
+        "shadowing" => "pub fn sink2() {}\n#[no_sync] pub fn r() { let sink = || (); sink(); \
+            fn sink() {} sink(); { use super::victim::sink2 as sink; sink(); } }\n".to_owned(),
+        "unsupported-syntax" => "#[no_sync] pub fn r() { let x = try { sink() }; let y = gen { yield 1 }; \
+            become sink(); do yeet 1; k#raw; builtin # offset_of(S, a); }\n".to_owned(),
+        _ => return None,
+    };
+    Some(format!("{head}{body}"))
 }
