@@ -222,6 +222,56 @@ fn check_span(sources: &SourceMap, s: &Span) -> Result<(), String> {
     }
 }
 
+/// Two or three crates that depend on each other (as cargo never allows, but a broken
+/// metadata or a dev-dependency cycle can look like it), sharing files or names.
+fn run_multi(kind: &str) -> Result<String, String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
+    let d = dir.path();
+    let (a, b) = match kind {
+        "glob-cycle" => (
+            "pub use b::*;\npub fn fa() { b::fb(); Missing::x(); }\n",
+            "pub use a::*;\npub fn fb() { a::fa(); fa(); Gone::y(); }\n",
+        ),
+        "reexport-cycle" => (
+            "pub use b::x as y;\npub use b as c;\npub fn fa() { y(); c::c::c::x(); }\n",
+            "pub use a::y as x;\npub use a as c;\npub fn fb() { x(); c::c::c::y(); }\n",
+        ),
+        "same-file" => ("pub fn fa() { crate::fa() }\n", ""),
+        _ => return Err(format!("unknown multi case `{kind}`")),
+    };
+    let case = Case::victim("pub fn v() {}\n")
+        .with("a/src/lib.rs", format!("{SENTINEL_NO_MOD}{a}"))
+        .with("b/src/lib.rs", b);
+    case.write(d).map_err(|e| format!("write: {e}"))?;
+    let mut specs = vec![spec(d), spec(&d.join("a")), spec(&d.join("b"))];
+    specs[1].name = "a".into();
+    specs[2].name = "b".into();
+    if kind == "same-file" {
+        specs[2].root = specs[1].root.clone();
+    }
+    for (i, s) in specs.iter_mut().enumerate() {
+        s.deps.push(("a".into(), DepTarget::Analysed(1)));
+        s.deps.push(("b".into(), DepTarget::Analysed(2)));
+        s.deps.push(("itself".into(), DepTarget::Analysed(i)));
+    }
+    let a = analyze_crates(
+        d.to_path_buf(),
+        specs,
+        &Config::default(),
+        SourceMap::new(d),
+    );
+    check_invariants(&a, true)?;
+    Ok(format!(
+        "crates=3 files={} diags={}",
+        a.stats.files,
+        a.diagnostics.len()
+    ))
+}
+
+/// The sentinel without its `mod victim;` line.
+const SENTINEL_NO_MOD: &str = "use nosync::{no_sync, synchronizes};\n\
+#[synchronizes]\nfn other_sink() {}\n#[no_sync]\nfn other_root() {\n    other_sink();\n}\n";
+
 /// Analyses a real crate directory (its `src/lib.rs` module tree) in place.
 fn run_corpus_crate(dir: &Path) -> Result<String, String> {
     let mut spec = spec(dir);
@@ -372,6 +422,9 @@ fn run_named(name: &str) -> Result<String, String> {
     if let Some(path) = name.strip_prefix("victim:") {
         let text = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
         return run_case(&Case::victim(text));
+    }
+    if let Some(kind) = name.strip_prefix("multi:") {
+        return run_multi(kind);
     }
     if let Some(dir) = name.strip_prefix("corpus:") {
         return run_corpus_crate(Path::new(dir));
@@ -595,6 +648,15 @@ const ODD_KINDS: &[&str] = &[
 fn odd_but_plausible_code_is_analysed() {
     let list: Vec<String> = ODD_KINDS.iter().map(|k| format!("odd:{k}")).collect();
     run_all(&list);
+}
+
+#[test]
+fn crate_cycles_terminate() {
+    run_all(&names(&[
+        "multi:glob-cycle",
+        "multi:reexport-cycle",
+        "multi:same-file",
+    ]));
 }
 
 #[test]
