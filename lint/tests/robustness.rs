@@ -642,6 +642,7 @@ const ODD_KINDS: &[&str] = &[
     "drop-soup",
     "shadowing",
     "unsupported-syntax",
+    "cfg-soup",
 ];
 
 #[test]

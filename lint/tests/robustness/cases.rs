@@ -393,6 +393,12 @@ fn odd(kind: &str, n: usize) -> Option<String> {
             fn sink() {} sink(); { use super::victim::sink2 as sink; sink(); } }\n".to_owned(),
         "unsupported-syntax" => "#[no_sync] pub fn r() { let x = try { sink() }; let y = gen { yield 1 }; \
             become sink(); do yeet 1; k#raw; builtin # offset_of(S, a); }\n".to_owned(),
+        "cfg-soup" => "#[cfg()] pub fn a() {}\n#[cfg(not())] pub fn b() {}\n#[cfg(all())] pub fn c() { sink() }\n\
+            #[cfg(any())] pub fn d() {}\n#[cfg(feature)] pub fn e() {}\n#[cfg = \"x\"] pub fn f() {}\n\
+            #[cfg(feature = 5)] pub fn g() {}\n#[cfg(feature = \"\\u{0}\")] pub fn h() {}\n\
+            #[cfg(not(not(not(not(test)))))] pub fn i() {}\n#[cfg_attr(all(), path = \"nowhere.rs\")] mod j;\n\
+            #[cfg_attr(any(), no_sync)] #[cfg_attr(all(), no_sync)] pub fn k() { c(); }\n\
+            #[cfg(target_os = \"linux\", feature = \"x\")] pub fn l() {}\n#[cfg(unknown_pred(1, 2))] pub fn m() {}\n".to_owned(),
         _ => return None,
     };
     Some(format!("{head}{body}"))
