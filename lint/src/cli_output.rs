@@ -216,47 +216,6 @@ pub fn early(args: &OutputArgs, out: &mut dyn Write, err: &mut dyn Write) -> Opt
     })
 }
 
-/// The `levels` entries of the configuration the analysis read, in the order it read them: the
-/// engine's own config reader run again over the TOML files already in the source map (the
-/// manifests' `[*.metadata.nosync-lint]` tables, then `--config`), without IO. Other config
-/// problems were reported by the analysis and are not repeated.
-pub fn config_levels(analysis: &Analysis) -> Vec<(String, String, Span)> {
-    let mut cfg = crate::config::Config::default();
-    let mut repeated = Vec::new();
-    for (index, file) in analysis.sources.files().iter().enumerate() {
-        if file.path.extension().is_none_or(|e| e != "toml") {
-            continue;
-        }
-        let Ok(table) = toml::from_str::<toml::Table>(&file.text) else {
-            continue;
-        };
-        let is_manifest = file.path.file_name().is_some_and(|n| n == "Cargo.toml");
-        let whole;
-        let tables: Vec<&toml::Value> = if is_manifest {
-            ["workspace", "package"]
-                .iter()
-                .filter_map(|k| table.get(*k)?.get("metadata")?.get("nosync-lint"))
-                .collect()
-        } else if let Some(t) = table.get("nosync-lint") {
-            vec![t]
-        } else {
-            whole = toml::Value::Table(table.clone());
-            vec![&whole]
-        };
-        for value in tables {
-            let Ok(value) = serde_json::to_value(value) else {
-                continue;
-            };
-            let id = index as crate::parse::ir::FileId;
-            cfg.add_table(&value, id, &analysis.sources, &mut repeated);
-        }
-    }
-    cfg.levels
-        .into_iter()
-        .map(|(code, level, span)| (code, level, analysis.sources.span(span)))
-        .collect()
-}
-
 /// The final diagnostics: the baseline applied, then the config's and the command line's level
 /// overrides; a new baseline written when asked. `Err` is an exit code after a tool error
 /// (already reported on `err`). The second value holds the baseline file, for the snippets of
@@ -305,9 +264,9 @@ fn overrides(
     err: &mut dyn Write,
 ) -> Result<LevelOverrides, i32> {
     let mut overrides = LevelOverrides::default();
-    for (code, level, span) in config_levels(analysis) {
+    for (code, level, span) in &analysis.config_levels {
         if let Err(e) = overrides.push_config([(code.as_str(), level.as_str())]) {
-            diagnostics.push(config_error(&e, &span));
+            diagnostics.push(config_error(&e, span));
         }
     }
     for (level, code) in &args.levels {
@@ -411,8 +370,8 @@ pub fn write_machine(
             short: one_line,
         } => {
             let manifest = analysis.root.join("Cargo.toml");
-            let metadata = target_metadata(&manifest);
-            let workspace = json::workspace_origin(metadata.as_ref(), &manifest);
+            let metadata = analysis.metadata.as_ref();
+            let workspace = json::workspace_origin(metadata, &manifest);
             let source = |path: &Path| {
                 baseline
                     .and_then(|m| m.text(path))
@@ -429,25 +388,11 @@ pub fn write_machine(
                 source: &source,
                 rendered: &rendered,
                 workspace: &workspace,
-                metadata: metadata.as_ref(),
+                metadata,
             };
             out.write_all(json::render(diagnostics, &cx).as_bytes())
         }
     }
-}
-
-/// cargo's view of the packages, for the JSON `target` objects: with dependencies (their
-/// editions too) when they resolve, else the members only, else none (cargo's defaults are used).
-fn target_metadata(manifest: &Path) -> Option<cargo_metadata::Metadata> {
-    let command = || {
-        let mut command = cargo_metadata::MetadataCommand::new();
-        command.manifest_path(manifest);
-        command
-    };
-    command()
-        .exec()
-        .or_else(|_| command().no_deps().exec())
-        .ok()
 }
 
 /// rustc's short format: `file:line:col: level[code]: message`.

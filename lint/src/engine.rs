@@ -3,7 +3,7 @@
 //! files); [`analyze_crates`] is the core over given crates, used by tests too.
 
 use crate::config::{self, Config};
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{Diagnostic, Span};
 use crate::parse::cfg::CfgCtx;
 use crate::source::SourceMap;
 use crate::workspace::{self, CrateSpec, WorkspaceOptions};
@@ -37,15 +37,25 @@ pub struct Stats {
     pub phases: Vec<(&'static str, Duration)>,
 }
 
-/// The result of a run: diagnostics (sorted), figures, and the sources they point into.
-#[derive(Debug)]
+/// The result of a run: diagnostics (sorted), figures, the sources they point into, and
+/// what the renderers need from the earlier stages (computed once, here).
+#[derive(Debug, Default)]
 pub struct Analysis {
     pub root: PathBuf,
     pub diagnostics: Vec<Diagnostic>,
     pub stats: Stats,
     pub sources: SourceMap,
     pub crates: Vec<CrateSpec>,
+    /// The configuration's `levels` entries `(code, level, where)`, in the order read
+    /// (applied by the level overrides, config first, then the command line).
+    pub config_levels: Vec<ConfigLevel>,
+    /// `cargo metadata` as the workspace stage loaded it; `None` for crates given directly
+    /// ([`analyze_crates`]).
+    pub metadata: Option<cargo_metadata::Metadata>,
 }
+
+/// One `levels` entry of the configuration: code, level (both as written), location.
+pub type ConfigLevel = (String, String, Span);
 
 /// Runs `cargo metadata`, reads the configuration, and analyses the selected crates.
 pub fn analyze(opts: &Options) -> anyhow::Result<Analysis> {
@@ -65,6 +75,7 @@ pub fn analyze(opts: &Options) -> anyhow::Result<Analysis> {
     }
     let metadata_time = start.elapsed();
     let mut a = analyze_crates(ws.root, ws.crates, &cfg, sources);
+    a.metadata = ws.metadata;
     a.diagnostics.extend(diags);
     sort(&mut a.diagnostics);
     a.stats.phases.insert(0, ("metadata+config", metadata_time));
@@ -127,13 +138,7 @@ fn single_thread(
     match taken {
         Some((r, c, cfg, s)) => core(r, c, &cfg, s),
         // Unreachable: the thread either ran (and returned above) or never started.
-        None => Analysis {
-            root: PathBuf::new(),
-            diagnostics: Vec::new(),
-            stats: Stats::default(),
-            sources: SourceMap::default(),
-            crates: Vec::new(),
-        },
+        None => Analysis::default(),
     }
 }
 
@@ -195,12 +200,19 @@ fn core(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, mut sources: Source
     // A file read by two crates reports its parse errors and missing modules once.
     diags.dedup();
     drop(map);
+    let config_levels = cfg
+        .levels
+        .iter()
+        .map(|(code, level, at)| (code.clone(), level.clone(), sources.span(*at)))
+        .collect();
     Analysis {
         root,
         diagnostics: diags,
         stats,
         sources,
         crates,
+        config_levels,
+        metadata: None,
     }
 }
 

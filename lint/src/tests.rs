@@ -5,7 +5,7 @@ use crate::diagnostics::Origin;
 use crate::engine::analyze_crates;
 use crate::source::SourceMap;
 use crate::workspace::{CrateSpec, DepTarget};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Analyses `src` as the root file of a crate `t` (with `cudarc` and `nosync` as
 /// external dependencies) and returns one line per diagnostic (see [`render`]).
@@ -14,12 +14,21 @@ fn check(src: &str) -> String {
 }
 
 fn check_with(src: &str, cfg: &Config) -> String {
-    let root = PathBuf::from("/mem/t");
+    render(
+        &analyze_src(src, cfg, SourceMap::new(Path::new(ROOT))),
+        false,
+    )
+}
+
+/// The in-memory crate `t` of [`check`]: `/mem/t/src/lib.rs`.
+const ROOT: &str = "/mem/t";
+
+/// The analysis of `src` as `/mem/t/src/lib.rs`, with `sources` (e.g. config files) added.
+fn analyze_src(src: &str, cfg: &Config, mut sources: SourceMap) -> crate::Analysis {
+    let root = PathBuf::from(ROOT);
     let file = root.join("src/lib.rs");
-    let mut sources = SourceMap::new(&root);
     sources.add(file.clone(), src.to_owned());
-    let a = analyze_crates(root, vec![spec("t", file)], cfg, sources);
-    render(&a, false)
+    analyze_crates(root, vec![spec("t", file)], cfg, sources)
 }
 
 /// Analyses crates on disk: `files` (path, text) are written under a fresh directory,
@@ -518,4 +527,78 @@ fn mem_drop_drops_its_argument_there() {
         "{}",
         check(&src)
     );
+}
+
+#[test]
+fn config_levels_are_carried_from_the_config_stage_whatever_the_file_is_called() {
+    let dir = std::env::temp_dir().join(format!("nosync-lint-unit-levels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("lint.conf");
+    std::fs::write(
+        &conf,
+        "roots = []\nlevels = { \"sync-in-no-sync\" = \"warn\" }\n",
+    )
+    .unwrap();
+    let (mut cfg, mut sources, mut diags) = (
+        Config::default(),
+        SourceMap::new(Path::new(ROOT)),
+        Vec::new(),
+    );
+    crate::config::load_file(&conf, &mut cfg, &mut sources, &mut diags).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(diags.is_empty(), "{diags:?}");
+    let src = with_prelude("#[no_sync] fn r(s: &CudaStream) { s.synchronize(); }\n");
+    let a = analyze_src(&src, &cfg, sources);
+    let [(code, level, at)] = &a.config_levels[..] else {
+        panic!("{:?}", a.config_levels)
+    };
+    assert_eq!(
+        (
+            code.as_str(),
+            level.as_str(),
+            at.line_start,
+            at.column_start
+        ),
+        ("sync-in-no-sync", "warn", 2, 12)
+    );
+    let args = crate::cli_output::OutputArgs::default();
+    let (out, _) = crate::cli_output::finish(&args, &a, &mut Vec::new()).unwrap();
+    let levels: Vec<_> = out.iter().map(|d| (d.code, d.level)).collect();
+    assert_eq!(
+        levels,
+        [(
+            crate::diagnostics::Code::SyncInNoSync,
+            crate::diagnostics::Level::Warn
+        )]
+    );
+}
+
+#[test]
+fn json_targets_come_from_the_workspace_stage_metadata() {
+    let src = with_prelude("#[no_sync] fn r(s: &CudaStream) { s.synchronize(); }\n");
+    let mut a = analyze_src(&src, &Config::default(), SourceMap::new(Path::new(ROOT)));
+    let metadata = serde_json::json!({
+        "packages": [{
+            "name": "t", "version": "0.1.0", "id": "t", "source": null, "dependencies": [],
+            "license": null, "license_file": null, "description": null, "features": {},
+            "manifest_path": "/mem/t/Cargo.toml", "edition": "2018",
+            "targets": [{
+                "name": "t", "kind": ["lib"], "crate_types": ["lib"], "src_path": "/mem/t/src/lib.rs",
+                "edition": "2018", "doctest": false, "test": true, "doc": true
+            }]
+        }],
+        "workspace_members": ["t"], "resolve": null, "workspace_root": "/mem/t",
+        "target_directory": "/mem/t/target", "version": 1
+    });
+    a.metadata = Some(serde_json::from_value(metadata).unwrap());
+    let style = crate::cli_output::Style::Json {
+        ansi: false,
+        short: false,
+    };
+    let mut out = Vec::new();
+    crate::cli_output::write_machine(style, &a.diagnostics, &a, None, &mut out).unwrap();
+    let first: serde_json::Value =
+        serde_json::from_slice(out.split(|&b| b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(first["target"]["edition"], "2018", "{first}");
+    assert_eq!(first["target"]["doctest"], false, "{first}");
 }

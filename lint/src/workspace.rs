@@ -63,6 +63,8 @@ pub struct Workspace {
     /// `[workspace.metadata.nosync-lint]` and each selected `[package.metadata.nosync-lint]`,
     /// with the manifest they come from.
     pub config_tables: Vec<(PathBuf, serde_json::Value)>,
+    /// What `cargo metadata` said (the renderers take cargo's target objects from it).
+    pub metadata: Option<Metadata>,
 }
 
 /// Runs `cargo metadata` and selects the crates to analyse.
@@ -81,7 +83,9 @@ pub fn load(opts: &WorkspaceOptions) -> Result<(Workspace, Vec<Diagnostic>)> {
         }
     };
     check_packages(&metadata, opts)?;
-    Ok((select(&metadata, opts), diags))
+    let mut ws = select(&metadata, opts);
+    ws.metadata = Some(metadata);
+    Ok((ws, diags))
 }
 
 /// `-p NAME` must name a workspace member (as cargo requires).

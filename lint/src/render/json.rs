@@ -345,9 +345,16 @@ pub fn workspace_origin(
     metadata: Option<&cargo_metadata::Metadata>,
     manifest_path: &Path,
 ) -> Origin {
+    // The package of the workspace's root manifest (whichever manifest `cargo metadata`
+    // was given), else the first member.
     let package = metadata.and_then(|m| {
-        m.root_package()
-            .or_else(|| m.workspace_packages().into_iter().next())
+        let root_manifest = m.workspace_root.join("Cargo.toml");
+        let members = m.workspace_packages();
+        members
+            .iter()
+            .find(|p| p.manifest_path == root_manifest)
+            .or_else(|| members.first())
+            .copied()
     });
     let Some(package) = package else {
         let dir = manifest_path.parent().unwrap_or(Path::new("."));
