@@ -1,7 +1,7 @@
 //! Stable diagnostic codes and their default levels.
 //!
 //! Codes are kebab-case and never change meaning once released; each has a section
-//! in `docs/diagnostics.md`, which `--explain CODE` prints.
+//! in `lint/docs/diagnostics.md`, which `--explain CODE` prints.
 
 use serde::Serialize;
 

@@ -1,4 +1,4 @@
-//! `--explain CODE`: the code's section of `docs/diagnostics.md`, compiled in.
+//! `--explain CODE`: the code's section of `lint/docs/diagnostics.md`, compiled in.
 //!
 //! The documentation file is the single source: `--explain`, the JSON `code.explanation` and the
 //! SARIF rules' help all slice it here. A section starts at a level-2 heading that is exactly
@@ -6,8 +6,8 @@
 
 use super::Code;
 
-/// The whole of `docs/diagnostics.md`.
-pub const DOCS: &str = include_str!("../../../docs/diagnostics.md");
+/// The whole of `lint/docs/diagnostics.md` (inside the package, so that it ships with it).
+pub const DOCS: &str = include_str!("../../docs/diagnostics.md");
 
 /// The heading that starts `code`'s section.
 fn heading(name: &str) -> String {
@@ -45,7 +45,7 @@ pub fn sections(docs: &str) -> Vec<(Option<&str>, &str)> {
         .collect()
 }
 
-/// The documentation of `code`: its section of `docs/diagnostics.md`, heading included.
+/// The documentation of `code`: its section of `lint/docs/diagnostics.md`, heading included.
 pub fn explain(code: Code) -> Option<&'static str> {
     explain_name(code.as_str())
 }
@@ -153,6 +153,15 @@ mod tests {
                 code.as_str()
             );
         }
+    }
+
+    #[test]
+    fn the_docs_are_a_file_of_the_package() {
+        // `cargo package` ships only the package's directory: the text `--explain` compiles
+        // in must come from there (a path outside it breaks `cargo publish`).
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(dir.join("docs/diagnostics.md"));
+        assert_eq!(text.ok().as_deref(), Some(DOCS));
     }
 
     #[test]
