@@ -546,6 +546,8 @@ const LONG_KINDS: &[&str] = &[
     "comment",
     "lets",
     "macro-rep",
+    "mods-missing",
+    "glob-mods",
 ];
 
 const CYCLE_KINDS: &[&str] = &[

@@ -99,6 +99,13 @@ fn long(kind: &str, n: usize) -> Option<String> {
         "method-chain-args" => in_fn(&format!("x{}", ".b(1, 2)".repeat(n))),
         "binary-blocks" => in_fn(&format!("1{}", " + {1}".repeat(n))),
         "binary-calls" => in_fn(&format!("1{}", " + g(1, 2)".repeat(n))),
+        "mods-missing" => (0..n).map(|i| format!("mod m{i};\n")).collect(),
+        "glob-mods" => {
+            let mods: String = (0..n)
+                .map(|i| format!("pub mod m{i} {{ pub use super::*; }}\n"))
+                .collect();
+            mods + "pub fn f() { m0::Missing::x(); m1::m2::m3::gone(); }\n"
+        }
         "method-chain" => in_fn(&format!("x{}", ".b()".repeat(n))),
         "field-chain" => in_fn(&format!("x{}", ".f".repeat(n))),
         "index-chain" => in_fn(&format!("x{}", "[0]".repeat(n))),
