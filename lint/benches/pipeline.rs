@@ -1,0 +1,635 @@
+//! The lint's speed against its floor: on the same files in the same run, a bare
+//! read + `syn::parse_file` of every file the engine reads (one thread, and rayon on
+//! all cores) and the engine's full analysis (`engine::analyze_crates`, after
+//! `cargo metadata`, which is measured on its own), with its time per phase.
+//!
+//! Inputs: `fixtures/demo`; `syn` 2, `cudarc` 0.19 and, when fetched, `candle-core` +
+//! `candle-nn` 0.9 (feature `cuda`, roots from a config) from the cargo registry
+//! sources (an input that is not on disk is skipped with a line saying why); and a
+//! generated crate at two sizes, N and 4N modules, to show that the analysis scales
+//! linearly (each phase's 4N/N ratio should be about 4).
+//!
+//! `cargo bench -p cargo-nosync-lint --bench pipeline` prints criterion's estimates,
+//! then a summary table (medians of the measured samples; docs/performance.md).
+
+use criterion::{BenchmarkGroup, Criterion, SamplingMode, measurement::WallTime};
+use nosync_lint::config::{self, Config};
+use nosync_lint::diagnostics::Origin;
+use nosync_lint::engine::analyze_crates;
+use nosync_lint::source::SourceMap;
+use nosync_lint::workspace::{self, CrateSpec, DepTarget, WorkspaceOptions};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Stack size of the floor's threads, as the engine's (syn recurses per nesting level).
+const STACK: usize = nosync_lint::parse::STACK_SIZE;
+/// Modules of the small synthetic crate (the large one has 4×; `NOSYNC_BENCH_SYNTH_MODS`
+/// overrides it); fns per module.
+const SYNTH_MODS: usize = 100;
+const SYNTH_FNS: usize = 10;
+/// Roots of the candle input (paths checked by reading candle's sources).
+const CANDLE_ROOTS: &str = r#"roots = [
+    "candle_core::Tensor::to_vec1",
+    "candle_core::Tensor::matmul",
+    "candle_nn::ops::softmax_last_dim",
+    "candle_nn::loss::cross_entropy",
+    "<candle_nn::Linear as candle_core::Module>::forward",
+]
+"#;
+
+/// One input: the crates the engine analyses and the files it reads.
+struct Input {
+    name: String,
+    root: PathBuf,
+    crates: Vec<CrateSpec>,
+    /// A config file (path, text) given to every run.
+    config: Option<(PathBuf, String)>,
+    cfg: Config,
+    files: Vec<PathBuf>,
+    counts: String,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Input {
+    fn new(name: &str, root: PathBuf, crates: Vec<CrateSpec>) -> Input {
+        Input {
+            name: name.to_owned(),
+            root,
+            crates,
+            config: None,
+            cfg: Config::default(),
+            files: Vec::new(),
+            counts: String::new(),
+            _dir: None,
+        }
+    }
+
+    fn with_config(mut self, text: &str) -> Input {
+        let path = self.root.join("nosync-bench.toml");
+        let mut sources = self.sources();
+        sources.add(path.clone(), text.to_owned());
+        let mut diags = Vec::new();
+        if let Err(e) = config::load_file(&path, &mut self.cfg, &mut sources, &mut diags) {
+            println!("{}: config not loaded: {e:#}", self.name);
+        }
+        self.config = Some((path, text.to_owned()));
+        self
+    }
+
+    /// A fresh source map (holding the config file, as `engine::analyze` would).
+    fn sources(&self) -> SourceMap {
+        let mut s = SourceMap::new(&self.root);
+        if let Some((path, text)) = &self.config {
+            s.add(path.clone(), text.clone());
+        }
+        s
+    }
+
+    /// One untimed analysis: the files it reads and its figures.
+    fn prepare(mut self) -> Input {
+        let a = analyze_crates(
+            self.root.clone(),
+            self.crates.clone(),
+            &self.cfg,
+            self.sources(),
+        );
+        let config = self.config.as_ref().map(|(p, _)| p);
+        self.files = a
+            .sources
+            .files()
+            .iter()
+            .map(|f| f.path.clone())
+            .filter(|p| Some(p) != config)
+            .collect();
+        let s = &a.stats;
+        self.counts = format!(
+            "{} crates, {} files, {} lines, {} fns, {} edges ({} name-only), {} roots, {} diagnostics",
+            s.crates,
+            s.files,
+            s.lines,
+            s.fns,
+            s.edges_exact + s.edges_inferred + s.edges_name_only,
+            s.edges_name_only,
+            s.roots,
+            a.diagnostics.len()
+        );
+        self
+    }
+}
+
+/// What one measured call of a benchmark saw: time per iteration and per phase.
+#[derive(Default, Clone)]
+struct Sample {
+    per_iter: Duration,
+    phases: BTreeMap<&'static str, Duration>,
+}
+
+/// Every call criterion made, per benchmark id (warm-up calls first, samples last).
+#[derive(Default)]
+struct Record {
+    calls: BTreeMap<String, Vec<Sample>>,
+    sample_size: usize,
+}
+
+impl Record {
+    /// Medians over the measured samples (the last `sample_size` calls).
+    fn median(&self, id: &str) -> Option<Sample> {
+        let calls = self.calls.get(id)?;
+        let measured = &calls[calls.len().saturating_sub(self.sample_size)..];
+        if measured.is_empty() {
+            return None;
+        }
+        let med = |mut v: Vec<Duration>| {
+            v.sort();
+            v.get(v.len() / 2).copied().unwrap_or_default()
+        };
+        let mut out = Sample {
+            per_iter: med(measured.iter().map(|s| s.per_iter).collect()),
+            ..Sample::default()
+        };
+        for name in measured.iter().flat_map(|s| s.phases.keys()) {
+            let v = measured
+                .iter()
+                .map(|s| s.phases.get(name).copied().unwrap_or_default())
+                .collect();
+            out.phases.insert(name, med(v));
+        }
+        Some(out)
+    }
+}
+
+fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .stack_size(STACK)
+        .build()
+        .expect("a rayon pool for the floor")
+}
+
+/// The floor for one file: read it and parse it with syn, nothing else.
+fn read_and_parse(path: &Path) -> bool {
+    let ok = std::fs::read_to_string(path).is_ok_and(|t| syn::parse_file(&t).is_ok());
+    // proc-macro2 (span-locations) keeps every parsed text in a thread-local map;
+    // the engine's threads end with each run, the floor's pool lives on.
+    proc_macro2::extra::invalidate_current_thread_spans();
+    ok
+}
+
+fn bench_input(g: &mut BenchmarkGroup<'_, WallTime>, rec: &mut Record, input: &Input) {
+    let (one, all) = (pool(1), pool(0));
+    let files = &input.files;
+    let mut run = |id: String, f: &mut dyn FnMut() -> Sample| {
+        let calls = rec.calls.entry(id.clone()).or_default();
+        g.bench_function(id, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Sample::default();
+                for _ in 0..iters {
+                    let s = f();
+                    total.per_iter += s.per_iter;
+                    for (k, v) in s.phases {
+                        *total.phases.entry(k).or_default() += v;
+                    }
+                }
+                let n = u32::try_from(iters.max(1)).unwrap_or(u32::MAX);
+                let elapsed = total.per_iter;
+                calls.push(Sample {
+                    per_iter: elapsed / n,
+                    phases: total.phases.into_iter().map(|(k, v)| (k, v / n)).collect(),
+                });
+                elapsed
+            })
+        });
+    };
+    run(format!("{}/floor_1_thread", input.name), &mut || {
+        timed(|| one.install(|| files.iter().filter(|p| read_and_parse(p)).count()))
+    });
+    run(format!("{}/floor_parallel", input.name), &mut || {
+        timed(|| all.install(|| files.par_iter().filter(|p| read_and_parse(p)).count()))
+    });
+    run(format!("{}/full", input.name), &mut || full_once(input));
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> Sample {
+    let t = Instant::now();
+    std::hint::black_box(f());
+    Sample {
+        per_iter: t.elapsed(),
+        ..Sample::default()
+    }
+}
+
+/// One analysis, timed from the crate list to the sorted diagnostics.
+fn full_once(input: &Input) -> Sample {
+    let (crates, sources) = (input.crates.clone(), input.sources());
+    let t = Instant::now();
+    let a = analyze_crates(input.root.clone(), crates, &input.cfg, sources);
+    let per_iter = t.elapsed();
+    let phases = a.stats.phases.iter().copied().collect();
+    drop(std::hint::black_box(a));
+    Sample { per_iter, phases }
+}
+
+fn origin(name: &str, root: &Path) -> Origin {
+    Origin {
+        package_id: name.to_owned(),
+        package_name: name.to_owned(),
+        manifest_path: root.join("Cargo.toml"),
+        target_name: name.to_owned(),
+        target_kind: vec!["lib".to_owned()],
+        target_src_path: root.join("src/lib.rs"),
+    }
+}
+
+/// The lib target of a crate at `dir`, as `cargo metadata` would describe it.
+fn lib_spec(
+    name: &str,
+    dir: &Path,
+    features: &[&str],
+    deps: Vec<(String, DepTarget)>,
+) -> CrateSpec {
+    CrateSpec {
+        name: name.to_owned(),
+        root: dir.join("src/lib.rs"),
+        features: features.iter().map(|f| (*f).to_owned()).collect(),
+        deps,
+        check_roots: true,
+        is_lib: true,
+        origin: origin(name, dir),
+    }
+}
+
+fn external(name: &str) -> DepTarget {
+    DepTarget::External(name.to_owned())
+}
+
+/// The extern names of a registry crate's `[dependencies]`, as `cargo metadata` gives
+/// them (the engine resolves `half::f16` to an external crate only when it knows it).
+fn manifest_deps(dir: &Path) -> Vec<(String, DepTarget)> {
+    let text = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+    let table: toml::Table = toml::from_str(&text).unwrap_or_default();
+    let deps = table.get("dependencies").and_then(|d| d.as_table());
+    deps.into_iter()
+        .flat_map(|d| d.iter())
+        .map(|(name, spec)| {
+            let package = spec.get("package").and_then(|p| p.as_str()).unwrap_or(name);
+            (name.replace('-', "_"), external(&package.replace('-', "_")))
+        })
+        .collect()
+}
+
+/// `$CARGO_HOME/registry/src/*/<name>-<version>` with the highest `<major>.x.y`.
+fn registry_crate(name: &str, major: &str) -> Result<PathBuf, String> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .ok_or("neither CARGO_HOME nor HOME is set")?;
+    let src = home.join("registry/src");
+    let version = |p: &Path| -> Option<Vec<u64>> {
+        let file = p.file_name()?.to_str()?;
+        let v = file.strip_prefix(name)?.strip_prefix('-')?;
+        let v = v.strip_prefix(major)?.strip_prefix('.').map(|_| v)?;
+        v.split('.').map(|n| n.parse().ok()).collect()
+    };
+    let indexes = std::fs::read_dir(&src).map_err(|e| format!("{}: {e}", src.display()))?;
+    indexes
+        .flatten()
+        .flat_map(|index| {
+            std::fs::read_dir(index.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|e| e.path())
+        .filter_map(|p| Some((version(&p)?, p)))
+        .max()
+        .map(|(_, p)| p)
+        .ok_or_else(|| format!("no {name} {major}.x under {}", src.display()))
+}
+
+fn demo() -> Result<Input, String> {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo/Cargo.toml");
+    let opts = WorkspaceOptions {
+        manifest_path: Some(manifest),
+        ..WorkspaceOptions::default()
+    };
+    let (ws, _) = workspace::load(&opts).map_err(|e| format!("cargo metadata: {e:#}"))?;
+    Ok(Input::new("demo", ws.root, ws.crates))
+}
+
+fn syn_crate() -> Result<Input, String> {
+    let dir = registry_crate("syn", "2")?;
+    let features = [
+        "default",
+        "full",
+        "derive",
+        "parsing",
+        "printing",
+        "clone-impls",
+        "extra-traits",
+        "visit",
+        "visit-mut",
+        "fold",
+        "proc-macro",
+    ];
+    let spec = lib_spec("syn", &dir, &features, manifest_deps(&dir));
+    Ok(Input::new("syn", dir, vec![spec]))
+}
+
+fn cudarc_crate() -> Result<Input, String> {
+    let dir = registry_crate("cudarc", "0.19")?;
+    // The features the nosync workspace enables.
+    let features = ["std", "driver", "nvrtc", "dynamic-loading", "cuda-13000"];
+    let spec = lib_spec("cudarc", &dir, &features, manifest_deps(&dir));
+    Ok(Input::new("cudarc", dir, vec![spec]))
+}
+
+fn candle() -> Result<Input, String> {
+    let fetch = "fetch it: cargo new /tmp/bench-candle && cd /tmp/bench-candle && \
+                 cargo add candle-core@0.9 --features cuda && cargo fetch";
+    let core = registry_crate("candle-core", "0.9").map_err(|e| format!("{e} ({fetch})"))?;
+    let nn = registry_crate("candle-nn", "0.9").map_err(|e| format!("{e} ({fetch})"))?;
+    let features = ["cuda", "cudarc", "candle-kernels"];
+    let core_spec = lib_spec("candle_core", &core, &features, manifest_deps(&core));
+    // candle-nn's `candle` is candle-core: the analysed crate 0, not an external one.
+    let mut nn_deps = manifest_deps(&nn);
+    for (name, target) in &mut nn_deps {
+        if name == "candle" {
+            *target = DepTarget::Analysed(0);
+        }
+    }
+    let nn_spec = lib_spec("candle_nn", &nn, &["cuda"], nn_deps);
+    let root = core.parent().map(Path::to_path_buf).unwrap_or_default();
+    Ok(Input::new("candle", root, vec![core_spec, nn_spec]).with_config(CANDLE_ROOTS))
+}
+
+/// A generated crate: `mods` modules of `fns` call chains, with calls by path (`use`
+/// aliases, absolute paths), methods on parameters, fields, locals, constructors and
+/// return types, trait methods, and macro arguments; the method names are shared by
+/// every module's type, so resolution must go by type. Four roots in all (the cost of
+/// analysis is roots × reachable graph), and sinks at the end of every tenth chain.
+///
+/// With `NOSYNC_BENCH_SYNTH_DIR` set, the crates are written there, each with a
+/// `Cargo.toml`, and kept (to run `cargo nosync-lint -v` on them).
+fn synthetic(mods: usize, fns: usize) -> Result<Input, String> {
+    let name = format!("synth_{mods}x{fns}");
+    let (dir, temp) = match std::env::var_os("NOSYNC_BENCH_SYNTH_DIR") {
+        Some(out) => (PathBuf::from(out).join(&name), None),
+        None => {
+            let t = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
+            (t.path().to_owned(), Some(t))
+        }
+    };
+    let src = dir.join("src");
+    let write = |p: PathBuf, t: String| std::fs::write(&p, t).map_err(|e| format!("{e}"));
+    std::fs::create_dir_all(&src).map_err(|e| format!("{}: {e}", src.display()))?;
+    write(dir.join("Cargo.toml"), synth_manifest())?;
+    write(src.join("lib.rs"), synth_lib(mods))?;
+    for i in 0..mods {
+        write(src.join(format!("m{i}.rs")), synth_mod(i, mods, fns))?;
+    }
+    let spec = lib_spec(
+        "synth",
+        &dir,
+        &[],
+        vec![("nosync".into(), external("nosync"))],
+    );
+    let mut input = Input::new(&name, dir, vec![spec]);
+    input._dir = temp;
+    Ok(input)
+}
+
+fn synth_manifest() -> String {
+    let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime");
+    format!(
+        "[package]\nname = \"synth\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [dependencies]\nnosync = {{ path = {:?}, default-features = false }}\n\n[workspace]\n",
+        runtime.display().to_string()
+    )
+}
+
+fn synth_lib(mods: usize) -> String {
+    let mut s = String::from(
+        "//! Generated by lint/benches/pipeline.rs.\nuse nosync::{no_sync, synchronizes};\n\n",
+    );
+    for i in 0..mods {
+        let _ = writeln!(s, "pub mod m{i};");
+    }
+    s += "\npub trait Step {\n    fn step(&self, x: u64) -> u64;\n}\n\n";
+    s += "#[synchronizes]\npub fn wait() {}\n\n";
+    s += "pub fn run_all<T: Step>(t: &T, x: u64) -> u64 {\n    t.step(x)\n}\n";
+    for r in 0..4 {
+        let m = r * mods / 4;
+        let _ = write!(
+            s,
+            "\n#[no_sync]\npub fn root{r}(s: &m{m}::S) -> u64 {{\n    m{m}::f0(s, {r}) + run_all(s, 1)\n}}\n"
+        );
+    }
+    s
+}
+
+fn synth_mod(i: usize, mods: usize, fns: usize) -> String {
+    let (next, far) = ((i + 1) % mods, (i * 7 + 3) % mods);
+    let mut s = format!(
+        "use super::m{next} as next;\nuse crate::Step;\n\n\
+         pub struct S {{\n    pub next: Box<next::S>,\n    pub v: u64,\n}}\n\n\
+         impl S {{\n    pub fn new() -> Self {{\n        S {{ next: Box::new(next::S::new()), v: {i} }}\n    }}\n\n\
+         \x20   pub fn get(&self) -> &next::S {{\n        &self.next\n    }}\n"
+    );
+    for j in 0..fns {
+        let _ = write!(
+            s,
+            "\n    pub fn m{j}(&self, x: u64) -> u64 {{\n        x.wrapping_mul(self.v + {j})\n    }}\n"
+        );
+    }
+    s += "}\n\nimpl Step for S {\n    fn step(&self, x: u64) -> u64 {\n        self.m0(x)\n    }\n}\n";
+    for j in 0..fns {
+        let tail = if j + 1 < fns {
+            format!("f{}(s, x)", j + 1)
+        } else if i.is_multiple_of(10) {
+            "{ crate::wait(); x }".to_owned()
+        } else {
+            "x".to_owned()
+        };
+        let _ = write!(
+            s,
+            "\npub fn f{j}(s: &S, x: u64) -> u64 {{\n\
+             \x20   let a = {tail};\n\
+             \x20   let b = next::f{j}(s.get(), a);\n\
+             \x20   let c = s.m{j}(b);\n\
+             \x20   let d = s.next.m{j}(c);\n\
+             \x20   let e = s.get().step(d);\n\
+             \x20   let t = S::new();\n\
+             \x20   let g = t.m{j}(e);\n\
+             \x20   let h = crate::m{far}::f{j}(&crate::m{far}::S::new(), g);\n\
+             \x20   let k = t.get().get().m{j}(h);\n\
+             \x20   assert!(k > 0, \"{{}}\", s.m{j}(k));\n\
+             \x20   std::hint::black_box(format!(\"{{}}\", t.m{j}(k))).len() as u64\n}}\n"
+        );
+    }
+    s
+}
+
+/// `cargo metadata` on the demo, on its own (the engine runs it once per invocation).
+fn bench_metadata(c: &mut Criterion, rec: &mut Record) {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo/Cargo.toml");
+    let opts = WorkspaceOptions {
+        manifest_path: Some(manifest),
+        ..WorkspaceOptions::default()
+    };
+    let mut g = c.benchmark_group("metadata");
+    g.sampling_mode(SamplingMode::Flat);
+    let calls = rec.calls.entry("demo/cargo_metadata".into()).or_default();
+    g.bench_function("demo/cargo_metadata", |b| {
+        b.iter_custom(|iters| {
+            let t = Instant::now();
+            for _ in 0..iters {
+                let _ = std::hint::black_box(workspace::load(&opts));
+            }
+            let elapsed = t.elapsed();
+            let n = u32::try_from(iters.max(1)).unwrap_or(u32::MAX);
+            calls.push(Sample {
+                per_iter: elapsed / n,
+                ..Sample::default()
+            });
+            elapsed
+        })
+    });
+    g.finish();
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1e3)
+}
+
+fn ratio(a: Duration, b: Duration) -> String {
+    if b.is_zero() {
+        "-".to_owned()
+    } else {
+        format!("{:.2}", a.as_secs_f64() / b.as_secs_f64())
+    }
+}
+
+const PHASES: [&str; 4] = ["parse", "resolve", "callgraph", "analysis"];
+
+fn summary_row(rec: &Record, input: &Input) -> Option<String> {
+    let id = |b: &str| format!("{}/{b}", input.name);
+    let one = rec.median(&id("floor_1_thread"))?;
+    let par = rec.median(&id("floor_parallel"))?;
+    let full = rec.median(&id("full"))?;
+    let phases: Vec<String> = PHASES
+        .iter()
+        .map(|p| ms(full.phases.get(p).copied().unwrap_or_default()))
+        .collect();
+    Some(format!(
+        "| {} | {} | {} | {} | {} | {} | {} |",
+        input.name,
+        ms(one.per_iter),
+        ms(par.per_iter),
+        ms(full.per_iter),
+        ratio(full.per_iter, par.per_iter),
+        ratio(full.per_iter, one.per_iter),
+        phases.join(" | ")
+    ))
+}
+
+/// 4N/N ratios of the full analysis and of each phase.
+fn scaling(rec: &Record, small: &Input, large: &Input) -> Option<String> {
+    let a = rec.median(&format!("{}/full", small.name))?;
+    let b = rec.median(&format!("{}/full", large.name))?;
+    let mut line = format!(
+        "scaling {} -> {}: full x{}",
+        small.name,
+        large.name,
+        ratio(b.per_iter, a.per_iter)
+    );
+    for p in PHASES {
+        let (x, y) = (a.phases.get(p), b.phases.get(p));
+        let r = ratio(
+            y.copied().unwrap_or_default(),
+            x.copied().unwrap_or_default(),
+        );
+        let _ = write!(line, ", {p} x{r}");
+    }
+    line += " (x4 = linear; well above x4 in a phase = a superlinear pass there)";
+    Some(line)
+}
+
+fn print_summary(rec: &Record, inputs: &[Input]) {
+    println!("\n== nosync-lint pipeline: medians of the measured samples (ms) ==");
+    println!(
+        "\n| input | floor 1 thread | floor parallel | full | full/floor par | full/floor 1 | {} |",
+        PHASES.join(" | ")
+    );
+    println!("|---|---|---|---|---|---|{}", "---|".repeat(PHASES.len()));
+    for i in inputs {
+        match summary_row(rec, i) {
+            Some(row) => println!("{row}"),
+            None => println!("| {} | not measured (filtered out) |", i.name),
+        }
+    }
+    if let Some(m) = rec.median("demo/cargo_metadata") {
+        println!(
+            "\ncargo metadata (demo, once per invocation, outside `full`): {} ms",
+            ms(m.per_iter)
+        );
+    }
+    let synth: Vec<&Input> = inputs
+        .iter()
+        .filter(|i| i.name.starts_with("synth"))
+        .collect();
+    if let [small, large] = synth[..]
+        && let Some(line) = scaling(rec, small, large)
+    {
+        println!("{line}");
+    }
+}
+
+/// Builds one input, or says why it is skipped.
+type Maker = Box<dyn Fn() -> Result<Input, String>>;
+
+fn main() {
+    let mut c = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(10)
+        .configure_from_args();
+    let mut rec = Record {
+        sample_size: 10,
+        ..Record::default()
+    };
+    let mods = std::env::var("NOSYNC_BENCH_SYNTH_MODS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(SYNTH_MODS);
+    let makers: Vec<(&str, Maker)> = vec![
+        ("demo", Box::new(demo)),
+        ("syn", Box::new(syn_crate)),
+        ("cudarc", Box::new(cudarc_crate)),
+        ("candle", Box::new(candle)),
+        ("synth N", Box::new(move || synthetic(mods, SYNTH_FNS))),
+        ("synth 4N", Box::new(move || synthetic(4 * mods, SYNTH_FNS))),
+    ];
+    let mut inputs = Vec::new();
+    for (name, make) in makers {
+        match make() {
+            Ok(input) => {
+                let input = input.prepare();
+                println!("{}: {}", input.name, input.counts);
+                inputs.push(input);
+            }
+            Err(why) => println!("{name}: skipped: {why}"),
+        }
+    }
+    bench_metadata(&mut c, &mut rec);
+    let mut g = c.benchmark_group("pipeline");
+    g.sampling_mode(SamplingMode::Flat);
+    for input in &inputs {
+        bench_input(&mut g, &mut rec, input);
+    }
+    g.finish();
+    c.final_summary();
+    print_summary(&rec, &inputs);
+}
