@@ -602,3 +602,34 @@ fn json_targets_come_from_the_workspace_stage_metadata() {
     assert_eq!(first["target"]["edition"], "2018", "{first}");
     assert_eq!(first["target"]["doctest"], false, "{first}");
 }
+
+/// B9: a mesh of modules that glob each other (and a crate that does not exist) made
+/// every failed lookup re-search the mesh with a fresh visited set at each level:
+/// exponential (12 modules: minutes). Each member search is now done once per query.
+#[test]
+fn glob_meshes_resolve_in_linear_time() {
+    let k = 12;
+    let mut src = String::from("use nosync::{no_sync, synchronizes};\n");
+    for i in 0..k {
+        let (a, b) = ((i + 1) % k, (i + 2) % k);
+        src.push_str(&format!(
+            "pub mod m{i} {{ pub use super::*; pub use crate::m{a}::*; pub use m{b}::*; use nowhere{i}::*; }}\n"
+        ));
+    }
+    src.push_str(&format!(
+        "pub mod m{k} {{ #[synchronizes] pub fn deep_sink() {{}} }}\npub use m{k}::*;\n"
+    ));
+    src.push_str("#[no_sync] pub fn r() { m5::deep_sink(); missing(); ");
+    for i in 0..24 {
+        // Each distinct unresolvable multi-segment path searched the whole mesh anew.
+        src.push_str(&format!("Missing{i}::f(); m{}::missing{i}(); ", i % k));
+    }
+    src.push_str("}\n");
+    let out = check(&src);
+    let findings: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("sync-in-no-sync"))
+        .collect();
+    assert_eq!(findings.len(), 1, "{out}");
+    assert!(findings[0].contains("`deep_sink`"), "{out}");
+}

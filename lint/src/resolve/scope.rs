@@ -1,12 +1,17 @@
 //! Path resolution in a module's scope: items, `use`s (renames, globs, re-exports
 //! across crates), extern crate names, `crate`/`self`/`super`, and the std prelude.
 //!
-//! Lookups are lazy and memo-free but bounded: every query carries a visited set over
-//! (module, name) and a depth cap, so cyclic globs and re-exports terminate.
+//! Lookups are lazy, memoised per query and bounded: every query carries a memo of
+//! (module, name, namespace wanted, external globs allowed) → result, where an entry
+//! still being computed reads as `None` (a glob or re-export cycle resolves nothing),
+//! plus a depth cap. Each member search is thus done once per query, so a query costs
+//! at most the number of (module, name) pairs it reaches, whatever the glob graph: a
+//! mesh of modules globbing each other no longer makes failed lookups exponential.
+//! The memo lives for one query (not the whole phase) so that results do not depend
+//! on which thread asked what first.
 
 use super::*;
 use crate::sinks::{canonical_cudarc, is_cudarc_type};
-use std::collections::HashSet;
 
 /// Names of the std prelude (and common std types) that resolve without a `use`.
 const PRELUDE: &[&str] = &[
@@ -17,7 +22,8 @@ const PRELUDE: &[&str] = &[
 
 const MAX_DEPTH: usize = 24;
 
-type Visited = HashSet<(ModId, String)>;
+/// The per-query memo: (module, name, `more`, `ext`) → result; `None` while in progress.
+type Visited = HashMap<(ModId, String, bool, bool), Option<Def>>;
 
 impl DefMap<'_> {
     /// Resolves `segs` as written in module `m`.
@@ -101,9 +107,28 @@ impl DefMap<'_> {
         v: &mut Visited,
         depth: usize,
     ) -> Option<Def> {
-        if !v.insert((m, name.to_owned())) || depth > MAX_DEPTH {
+        if depth > MAX_DEPTH {
             return None;
         }
+        let key = (m, name.to_owned(), more, ext);
+        if let Some(done) = v.get(&key) {
+            return done.clone();
+        }
+        v.insert(key.clone(), None);
+        let found = self.member_uncached(m, name, more, ext, v, depth);
+        v.insert(key, found.clone());
+        found
+    }
+
+    fn member_uncached(
+        &self,
+        m: ModId,
+        name: &str,
+        more: bool,
+        ext: bool,
+        v: &mut Visited,
+        depth: usize,
+    ) -> Option<Def> {
         let md = &self.modules[m as usize];
         if let Some(defs) = md.items.get(name) {
             return pick(defs, more);
@@ -158,9 +183,9 @@ impl DefMap<'_> {
         if PRELUDE.contains(&name) || (has_rest && matches!(name, "std" | "core" | "alloc")) {
             return Some(Def::External(vec!["std".to_owned(), name.to_owned()]));
         }
-        // Last: a glob of a crate the lint does not parse.
-        let mut again = Visited::new();
-        self.member(m, name, has_rest, true, &mut again, depth)
+        // Last: a glob of a crate the lint does not parse (the searches of the first
+        // pass are memoised, so this pass only adds the external fallback).
+        self.member(m, name, has_rest, true, v, depth)
     }
 
     fn extern_crate(&self, krate: usize, name: &str) -> Option<Def> {
