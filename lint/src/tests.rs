@@ -633,3 +633,49 @@ fn glob_meshes_resolve_in_linear_time() {
     assert_eq!(findings.len(), 1, "{out}");
     assert!(findings[0].contains("`deep_sink`"), "{out}");
 }
+
+/// B8: configured paths went to syn unchecked; 20 000 levels of `&` or `Vec<`
+/// overflowed the stack. They are now located `config-error`s.
+#[test]
+fn deeply_nested_configured_paths_are_config_errors() {
+    let n = 20_000;
+    let roots = [
+        format!("<{}t::Dev as X>::m", "&".repeat(n)),
+        // Short, but still deeper than any real path.
+        format!("t::Dev::<{}u8{}>::m", "Vec<".repeat(100), ">".repeat(100)),
+        format!("t::{}m", "a::".repeat(n)),
+    ];
+    let text = format!("roots = {roots:?}\n");
+    let root = PathBuf::from(ROOT);
+    let mut sources = SourceMap::new(&root);
+    let id = sources.add(root.join("nosync.toml"), text.clone());
+    let mut cfg = Config::default();
+    let value: toml::Table = toml::from_str(&text).unwrap();
+    let mut diags = Vec::new();
+    cfg.add_table(
+        &serde_json::to_value(value).unwrap(),
+        id,
+        &sources,
+        &mut diags,
+    );
+    assert!(diags.is_empty());
+    let a = analyze_src("pub struct Dev;\n", &cfg, sources);
+    let errors: Vec<_> = a
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == crate::diagnostics::Code::ConfigError)
+        .collect();
+    let tails: Vec<&str> = errors
+        .iter()
+        .map(|d| &d.message[d.message.len().saturating_sub(60)..])
+        .collect();
+    assert_eq!(errors.len(), 3, "{tails:?}");
+    assert!(
+        errors
+            .iter()
+            .all(|d| d.primary.file.ends_with("nosync.toml"))
+    );
+    assert!(tails[0].contains("too long"), "{tails:?}");
+    assert!(tails[1].contains("too deeply nested"), "{tails:?}");
+    assert!(tails[2].contains("too long"), "{tails:?}");
+}

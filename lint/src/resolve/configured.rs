@@ -61,7 +61,28 @@ fn lookup(
     }
 }
 
+/// Longest configured path, and most nesting characters (`<`, `(`, `[`, `&`, `*`) in
+/// one, that are handed to syn: real paths are far below both, and syn recurses once
+/// per nesting level (20 000 `&` or `Vec<` overflow the stack).
+const MAX_PATH_LEN: usize = 4096;
+const MAX_PATH_NESTING: usize = 64;
+
 fn resolve_entry(map: &mut DefMap<'_>, path: &str, sink: bool) -> Result<Vec<FnId>, String> {
+    if path.len() > MAX_PATH_LEN {
+        return Err(format!(
+            "is too long to be a path ({} bytes, at most {MAX_PATH_LEN})",
+            path.len()
+        ));
+    }
+    let nesting = path
+        .chars()
+        .filter(|c| matches!(c, '<' | '(' | '[' | '&' | '*'))
+        .count();
+    if nesting > MAX_PATH_NESTING {
+        return Err(format!(
+            "is too deeply nested to be a path ({nesting} of `<([&*`, at most {MAX_PATH_NESTING})"
+        ));
+    }
     let parsed: syn::ExprPath =
         syn::parse_str(path).map_err(|_| "is not a Rust path".to_owned())?;
     let segs: Vec<String> = parsed
