@@ -4,7 +4,7 @@
 //! fixture crates), `lint` (the lint's own sources) or `registry` (every `.rs` file of
 //! the crates named in `NOSYNC_QA_REGISTRY_CRATES`, default a fixed list, under
 //! `~/.cargo/registry/src/*/`). Before each mutant the child prints `QA-MUTANT i: how`
-//! to stderr, so a crash names the mutant that caused it.
+//! to stderr, so a crash names the mutant that caused it. Seed 0 runs every file unmodified.
 
 use super::{Case, Rng, run_case};
 use std::path::{Path, PathBuf};
@@ -18,6 +18,9 @@ pub fn run_batch(spec: &str) -> Result<String, String> {
     let files = corpus_files(corpus)?;
     if files.is_empty() {
         return Err(format!("corpus `{corpus}` has no files"));
+    }
+    if seed == 0 {
+        return run_unmodified(&files);
     }
     let mut rng = Rng::new(seed);
     let mut bytes = 0usize;
@@ -33,6 +36,18 @@ pub fn run_batch(spec: &str) -> Result<String, String> {
         "{count} mutants of {} files, {bytes} bytes",
         files.len()
     ))
+}
+
+/// Seed 0: every corpus file once, unmodified, as the victim module.
+fn run_unmodified(files: &[PathBuf]) -> Result<String, String> {
+    let mut bytes = 0usize;
+    for (i, path) in files.iter().enumerate() {
+        let text = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        eprintln!("QA-MUTANT {i}: unmodified {}", path.display());
+        bytes += text.len();
+        run_case(&Case::victim(text)).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(format!("{} files unmodified, {bytes} bytes", files.len()))
 }
 
 fn corpus_files(corpus: &str) -> Result<Vec<PathBuf>, String> {
