@@ -3,6 +3,13 @@
 //! inferred edges only, then over name-only edges for sinks not reached yet. Calls
 //! into `#[allow_sync]` fns are not followed; sinks end a chain; cycles terminate
 //! because every fn is visited once per search.
+//!
+//! Another root also ends a chain: a sink reached through an inner root is reported at
+//! that inner root only. The outer root's finding would add nothing (its chain is the
+//! inner root's chain with a prefix, and fixing the inner root fixes both), and with n
+//! roots calling each other in a line, reporting every pair would be n² / 2 hops (10 000
+//! roots exhausted memory). The outer root still reports sinks it reaches by a path
+//! that avoids other roots.
 
 use crate::callgraph::{CallGraph, Dropped, Edge};
 use crate::diagnostics::{Code, Confidence, Diagnostic, Finding, Hop};
@@ -30,7 +37,14 @@ impl Search {
     }
 
     /// BFS from `root`; returns the fns reached in visiting order.
-    fn run(&mut self, map: &DefMap<'_>, g: &CallGraph, root: FnId, name_only: bool) -> Vec<FnId> {
+    /// `is_root[f]`: `f` is searched as a root of its own, so the search stops there.
+    fn run(
+        &mut self,
+        map: &DefMap<'_>,
+        g: &CallGraph,
+        (root, is_root): (FnId, &[bool]),
+        name_only: bool,
+    ) -> Vec<FnId> {
         self.generation += 1;
         let mut order = Vec::new();
         let mut queue = VecDeque::from([root]);
@@ -38,7 +52,7 @@ impl Search {
         self.parent[root as usize] = NONE;
         while let Some(f) = queue.pop_front() {
             order.push(f);
-            if f != root && map.func(f).marks.sink.is_some() {
+            if f != root && (map.func(f).marks.sink.is_some() || is_root[f as usize]) {
                 continue;
             }
             for &ei in &g.out[f as usize] {
@@ -82,17 +96,22 @@ pub fn find(
     let mut out = Vec::new();
     let mut seen_unresolved = HashSet::new();
     let mut seen_findings = HashSet::new();
+    let mut is_root = vec![false; map.fns.len()];
+    for &r in roots {
+        is_root[r as usize] = true;
+    }
     for &root in roots {
         let mut found = HashSet::new();
         for name_only in [false, true] {
-            for f in s.run(map, g, root, name_only) {
+            for f in s.run(map, g, (root, &is_root), name_only) {
                 if f != root && map.func(f).marks.sink.is_some() && found.insert(f) {
                     let chain = s.chain(g, f);
                     if seen_findings.insert(finding_key(map, root, &chain)) {
                         out.push(finding(map, sources, root, &chain));
                     }
                 }
-                if name_only {
+                // Another root's own unresolved calls are reported by its own search.
+                if name_only && (f == root || !is_root[f as usize]) {
                     for u in &g.unresolved[f as usize] {
                         if seen_unresolved.insert(u.site) {
                             out.push(unresolved(map, sources, root, f, u));

@@ -679,3 +679,36 @@ fn deeply_nested_configured_paths_are_config_errors() {
     assert!(tails[1].contains("too deeply nested"), "{tails:?}");
     assert!(tails[2].contains("too long"), "{tails:?}");
 }
+
+/// B7: roots calling roots in a line reported every (root, sink) pair, n² / 2 hops in
+/// all (10 000 roots exhausted memory). A chain now stops at another root: the sink is
+/// reported once, at the innermost root, and an outer root still reports what it
+/// reaches without going through another root.
+#[test]
+fn nested_roots_report_at_the_inner_root_only() {
+    let mut src = with_prelude("#[synchronizes] fn sink() {}\n#[synchronizes] fn other() {}\n");
+    let n = 50;
+    for i in 0..n - 1 {
+        src.push_str(&format!("#[no_sync] fn f{i}() {{ f{}(); }}\n", i + 1));
+    }
+    src.push_str(&format!("#[no_sync] fn f{}() {{ sink(); }}\n", n - 1));
+    src.push_str("fn plain() { other(); f3(); }\n#[no_sync] fn outer() { f0(); plain(); }\n");
+    let out = check(&src);
+    let findings: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("sync-in-no-sync"))
+        .collect();
+    assert_eq!(findings.len(), 2, "{out}");
+    assert!(
+        findings
+            .iter()
+            .any(|l| l.contains(&format!("`f{}` is", n - 1)) && l.contains("`sink`")),
+        "{out}"
+    );
+    assert!(
+        findings
+            .iter()
+            .any(|l| l.contains("`outer` is") && l.contains("`other`")),
+        "{out}"
+    );
+}

@@ -735,7 +735,6 @@ fn heavy_call_graphs() {
 }
 
 #[test]
-#[ignore = "engine bug: n nested roots materialise n^2/2 hops; 10^4 exhausts memory (B7); see /work/brief/robustness-bugs.md"]
 fn nested_roots_do_not_exhaust_memory() {
     run_all(&names(&["graph:chain-all-roots:10000"]));
 }
