@@ -454,7 +454,7 @@ fn registry_crates_analyse_cleanly() {
     run_all(&registry_cases(false));
 }
 
-/// Crates whose glob imports currently make name resolution blow up (B9).
+/// Crates whose glob imports made name resolution blow up before the B9 fix (a regression test).
 const GLOB_HEAVY: &[&str] = &["candle-core-", "criterion-"];
 
 fn registry_cases(glob_heavy: bool) -> Vec<String> {
@@ -470,7 +470,7 @@ fn registry_cases(glob_heavy: bool) -> Vec<String> {
 }
 
 #[test]
-#[ignore = "heavy: needs ~/.cargo/registry sources; run with --ignored (candle-core and criterion hung before the B9 fix)"]
+#[ignore = "heavy: needs ~/.cargo/registry sources; run with --ignored"]
 fn glob_heavy_registry_crates_finish() {
     run_all(&registry_cases(true));
 }
@@ -740,7 +740,7 @@ fn nested_roots_do_not_exhaust_memory() {
 }
 
 #[test]
-#[ignore = "heavy: mutants of registry sources under ~/.cargo/registry; run with --ignored (registry batches currently time out on glob-heavy files such as tokio named_pipe.rs, B9)"]
+#[ignore = "heavy: mutants of registry sources under ~/.cargo/registry; run with --ignored"]
 fn heavy_mutants_of_registry_sources() {
     run_all(&names(&[
         "mutate:registry:11:300",
