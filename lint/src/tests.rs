@@ -712,3 +712,26 @@ fn nested_roots_report_at_the_inner_root_only() {
         "{out}"
     );
 }
+
+/// B6: locals are indexed by name (a scan of every local per lookup was quadratic);
+/// shadowing still follows scopes: an inner `let` hides the outer binding until its
+/// block ends, a match arm's binding lives in that arm only.
+#[test]
+fn indexed_locals_follow_shadowing() {
+    let out = check(&with_prelude(
+        "#[synchronizes] fn wait() {}\n\
+         struct A; impl A { fn go(&self) { wait(); } }\n\
+         struct B; impl B { fn go(&self) {} }\n\
+         #[no_sync] fn r(x: A, o: Option<B>) {\n\
+         { let x = B; x.go(); let x = B; x.go(); }\n\
+         match o { Some(x) => x.go(), None => {} }\n\
+         x.go();\n\
+         }\n",
+    ));
+    let findings: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("sync-in-no-sync"))
+        .collect();
+    assert_eq!(findings.len(), 1, "{out}");
+    assert!(findings[0].starts_with("10:"), "{out}");
+}

@@ -710,7 +710,6 @@ fn big_macro_repetitions_terminate() {
 }
 
 #[test]
-#[ignore = "engine bug: local lookup is quadratic in the number of lets (B6); see /work/brief/robustness-bugs.md"]
 fn many_locals_are_linear() {
     run_all(&names(&["long:shadowed-drops:100000"]));
 }

@@ -10,6 +10,7 @@ use super::{Dropped, Edge, Unresolved};
 use crate::diagnostics::Confidence;
 use crate::parse::ir::{Block, Expr, GenericParam, PathIr, SpanIr, Stmt};
 use crate::resolve::{Def, DefMap, FnId, ModId, Ty};
+use std::collections::HashMap;
 
 /// Name-only matches with more candidates than this are counted as unresolved.
 const NAME_ONLY_CAP: usize = 8;
@@ -106,6 +107,10 @@ struct Walker<'m, 'a> {
     self_ty: Option<Ty>,
     generics: Vec<GenericParam>,
     scopes: Vec<Vec<Local>>,
+    /// Where each name is bound, innermost last: (scope, position) in `scopes`. Looking
+    /// a name up is then constant-time, not a scan of every local in scope (a body of
+    /// n `let`s naming n paths was quadratic).
+    bound: HashMap<String, Vec<(u32, u32)>>,
     edges: Vec<Edge>,
     unresolved: Vec<Unresolved>,
     /// While resolving a dispatched call: how it dispatches (for the hop's note).
@@ -138,6 +143,7 @@ pub fn walk_fn(map: &DefMap<'_>, f: FnId) -> (Vec<Edge>, Vec<Unresolved>) {
         self_ty,
         generics,
         scopes: vec![Vec::new()],
+        bound: HashMap::new(),
         edges: Vec::new(),
         unresolved: Vec::new(),
         via: None,
@@ -162,7 +168,10 @@ pub fn walk_fn(map: &DefMap<'_>, f: FnId) -> (Vec<Edge>, Vec<Unresolved>) {
 
 impl Walker<'_, '_> {
     fn bind(&mut self, name: &str, ty: Typed, is_param: bool) {
+        let depth = self.scopes.len().saturating_sub(1) as u32;
         if let Some(scope) = self.scopes.last_mut() {
+            let at = (depth, scope.len() as u32);
+            self.bound.entry(name.to_owned()).or_default().push(at);
             scope.push(Local {
                 name: name.to_owned(),
                 ty,
@@ -181,19 +190,31 @@ impl Walker<'_, '_> {
     }
 
     fn local(&self, name: &str) -> Option<&Local> {
-        self.scopes
-            .iter()
-            .rev()
-            .flat_map(|s| s.iter().rev())
-            .find(|l| l.name == name)
+        let &(s, i) = self.bound.get(name)?.last()?;
+        self.scopes.get(s as usize)?.get(i as usize)
     }
 
     fn local_mut(&mut self, name: &str) -> Option<&mut Local> {
-        self.scopes
-            .iter_mut()
-            .rev()
-            .flat_map(|s| s.iter_mut().rev())
-            .find(|l| l.name == name)
+        let &(s, i) = self.bound.get(name)?.last()?;
+        self.scopes.get_mut(s as usize)?.get_mut(i as usize)
+    }
+
+    fn push_scope(&mut self) {
+        self.scopes.push(Vec::new());
+    }
+
+    /// Ends the innermost scope: its locals leave the index, innermost binding first.
+    fn pop_scope(&mut self) -> Vec<Local> {
+        let scope = self.scopes.pop().unwrap_or_default();
+        for l in scope.iter().rev() {
+            if let Some(at) = self.bound.get_mut(&l.name) {
+                at.pop();
+                if at.is_empty() {
+                    self.bound.remove(&l.name);
+                }
+            }
+        }
+        scope
     }
 
     /// An edge to a `Drop` impl: `what` is dropped at `site`.
@@ -215,7 +236,7 @@ impl Walker<'_, '_> {
     }
 
     fn block(&mut self, b: &Block) -> Typed {
-        self.scopes.push(Vec::new());
+        self.push_scope();
         let mut last = unknown();
         for s in &b.stmts {
             last = match s {
@@ -242,7 +263,7 @@ impl Walker<'_, '_> {
                 Stmt::Item(_) => unknown(),
             };
         }
-        let scope = self.scopes.pop().unwrap_or_default();
+        let scope = self.pop_scope();
         if let Some(close) = b.close {
             self.drops(&scope, b.stmts.last(), close);
         }
@@ -338,9 +359,9 @@ impl Walker<'_, '_> {
             Expr::Escape => unknown(),
             Expr::Other(kids) => {
                 // `if let` / `while let` bindings live only inside their expression.
-                self.scopes.push(Vec::new());
+                self.push_scope();
                 self.exprs(kids);
-                self.scopes.pop();
+                self.pop_scope();
                 unknown()
             }
         }
@@ -355,7 +376,7 @@ impl Walker<'_, '_> {
         let st = self.expr(scrutinee);
         let mut result = unknown();
         for (pat, guard, body) in arms {
-            self.scopes.push(Vec::new());
+            self.push_scope();
             self.bind_pat(pat, st.clone(), 0);
             if let Some(g) = guard {
                 self.expr(g);
@@ -364,7 +385,7 @@ impl Walker<'_, '_> {
             if result.0 == Ty::Unknown {
                 result = t;
             }
-            self.scopes.pop();
+            self.pop_scope();
         }
         result
     }
