@@ -503,6 +503,12 @@ const DEEP_KINDS: &[&str] = &[
     "deref",
     "ref",
     "char-call-comma",
+    "impl-fn-comma",
+    "dyn-fn-comma",
+    "closure-tuple-pat",
+    "async-closure-comma",
+    "hrtb-fn-comma",
+    "where-fn-comma",
     "ascii-char-call",
     "else-if",
     "pat-ref-mut",
@@ -568,6 +574,7 @@ const CYCLE_KINDS: &[&str] = &[
     "extern-self",
     "impl-self-recursive",
     "symlink-loop",
+    "symlink-mod-loop",
 ];
 
 const FILE_KINDS: &[&str] = &[

@@ -63,6 +63,24 @@ fn deep(kind: &str, n: usize) -> Option<String> {
         "generic-comma" => format!("pub type T = {};\n", nest("HashMap<u8, ", "u8", ">", n)),
         "closure-comma" => in_fn(&nest("|a: u8, b: u8| ", "a", "", n)),
         "fn-type-comma" => format!("pub type T = {};\n", nest("fn(u8, u8) -> ", "u8", "", n)),
+        "impl-fn-comma" => format!(
+            "pub fn f() -> {} {{ todo() }}\n",
+            nest("impl Fn(u8, u8) -> ", "u8", "", n)
+        ),
+        "dyn-fn-comma" => format!(
+            "pub type T = {};\n",
+            nest("Box<dyn Fn(u8, u8) -> ", "u8", ">", n)
+        ),
+        "closure-tuple-pat" => in_fn(&nest("|(a, b): (u8, u8)| ", "a", "", n)),
+        "async-closure-comma" => in_fn(&nest("async move |a: u8, b: u8| ", "a", "", n)),
+        "hrtb-fn-comma" => format!(
+            "pub type T = {};\n",
+            nest("for<'a> fn(&'a u8, u8) -> ", "u8", "", n)
+        ),
+        "where-fn-comma" => format!(
+            "pub fn f<T>() where T: {} {{}}\n",
+            nest("Fn(u8, u8) -> Box<dyn ", "Fn()", ">", n)
+        ),
         "ascii-char-call" => in_fn(&nest("'a'(", "1", ")", n)),
         "else-if" => format!(
             "pub fn f(x: bool) {{ {}{{}} }}\n",
@@ -298,6 +316,14 @@ fn cycle(kind: &str, n: usize) -> Option<Case> {
              impl<X> T for Vec<X> where Vec<X>: T { fn t(&self) { self.t() } }\n\
              pub fn f<X: T>(x: X) { x.t(); }\n",
         ),
+        // `mod a;` through a directory symlink to itself: a new lexical path at every level
+        "symlink-mod-loop" => {
+            let mut c = Case::victim("mod a;\npub fn f() {}\n");
+            c.symlinks
+                .push(("src/victim/a.rs".into(), "../victim.rs".into()));
+            c.symlinks.push(("src/victim/a".into(), ".".into()));
+            Some(c)
+        }
         "symlink-loop" => {
             let mut c = Case::victim("mod looped;\nmod sub;\n");
             c.symlinks
