@@ -735,3 +735,36 @@ fn indexed_locals_follow_shadowing() {
     assert_eq!(findings.len(), 1, "{out}");
     assert!(findings[0].starts_with("10:"), "{out}");
 }
+
+/// B10: a path that matches nothing, listed many times, is one `config-error` (with a
+/// note saying how many times), not one per copy (each rendering the whole line).
+#[test]
+fn repeated_unmatched_config_paths_are_one_error() {
+    let text = format!(
+        "sinks = [{}]\nroots = [\"t::nope\"]\n",
+        vec!["\"t::nope\""; 2000].join(", ")
+    );
+    let root = PathBuf::from(ROOT);
+    let mut sources = SourceMap::new(&root);
+    let id = sources.add(root.join("nosync.toml"), text.clone());
+    let mut cfg = Config::default();
+    let value: toml::Table = toml::from_str(&text).unwrap();
+    let mut diags = Vec::new();
+    cfg.add_table(
+        &serde_json::to_value(value).unwrap(),
+        id,
+        &sources,
+        &mut diags,
+    );
+    let a = analyze_src("pub struct Dev;\n", &cfg, sources);
+    let errors: Vec<_> = a
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == crate::diagnostics::Code::ConfigError)
+        .collect();
+    // One for the 2 000 sinks, one for the root (another list: its own error).
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    let noted: Vec<_> = errors.iter().flat_map(|d| &d.notes).collect();
+    assert_eq!(noted.len(), 1, "{noted:?}");
+    assert!(noted[0].message.contains("listed 2000 times"), "{noted:?}");
+}

@@ -19,15 +19,17 @@ pub fn apply(
     sources: &SourceMap,
 ) -> (Vec<FnId>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
+    let mut failed = Failed::new();
+    let mut cx = (&mut diags, &mut failed);
     for e in &cfg.roots {
-        for f in lookup(map, e, false, sources, &mut diags) {
+        for f in lookup(map, e, false, sources, &mut cx) {
             let marks = &mut map.fns[f as usize].marks;
             marks.configured_root |= !marks.root;
             marks.root = true;
         }
     }
     for e in &cfg.sinks {
-        for f in lookup(map, e, true, sources, &mut diags) {
+        for f in lookup(map, e, true, sources, &mut cx) {
             let reason = e
                 .reason
                 .clone()
@@ -36,8 +38,16 @@ pub fn apply(
         }
     }
     for e in &cfg.allow {
-        for f in lookup(map, e, false, sources, &mut diags) {
+        for f in lookup(map, e, false, sources, &mut cx) {
             map.fns[f as usize].marks.allow = true;
+        }
+    }
+    for ((path, _), (at, times)) in failed {
+        if times > 1 {
+            diags[at].notes.push(crate::diagnostics::Note {
+                message: format!("`{path}` is listed {times} times; only the first is reported"),
+                span: None,
+            });
         }
     }
     super::collect::inherit_sinks(map);
@@ -45,16 +55,26 @@ pub fn apply(
     (roots, diags)
 }
 
+/// Paths that matched nothing: (path, sink) → (their diagnostic, times listed). A
+/// path listed many times is reported once (2 000 copies on one line made 2 000
+/// diagnostics, each rendering the whole line).
+type Failed = HashMap<(String, bool), (usize, usize)>;
+
 fn lookup(
     map: &mut DefMap<'_>,
     e: &Entry,
     sink: bool,
     sources: &SourceMap,
-    diags: &mut Vec<Diagnostic>,
+    (diags, failed): &mut (&mut Vec<Diagnostic>, &mut Failed),
 ) -> Vec<FnId> {
+    if let Some((_, times)) = failed.get_mut(&(e.path.clone(), sink)) {
+        *times += 1;
+        return Vec::new();
+    }
     match resolve_entry(map, &e.path, sink) {
         Ok(f) => f,
         Err(why) => {
+            failed.insert((e.path.clone(), sink), (diags.len(), 1));
             diags.push(error(sources, e.span, format!("`{}` {why}", e.path)));
             Vec::new()
         }
