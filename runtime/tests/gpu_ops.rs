@@ -12,7 +12,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Duration;
 
-use gpu_support::{exclusive, gpu_or_skip, say, with_granularity};
+use gpu_support::{exclusive, gpu, say, with_granularity};
 use nosync::gpu::{
     DeviceBuffer, Error, Gpu, Granularity, Kernels, LaunchConfig, Module, PinnedBuffer, Stream,
 };
@@ -341,12 +341,10 @@ fn check_case(env: &Env, case: &Case, g: Granularity, mode: Mode) -> Result<Vec<
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: cargo test -p nosync --test gpu_ops -- --include-ignored"]
 fn every_op_is_checked_in_every_mode_and_granularity() -> Result<(), Error> {
     let _x = exclusive();
-    let Some(gpu) = gpu_or_skip("gpu_ops::every_op_is_checked_in_every_mode_and_granularity")
-    else {
-        return Ok(());
-    };
+    let gpu = gpu("gpu_ops::every_op_is_checked_in_every_mode_and_granularity");
     let env = Env {
         k: gpu.kernels()?,
         s: gpu.default_stream(),
@@ -376,11 +374,10 @@ fn every_op_is_checked_in_every_mode_and_granularity() -> Result<(), Error> {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: cargo test -p nosync --test gpu_ops -- --include-ignored"]
 fn buffers_keep_their_values() -> Result<(), Error> {
     let _x = exclusive();
-    let Some(gpu) = gpu_or_skip("gpu_ops::buffers_keep_their_values") else {
-        return Ok(());
-    };
+    let gpu = gpu("gpu_ops::buffers_keep_their_values");
     let s = gpu.default_stream();
     let host: Vec<f32> = (0..SMALL).map(|i| i as f32).collect();
     let a: DeviceBuffer<f32> = s.from_host(&host)?;
@@ -399,11 +396,10 @@ fn buffers_keep_their_values() -> Result<(), Error> {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU: cargo test -p nosync --test gpu_ops -- --include-ignored"]
 fn builtin_kernels_compute_the_right_values() -> Result<(), Error> {
     let _x = exclusive();
-    let Some(gpu) = gpu_or_skip("gpu_ops::builtin_kernels_compute_the_right_values") else {
-        return Ok(());
-    };
+    let gpu = gpu("gpu_ops::builtin_kernels_compute_the_right_values");
     let (k, s) = (gpu.kernels()?, gpu.default_stream());
     let n = 100_003; // not a multiple of any block size
     let xs: Vec<f32> = (0..n)
