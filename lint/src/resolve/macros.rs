@@ -17,17 +17,28 @@ use std::str::FromStr;
 const MAX_EXPANSIONS: usize = 10_000;
 /// Longest expansion text accepted (self-doubling macros stop here).
 const MAX_EXPANSION_LEN: usize = 256 * 1024;
+/// Most expansion text in one run: a tree of macros each invoking the next twice can
+/// reach [`MAX_EXPANSIONS`] expansions of [`MAX_EXPANSION_LEN`] each (gigabytes of
+/// items); past this budget an invocation counts as not expanded.
+const MAX_TOTAL_EXPANSION: usize = 8 * 1024 * 1024;
 
 /// What [`expand_all`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Expansions {
     pub expanded: usize,
-    /// Invocations of local macros that no simple rule matched.
+    /// Invocations of local macros that no simple rule matched (or past the budget).
     pub failed: usize,
+    /// Bytes of expansion text so far (bounded by [`MAX_TOTAL_EXPANSION`]).
+    pub bytes: usize,
 }
 
 /// Expands item-position macro calls in every parsed file, in place.
 pub fn expand_all(parsed: &mut Parsed, cfgs: &[CfgCtx]) -> Expansions {
+    expand_all_within(parsed, cfgs, MAX_TOTAL_EXPANSION)
+}
+
+/// [`expand_all`] with at most `budget` bytes of expansion text.
+fn expand_all_within(parsed: &mut Parsed, cfgs: &[CfgCtx], budget: usize) -> Expansions {
     let mut defs: HashMap<String, String> = HashMap::new();
     let mut keys: Vec<_> = parsed.files.keys().cloned().collect();
     keys.sort();
@@ -46,7 +57,7 @@ pub fn expand_all(parsed: &mut Parsed, cfgs: &[CfgCtx]) -> Expansions {
     for key in &keys {
         let cfg = cfgs.get(key.1).unwrap_or(&default_cfg);
         if let Some(f) = parsed.files.get_mut(key) {
-            expand_items(&mut f.items, &defs, cfg, &mut count, 0);
+            expand_items(&mut f.items, (&defs, budget), cfg, &mut count, 0);
         }
     }
     count
@@ -70,7 +81,7 @@ fn visit_items(items: &[Item], f: &mut dyn FnMut(&Item)) {
 
 fn expand_items(
     items: &mut Vec<Item>,
-    defs: &HashMap<String, String>,
+    (defs, max_bytes): (&HashMap<String, String>, usize),
     cfg: &CfgCtx,
     count: &mut Expansions,
     depth: usize,
@@ -85,13 +96,20 @@ fn expand_items(
                 let Some(rules) = path.last().and_then(|n| defs.get(n)) else {
                     continue;
                 };
+                let budget = max_bytes.saturating_sub(count.bytes);
+                if budget == 0 {
+                    count.failed += 1;
+                    continue;
+                }
+                // Every expansion made counts, kept or not: the work was done.
                 let expanded = expand(rules, tokens)
-                    .filter(|src| src.len() <= MAX_EXPANSION_LEN)
+                    .inspect(|src| count.bytes += src.len())
+                    .filter(|src| src.len() <= MAX_EXPANSION_LEN.min(budget))
                     .and_then(|src| lower_expansion(&src, *span, cfg));
                 match expanded {
                     Some(mut items) => {
                         count.expanded += 1;
-                        expand_items(&mut items, defs, cfg, count, depth + 1);
+                        expand_items(&mut items, (defs, max_bytes), cfg, count, depth + 1);
                         new.extend(items);
                     }
                     None => count.failed += 1,
@@ -100,7 +118,7 @@ fn expand_items(
             Item::Mod {
                 kind: ModKind::Inline(inner),
                 ..
-            } => expand_items(inner, defs, cfg, count, depth + 1),
+            } => expand_items(inner, (defs, max_bytes), cfg, count, depth + 1),
             _ => {}
         }
     }
@@ -406,6 +424,37 @@ fn transcribe_rep(
 #[cfg(test)]
 mod tests {
     use super::expand;
+
+    /// B5: macros that each invoke the next twice reached 10 000 expansions of ~100 KB
+    /// each (a gigabyte of text to parse); the run's expansion text is now budgeted and
+    /// the invocations past it count as not expanded.
+    #[test]
+    fn expansion_text_is_budgeted() {
+        use crate::parse::cfg::CfgCtx;
+        use crate::source::SourceMap;
+        let zeros = "0,".repeat(20_000);
+        let mut src =
+            format!("macro_rules! leaf {{ () => {{ const X: [u8; 1] = [{zeros}]; }} }}\n");
+        let depth = 14;
+        for i in 0..depth {
+            let next = match i + 1 == depth {
+                true => "leaf".to_owned(),
+                false => format!("t{}", i + 1),
+            };
+            src.push_str(&format!(
+                "macro_rules! t{i} {{ () => {{ {next}!(); {next}!(); }} }}\n"
+            ));
+        }
+        src.push_str("t0!();\n");
+        let file = std::path::PathBuf::from("/mem/m/src/lib.rs");
+        let mut sources = SourceMap::new(std::path::Path::new("/mem/m"));
+        sources.add(file.clone(), src);
+        let cfgs = [CfgCtx::default()];
+        let (mut parsed, _) = crate::parse::parse_all(&[(file, 0)], &cfgs, &mut sources);
+        let n = super::expand_all_within(&mut parsed, &cfgs, 1 << 20);
+        assert!(n.bytes <= (1 << 20) + super::MAX_EXPANSION_LEN, "{n:?}");
+        assert!(n.failed > 0 && n.expanded < 200, "{n:?}");
+    }
 
     #[test]
     fn substitutes_simple_rules() {
