@@ -1,0 +1,129 @@
+//! Unit tests of the engine over in-memory sources, through one [`check`] helper.
+
+use crate::config::Config;
+use crate::diagnostics::Origin;
+use crate::engine::analyze_crates;
+use crate::source::SourceMap;
+use crate::workspace::{CrateSpec, DepTarget};
+use std::path::{Path, PathBuf};
+
+/// Analyses `src` as the root file of a crate `t` (with `cudarc` and `nosync` as
+/// external dependencies) and returns one line per diagnostic (see [`render`]).
+fn check(src: &str) -> String {
+    check_with(src, &Config::default())
+}
+
+fn check_with(src: &str, cfg: &Config) -> String {
+    render(
+        &analyze_src(src, cfg, SourceMap::new(Path::new(ROOT))),
+        false,
+    )
+}
+
+/// The in-memory crate `t` of [`check`]: `/mem/t/src/lib.rs`.
+const ROOT: &str = "/mem/t";
+
+/// The analysis of `src` as `/mem/t/src/lib.rs`, with `sources` (e.g. config files) added.
+fn analyze_src(src: &str, cfg: &Config, mut sources: SourceMap) -> crate::Analysis {
+    let root = PathBuf::from(ROOT);
+    let file = root.join("src/lib.rs");
+    sources.add(file.clone(), src.to_owned());
+    analyze_crates(root, vec![spec("t", file)], cfg, sources)
+}
+
+/// Analyses crates on disk: `files` (path, text) are written under a fresh directory,
+/// `crates` are (name, root file) there. Lines start with the file (relative path).
+fn check_tree(files: &[(&str, &str)], crates: &[(&str, &str)]) -> String {
+    let dir = std::env::temp_dir().join(format!(
+        "nosync-lint-unit-{}-{}",
+        std::process::id(),
+        crates.iter().map(|c| c.0).collect::<Vec<_>>().join("-")
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+    }
+    let specs = crates.iter().map(|(n, r)| spec(n, dir.join(r))).collect();
+    let a = analyze_crates(dir.clone(), specs, &Config::default(), SourceMap::new(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+    render(&a, true)
+}
+
+/// A library crate `name` rooted at `file`, with `cudarc` and `nosync` as external
+/// dependencies and the feature `on` enabled.
+fn spec(name: &str, file: PathBuf) -> CrateSpec {
+    let origin = Origin {
+        package_id: name.into(),
+        package_name: name.into(),
+        manifest_path: file.with_file_name("Cargo.toml"),
+        target_name: name.into(),
+        target_kind: vec!["lib".into()],
+        target_src_path: file.clone(),
+    };
+    CrateSpec {
+        name: name.into(),
+        root: file,
+        features: ["on".to_owned()].into_iter().collect(),
+        deps: ["cudarc", "nosync"]
+            .iter()
+            .map(|d| (d.to_string(), DepTarget::External(d.to_string())))
+            .collect(),
+        check_roots: true,
+        is_lib: true,
+        origin,
+    }
+}
+
+/// One line per diagnostic (`[FILE:]LINE:COL code: message`), then its label
+/// (`  = label`) and its chain (`  via LINE:COL fn (tag)`); last, the call graph's
+/// size (`  stats: N edges, M unresolved`).
+fn render(a: &crate::Analysis, with_file: bool) -> String {
+    let mut out = String::new();
+    for d in &a.diagnostics {
+        let p = &d.primary;
+        if with_file {
+            out += &format!("{}:", p.file.display());
+        }
+        out += &format!(
+            "{}:{} {}: {}\n",
+            p.line_start,
+            p.column_start,
+            d.code.as_str(),
+            d.message
+        );
+        if let Some(label) = &d.label {
+            out += &format!("  = {label}\n");
+        }
+        for h in d.finding.iter().flat_map(|f| &f.chain) {
+            let tag = crate::analysis::tag_name(h.confidence);
+            out += &format!(
+                "  via {}:{} {} ({tag})\n",
+                h.call_site.line_start, h.call_site.column_start, h.function
+            );
+        }
+    }
+    let st = &a.stats;
+    let edges = st.edges_exact + st.edges_inferred + st.edges_name_only;
+    out += &format!("  stats: {edges} edges, {} unresolved\n", st.unresolved);
+    out
+}
+
+fn findings(src: &str) -> Vec<String> {
+    check(src)
+        .lines()
+        .filter(|l| !l.starts_with("  ") && !l.contains("unresolved-call"))
+        .map(str::to_owned)
+        .collect()
+}
+
+const PRELUDE: &str = "use nosync::{no_sync, synchronizes};\nuse cudarc::driver::{CudaStream, CudaContext};\nuse std::sync::Arc;\n";
+
+fn with_prelude(body: &str) -> String {
+    format!("{PRELUDE}{body}")
+}
+
+mod limits;
+mod pipeline;
+mod resolution;

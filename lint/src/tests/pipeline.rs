@@ -1,0 +1,198 @@
+//! Whole-pipeline behaviour: targets sharing files, drop hops, config levels, metadata.
+
+use super::*;
+
+#[test]
+fn a_file_included_by_two_targets_is_one_file_and_reports_once() {
+    let model = "use nosync::no_sync;\nuse cudarc::driver::CudaStream;\n\
+                 #[no_sync] pub fn step(s: &CudaStream) { s.synchronize(); }\n";
+    let out = check_tree(
+        &[
+            (
+                "examples/e/main.rs",
+                "mod model;\nmod broken;\nfn main() {}\n",
+            ),
+            ("examples/e/model.rs", model),
+            ("examples/e/broken.rs", "fn f( {\n"),
+            (
+                "benches/b.rs",
+                "#[path = \"../examples/e/model.rs\"]\nmod model;\n\
+                 #[path = \"./../examples/e/broken.rs\"]\nmod broken;\nfn main() {}\n",
+            ),
+        ],
+        &[("e", "examples/e/main.rs"), ("b", "benches/b.rs")],
+    );
+    let lines: Vec<&str> = out.lines().filter(|l| !l.starts_with("  ")).collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with("examples/e/broken.rs:1:") && lines[0].contains("parse-error"),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("examples/e/model.rs:3:") && lines[1].contains("sync-in-no-sync"),
+        "{out}"
+    );
+    // The kept copy is the first crate's (the one the file's diagnostics belong to).
+    assert!(out.contains("via 3:44 e::model::step (exact)"), "{out}");
+}
+
+#[test]
+fn drop_hops_name_what_is_dropped() {
+    let src = with_prelude(
+        "#[synchronizes] fn w() {}\nstruct G; impl Drop for G { fn drop(&mut self) { w(); } }\n\
+         struct S; impl Drop for S { #[synchronizes] fn drop(&mut self) {} }\n\
+         #[no_sync] fn a() { let _timer = G; }\n#[no_sync] fn c() { let _ = G; }\n\
+         #[no_sync] fn d() { let s = S; }\n",
+    );
+    let out = check(&src);
+    for label in [
+        "7:37 sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `w`\n  \
+         = `_timer` is dropped here, and its `Drop` reaches `t::w`, which blocks the host\n",
+        "8:21 sync-in-no-sync: `c` is #[no_sync] but reaches a host-blocking call: `w`\n  \
+         = the value is dropped here, and its `Drop` reaches `t::w`, which blocks the host\n",
+        "= `s` is dropped here, and its `Drop` (`<t::S as Drop>::drop`) blocks the host\n",
+    ] {
+        assert!(out.contains(label), "{out}");
+    }
+    assert!(!out.contains("this call reaches"), "{out}");
+}
+
+#[test]
+fn mem_drop_drops_its_argument_there() {
+    let defs = "#[synchronizes] fn w() {}\nstruct G; impl Drop for G { fn drop(&mut self) { w(); } }\n\
+                struct P;\n";
+    // Each body is the only root; the call graph has G::drop -> w plus the root's edges.
+    let cases = [
+        // (body of the root, label expected (None: no finding), edges in the graph)
+        (
+            "let g = G; drop(g); let _p = P;",
+            Some("`g` is dropped here"),
+            2,
+        ),
+        (
+            "let g = G; std::mem::drop(g);",
+            Some("`g` is dropped here"),
+            2,
+        ),
+        (
+            "let g = G; core::mem::drop(g);",
+            Some("`g` is dropped here"),
+            2,
+        ),
+        ("let g = G; mem::drop(g);", Some("`g` is dropped here"), 2),
+        ("drop(G);", Some("the value is dropped here"), 2),
+        // A borrow is not a move: `g` is still dropped at the closing brace.
+        ("let g = G; drop(&g);", Some("`g` is dropped here"), 2),
+        ("let p = P; drop(p);", None, 1),
+        (
+            "let g = &G; let _ = g; let _ = &G;",
+            Some("`g` is dropped here"),
+            2,
+        ),
+    ];
+    for (body, label, edges) in cases {
+        let src = with_prelude(&format!(
+            "use std::mem;\n{defs}#[no_sync] fn r() {{ {body} }}\n"
+        ));
+        let out = check(&src);
+        assert!(
+            !out.contains("`drop`"),
+            "{body}: drop is not unresolved\n{out}"
+        );
+        assert!(
+            out.contains(&format!("  stats: {edges} edges, 0 unresolved")),
+            "{body}\n{out}"
+        );
+        match label {
+            Some(l) => assert!(
+                findings(&src).len() == 1
+                    && out.contains(&format!("= {l}, and its `Drop` reaches `t::w`")),
+                "{body}\n{out}"
+            ),
+            None => assert!(findings(&src).is_empty(), "{body}\n{out}"),
+        }
+    }
+    // Where it is dropped: at `drop(g)`, not at the closing brace.
+    let src = with_prelude(&format!(
+        "{defs}#[no_sync] fn r() {{ let g = G; drop(g); }}\n"
+    ));
+    assert!(
+        check(&src).contains("7:32 sync-in-no-sync"),
+        "{}",
+        check(&src)
+    );
+}
+
+#[test]
+fn config_levels_are_carried_from_the_config_stage_whatever_the_file_is_called() {
+    let dir = std::env::temp_dir().join(format!("nosync-lint-unit-levels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("lint.conf");
+    std::fs::write(
+        &conf,
+        "roots = []\nlevels = { \"sync-in-no-sync\" = \"warn\" }\n",
+    )
+    .unwrap();
+    let (mut cfg, mut sources, mut diags) = (
+        Config::default(),
+        SourceMap::new(Path::new(ROOT)),
+        Vec::new(),
+    );
+    crate::config::load_file(&conf, &mut cfg, &mut sources, &mut diags).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(diags.is_empty(), "{diags:?}");
+    let src = with_prelude("#[no_sync] fn r(s: &CudaStream) { s.synchronize(); }\n");
+    let a = analyze_src(&src, &cfg, sources);
+    let [(code, level, at)] = &a.config_levels[..] else {
+        panic!("{:?}", a.config_levels)
+    };
+    assert_eq!(
+        (
+            code.as_str(),
+            level.as_str(),
+            at.line_start,
+            at.column_start
+        ),
+        ("sync-in-no-sync", "warn", 2, 12)
+    );
+    let args = crate::cli_output::OutputArgs::default();
+    let (out, _) = crate::cli_output::finish(&args, &a, &mut Vec::new()).unwrap();
+    let levels: Vec<_> = out.iter().map(|d| (d.code, d.level)).collect();
+    assert_eq!(
+        levels,
+        [(
+            crate::diagnostics::Code::SyncInNoSync,
+            crate::diagnostics::Level::Warn
+        )]
+    );
+}
+
+#[test]
+fn json_targets_come_from_the_workspace_stage_metadata() {
+    let src = with_prelude("#[no_sync] fn r(s: &CudaStream) { s.synchronize(); }\n");
+    let mut a = analyze_src(&src, &Config::default(), SourceMap::new(Path::new(ROOT)));
+    let metadata = serde_json::json!({
+        "packages": [{
+            "name": "t", "version": "0.1.0", "id": "t", "source": null, "dependencies": [],
+            "license": null, "license_file": null, "description": null, "features": {},
+            "manifest_path": "/mem/t/Cargo.toml", "edition": "2018",
+            "targets": [{
+                "name": "t", "kind": ["lib"], "crate_types": ["lib"], "src_path": "/mem/t/src/lib.rs",
+                "edition": "2018", "doctest": false, "test": true, "doc": true
+            }]
+        }],
+        "workspace_members": ["t"], "resolve": null, "workspace_root": "/mem/t",
+        "target_directory": "/mem/t/target", "version": 1
+    });
+    a.metadata = Some(serde_json::from_value(metadata).unwrap());
+    let style = crate::cli_output::Style::Json {
+        ansi: false,
+        short: false,
+    };
+    let mut out = Vec::new();
+    crate::cli_output::write_machine(style, &a.diagnostics, &a, None, &mut out).unwrap();
+    let first: serde_json::Value =
+        serde_json::from_slice(out.split(|&b| b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(first["target"]["edition"], "2018", "{first}");
+    assert_eq!(first["target"]["doctest"], false, "{first}");
+}
