@@ -117,6 +117,21 @@ fn macro_rules_fns_and_macro_arguments() {
     assert_eq!(findings(&src).len(), 2, "{}", check(&src));
 }
 
+/// A macro body that is no list of expressions (`=>`, `@rule`, a keyword before a call)
+/// is scanned for calls: each is found once, and a body without calls adds nothing.
+#[test]
+fn unparsable_macro_bodies_are_scanned_for_calls() {
+    let src = with_prelude(
+        "#[synchronizes] fn w() -> u32 { 0 }\nfn idle() {}\n\
+         #[no_sync] fn a() { mine!(@go w() => 1); }\n\
+         #[no_sync] fn b() { mine!(when ready => { crate::w() }); }\n\
+         #[no_sync] fn c() { mine!(@go idle() => [x, y] ; z); }\n",
+    );
+    let found = findings(&src);
+    assert_eq!(found.len(), 2, "{}", check(&src));
+    assert!(found.iter().all(|f| !f.contains("`c`")), "{}", check(&src));
+}
+
 #[test]
 fn drop_at_scope_end() {
     let src = with_prelude(
