@@ -97,18 +97,7 @@ fn deeply_nested_configured_paths_are_config_errors() {
         format!("t::{}m", "a::".repeat(n)),
     ];
     let text = format!("roots = {roots:?}\n");
-    let root = PathBuf::from(ROOT);
-    let mut sources = SourceMap::new(&root);
-    let id = sources.add(root.join("nosync.toml"), text.clone());
-    let mut cfg = Config::default();
-    let value: toml::Table = toml::from_str(&text).unwrap();
-    let mut diags = Vec::new();
-    cfg.add_table(
-        &serde_json::to_value(value).unwrap(),
-        id,
-        &sources,
-        &mut diags,
-    );
+    let (cfg, sources, diags) = config_from_toml(&text);
     assert!(diags.is_empty());
     let a = analyze_src("pub struct Dev;\n", &cfg, sources);
     let errors: Vec<_> = a
@@ -195,18 +184,7 @@ fn repeated_unmatched_config_paths_are_one_error() {
         "sinks = [{}]\nroots = [\"t::nope\"]\n",
         vec!["\"t::nope\""; 2000].join(", ")
     );
-    let root = PathBuf::from(ROOT);
-    let mut sources = SourceMap::new(&root);
-    let id = sources.add(root.join("nosync.toml"), text.clone());
-    let mut cfg = Config::default();
-    let value: toml::Table = toml::from_str(&text).unwrap();
-    let mut diags = Vec::new();
-    cfg.add_table(
-        &serde_json::to_value(value).unwrap(),
-        id,
-        &sources,
-        &mut diags,
-    );
+    let (cfg, sources, _) = config_from_toml(&text);
     let a = analyze_src("pub struct Dev;\n", &cfg, sources);
     let errors: Vec<_> = a
         .diagnostics

@@ -76,6 +76,20 @@ fn spec(name: &str, file: PathBuf) -> CrateSpec {
     }
 }
 
+/// A config read from TOML `text` as `/mem/t/nosync.toml`: the config, the source map that
+/// holds the file (for located config errors), and the diagnostics reading it produced.
+fn config_from_toml(text: &str) -> (Config, SourceMap, Vec<crate::diagnostics::Diagnostic>) {
+    let root = PathBuf::from(ROOT);
+    let mut sources = SourceMap::new(&root);
+    let id = sources.add(root.join("nosync.toml"), text.to_owned());
+    let mut cfg = Config::default();
+    let value: toml::Table = toml::from_str(text).expect("test TOML parses");
+    let mut diags = Vec::new();
+    let json = serde_json::to_value(value).expect("TOML converts to JSON");
+    cfg.add_table(&json, id, &sources, &mut diags);
+    (cfg, sources, diags)
+}
+
 /// One line per diagnostic (`[FILE:]LINE:COL code: message`), then its label
 /// (`  = label`) and its chain (`  via LINE:COL fn (tag)`); last, the call graph's
 /// size (`  stats: N edges, M unresolved`).

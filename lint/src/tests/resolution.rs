@@ -149,19 +149,8 @@ fn drop_at_scope_end() {
 
 #[test]
 fn config_roots_sinks_and_errors() {
-    let root = PathBuf::from("/mem/t");
-    let mut sources = SourceMap::new(&root);
     let text = "roots = [\"t::hot\", \"t::nope\"]\nsinks = [\"t::Dev::flush\"]\n";
-    let id = sources.add(root.join("nosync.toml"), text.to_owned());
-    let mut cfg = Config::default();
-    let value: toml::Table = toml::from_str(text).unwrap();
-    let mut diags = Vec::new();
-    cfg.add_table(
-        &serde_json::to_value(value).unwrap(),
-        id,
-        &sources,
-        &mut diags,
-    );
+    let (cfg, _, diags) = config_from_toml(text);
     assert!(diags.is_empty());
     let out = check_with(
         "struct Dev; impl Dev { fn flush(&self) {} }\nfn hot(d: &Dev) { d.flush() }\n",
