@@ -332,17 +332,20 @@ fn edit_file(path: &Path, edit: impl FnOnce(String) -> String) {
     std::fs::write(path, edit(text)).expect("write");
 }
 
+/// The lint on the crate at `manifest`, without colour, with `flags` after.
+fn lint_manifest(manifest: &Path, flags: &[&str]) -> Run {
+    let manifest = manifest.display().to_string();
+    let mut args = vec!["--manifest-path", manifest.as_str(), "--color", "never"];
+    args.extend(flags);
+    lint(&args)
+}
+
 #[test]
 fn baseline_round_trip_fails_only_on_new_findings() {
     let dir = demo_copy(|m| m);
     let root = dir.path();
-    let manifest = root.join("Cargo.toml").display().to_string();
     let baseline = root.join("nosync-baseline.toml").display().to_string();
-    let run = |flags: &[&str]| {
-        let mut args = vec!["--manifest-path", manifest.as_str(), "--color", "never"];
-        args.extend(flags);
-        lint(&args)
-    };
+    let run = |flags: &[&str]| lint_manifest(&root.join("Cargo.toml"), flags);
 
     let written = run(&["--write-baseline", &baseline]);
     assert_eq!(written.exit, 0, "{}{}", written.stdout, written.stderr);
@@ -393,13 +396,8 @@ fn baseline_round_trip_fails_only_on_new_findings() {
 fn stale_baseline_entries_are_reported_at_the_entry() {
     let dir = demo_copy(|m| m);
     let root = dir.path();
-    let manifest = root.join("Cargo.toml").display().to_string();
     let baseline = root.join("nosync-baseline.toml").display().to_string();
-    let run = |flags: &[&str]| {
-        let mut args = vec!["--manifest-path", manifest.as_str(), "--color", "never"];
-        args.extend(flags);
-        lint(&args)
-    };
+    let run = |flags: &[&str]| lint_manifest(&root.join("Cargo.toml"), flags);
     assert_eq!(run(&["--write-baseline", &baseline]).exit, 0);
     // Fix one of the two syncs: the loss is no longer logged from the hot path.
     edit_file(&root.join("src/model.rs"), |t| {
