@@ -28,12 +28,20 @@ impl log::Log for Capture {
     fn flush(&self) {}
 }
 
-fn logged(api: &str) -> Vec<(log::Level, String)> {
+/// Installs the capturing logger. A test that checks log records calls this before it logs
+/// anything: records are written once per site, so one logged before the logger is installed
+/// is lost for good (whether another test installed it first depends on test order).
+fn install_logger() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         log::set_logger(&Capture).expect("no other logger in this test binary");
         log::set_max_level(log::LevelFilter::Trace);
     });
+}
+
+/// The captured `nosync` records that name `api`.
+fn logged(api: &str) -> Vec<(log::Level, String)> {
+    install_logger();
     let records = RECORDS.lock().unwrap_or_else(PoisonError::into_inner);
     let needle = format!("`{api}`");
     records
@@ -69,6 +77,7 @@ fn the_default_mode_follows_debug_assertions_or_the_environment() {
 #[test]
 fn allow_mode_ignores_the_violation() {
     static SITE: SyncSite = SyncSite::does("allow_mode_site", "blocks");
+    install_logger();
     let r = nosync::with_mode(Mode::Allow, || {
         nosync::no_sync(|| nosync::declare_sync(&SITE))
     });
@@ -80,7 +89,7 @@ fn allow_mode_ignores_the_violation() {
 fn log_mode_logs_once_per_site() {
     static FIRST: SyncSite = SyncSite::may("log_mode_first", "may block");
     static SECOND: SyncSite = SyncSite::does("log_mode_second", "blocks");
-    logged("install the logger");
+    install_logger();
     nosync::with_mode(Mode::Log, || {
         let _forbid = nosync::forbid();
         for _ in 0..3 {
@@ -171,6 +180,7 @@ impl Drop for SyncsOnDrop {
 #[test]
 fn declare_sync_in_drop_never_panics_but_is_recorded_and_logged() {
     static SITE: SyncSite = SyncSite::does("drop_site", "frees device memory synchronously");
+    install_logger();
     for m in Mode::ALL {
         let ((), report) = nosync::count_syncs(|| {
             nosync::with_mode(m, || nosync::no_sync(|| drop(SyncsOnDrop(&SITE))));
@@ -197,6 +207,7 @@ fn declare_sync_in_drop_never_panics_but_is_recorded_and_logged() {
 #[test]
 fn never_panics_while_the_thread_is_already_panicking() {
     static SITE: SyncSite = SyncSite::does("unwinding_site", "blocks");
+    install_logger();
     struct DeclaresWhileUnwinding;
     impl Drop for DeclaresWhileUnwinding {
         fn drop(&mut self) {
