@@ -20,6 +20,14 @@ struct Pending<'a> {
     imp: &'a ImplIr,
 }
 
+/// A trait's supertrait bounds, resolved once every crate's modules are known (a bound
+/// can name a trait of a crate collected later).
+struct PendingSupers<'a> {
+    module: ModId,
+    canon: String,
+    supers: &'a [crate::parse::ir::PathIr],
+}
+
 /// Builds the def map of `crates`; `cfgs[i]` is the cfg context index crate `i` was parsed with.
 pub fn build<'a>(
     crates: &'a [CrateSpec],
@@ -29,6 +37,7 @@ pub fn build<'a>(
     let mut map = DefMap::default();
     let mut diags = Vec::new();
     let mut impls = Vec::new();
+    let mut supers = Vec::new();
     add_builtins(&mut map);
     for (i, spec) in crates.iter().enumerate() {
         let root = new_module(&mut map, i, None, spec.name.clone());
@@ -45,9 +54,12 @@ pub fn build<'a>(
         // Each module file enters a crate's tree once (`#[path]` can point back up).
         let mut loaded: HashSet<PathBuf> = HashSet::from([spec.root.clone()]);
         while let Some((m, items)) = work.pop() {
-            let mut cx = (&mut work, &mut impls, &mut diags, &mut loaded);
+            let mut cx = (&mut work, &mut impls, &mut supers, &mut diags, &mut loaded);
             collect_items(&mut map, m, items, parsed, i, &mut cx, sources);
         }
+    }
+    for p in &supers {
+        resolve_supertraits(&mut map, p);
     }
     for p in &impls {
         add_impl(&mut map, p.module, p.imp);
@@ -115,10 +127,12 @@ fn define(map: &mut DefMap<'_>, m: ModId, name: &str, def: Def) {
         .push(def);
 }
 
-/// The collector's work list, pending impls, diagnostics and loaded module files.
+/// The collector's work list, pending impls and supertraits, diagnostics and loaded
+/// module files.
 type Cx<'c, 'a> = (
     &'c mut Vec<(ModId, &'a [Item])>,
     &'c mut Vec<Pending<'a>>,
+    &'c mut Vec<PendingSupers<'a>>,
     &'c mut Vec<Diagnostic>,
     &'c mut HashSet<PathBuf>,
 );
@@ -132,7 +146,7 @@ fn collect_items<'a>(
     cx: &mut Cx<'_, 'a>,
     sources: &SourceMap,
 ) {
-    let (work, impls, diags, loaded) = cx;
+    let (work, impls, pending_supers, diags, loaded) = cx;
     let mpath = map.modules[m as usize].path.clone();
     for item in items {
         match item {
@@ -156,7 +170,14 @@ fn collect_items<'a>(
                 fns,
                 supertraits,
                 ..
-            } => add_trait(map, m, name, fns, supertraits),
+            } => {
+                let canon = add_trait(map, m, name, fns);
+                pending_supers.push(PendingSupers {
+                    module: m,
+                    canon,
+                    supers: supertraits,
+                });
+            }
             Item::Impl(imp) => {
                 impls.push(Pending { module: m, imp });
                 for f in &imp.fns {
@@ -248,13 +269,9 @@ fn add_type<'a>(map: &mut DefMap<'a>, m: ModId, name: &str, kind: TypeKind<'a>) 
     define(map, m, name, Def::Type(canon));
 }
 
-fn add_trait<'a>(
-    map: &mut DefMap<'a>,
-    m: ModId,
-    name: &str,
-    fns: &'a [FnIr],
-    supers: &'a [crate::parse::ir::PathIr],
-) {
+/// Adds trait `name` of module `m` with its fns; returns its canonical path. Its
+/// supertraits are filled in by [`resolve_supertraits`] once every crate is collected.
+fn add_trait<'a>(map: &mut DefMap<'a>, m: ModId, name: &str, fns: &'a [FnIr]) -> String {
     let canon = format!("{}::{name}", map.modules[m as usize].path);
     let mut table = HashMap::new();
     for f in fns {
@@ -270,25 +287,36 @@ fn add_trait<'a>(
         map.fns[id as usize].is_trait_decl = true;
         table.insert(f.name.clone(), id);
     }
-    // Supertraits are resolved lazily by name in their module.
-    let supertraits = supers
-        .iter()
-        .filter_map(|p| match map.resolve_path(m, &p.names(), p.global) {
-            Some(Def::Trait(t)) => Some(t),
-            _ => None,
-        })
-        .collect();
     map.types.insert(
         canon.clone(),
         TypeData {
             module: m,
             kind: TypeKind::Trait {
                 fns: table,
-                supertraits,
+                supertraits: Vec::new(),
             },
         },
     );
-    define(map, m, name, Def::Trait(canon));
+    define(map, m, name, Def::Trait(canon.clone()));
+    canon
+}
+
+fn resolve_supertraits(map: &mut DefMap<'_>, p: &PendingSupers<'_>) {
+    let resolved: Vec<String> = p
+        .supers
+        .iter()
+        .filter_map(|s| match map.resolve_path(p.module, &s.names(), s.global) {
+            Some(Def::Trait(t)) => Some(t),
+            _ => None,
+        })
+        .collect();
+    if let Some(TypeData {
+        kind: TypeKind::Trait { supertraits, .. },
+        ..
+    }) = map.types.get_mut(&p.canon)
+    {
+        *supertraits = resolved;
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

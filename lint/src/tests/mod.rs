@@ -34,6 +34,16 @@ fn analyze_src(src: &str, cfg: &Config, mut sources: SourceMap) -> crate::Analys
 /// Analyses crates on disk: `files` (path, text) are written under a fresh directory,
 /// `crates` are (name, root file) there. Lines start with the file (relative path).
 fn check_tree(files: &[(&str, &str)], crates: &[(&str, &str)]) -> String {
+    check_tree_deps(files, crates, &[])
+}
+
+/// [`check_tree`] where crate `a` depends on analysed crate `b` for each `(a, b)` of
+/// `deps` (indexes into `crates`; the dependency is named as its crate).
+fn check_tree_deps(
+    files: &[(&str, &str)],
+    crates: &[(&str, &str)],
+    deps: &[(usize, usize)],
+) -> String {
     let dir = std::env::temp_dir().join(format!(
         "nosync-lint-unit-{}-{}",
         std::process::id(),
@@ -45,7 +55,11 @@ fn check_tree(files: &[(&str, &str)], crates: &[(&str, &str)]) -> String {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, text).unwrap();
     }
-    let specs = crates.iter().map(|(n, r)| spec(n, dir.join(r))).collect();
+    let mut specs: Vec<CrateSpec> = crates.iter().map(|(n, r)| spec(n, dir.join(r))).collect();
+    for &(a, b) in deps {
+        let name = specs[b].name.clone();
+        specs[a].deps.push((name, DepTarget::Analysed(b)));
+    }
     let a = analyze_crates(dir.clone(), specs, &Config::default(), SourceMap::new(&dir));
     let _ = std::fs::remove_dir_all(&dir);
     render(&a, true)

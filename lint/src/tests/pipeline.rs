@@ -36,6 +36,29 @@ fn a_file_included_by_two_targets_is_one_file_and_reports_once() {
     assert!(out.contains("via 3:44 e::model::step (exact)"), "{out}");
 }
 
+/// A supertrait bound naming a trait of a crate collected later: resolving it while
+/// the first crate was collected indexed a crate list that did not hold it yet (a panic
+/// on the cubecl workspace). Supertraits are resolved once every crate is known.
+#[test]
+fn a_supertrait_from_a_crate_collected_later_resolves() {
+    let app = "use nosync::no_sync;\npub trait Step: base::Base {}\n\
+               #[no_sync] pub fn run<T: Step>(t: &T) { t.wait(); }\n";
+    let base = "pub trait Base {\n    #[nosync::synchronizes(reason = \"waits\")]\n    fn wait(&self);\n}\n";
+    let out = check_tree_deps(
+        &[("app/lib.rs", app), ("base/lib.rs", base)],
+        &[("app", "app/lib.rs"), ("base", "base/lib.rs")],
+        &[(0, 1)],
+    );
+    let lines: Vec<&str> = out.lines().filter(|l| !l.starts_with("  ")).collect();
+    assert_eq!(
+        lines,
+        [
+            "app/lib.rs:3:43 sync-in-no-sync: `run` is #[no_sync] but reaches a host-blocking call: `Base::wait`"
+        ],
+        "{out}"
+    );
+}
+
 #[test]
 fn drop_hops_name_what_is_dropped() {
     let src = with_prelude(
