@@ -112,7 +112,7 @@ pub struct FnIr {
     pub ret: Option<TypeRef>,
     pub is_async: bool,
     pub body: Option<Block>,
-    /// Items declared inside the body (nested fns, impls, structs).
+    /// Items declared inside the body, in any of its blocks (nested fns, impls, structs).
     pub nested: Vec<Item>,
 }
 

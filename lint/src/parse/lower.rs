@@ -19,6 +19,9 @@ pub struct Lower<'a> {
     pub truncated: bool,
     /// Every span becomes this one (code expanded from a macro invocation).
     pub fixed: Option<SpanIr>,
+    /// Items declared in the inner blocks of the fn being lowered (an `if` block, a
+    /// closure body): they become the fn's `nested` items, visible in its whole body.
+    pub inner: Vec<Item>,
 }
 
 impl Lower<'_> {
@@ -264,7 +267,11 @@ impl Lower<'_> {
             }
         }
         let mut nested = Vec::new();
+        // A fn nested in this one collects its own inner items.
+        let outer = std::mem::take(&mut self.inner);
         let body = body.map(|b| self.block(b, &mut nested));
+        nested.append(&mut self.inner);
+        self.inner = outer;
         FnIr {
             name: sig.ident.to_string(),
             span: self.sp(sig.ident.span()),

@@ -179,7 +179,8 @@ impl Lower<'_> {
     fn block_expr(&mut self, b: &syn::Block) -> Expr {
         let mut nested = Vec::new();
         let block = self.block(b, &mut nested);
-        // Items inside inner blocks are rare; lower them for their calls but do not register them.
+        // Items of an inner block belong to the enclosing fn (see `Lower::inner`).
+        self.inner.append(&mut nested);
         Expr::Block(block)
     }
 

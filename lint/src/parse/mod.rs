@@ -231,6 +231,7 @@ pub fn parse_text(
         file_dir: job.path.parent().map(Path::to_path_buf).unwrap_or_default(),
         depth: 0,
         truncated: false,
+        inner: Vec::new(),
         fixed: None,
     };
     let dir = job.mod_dir.clone();

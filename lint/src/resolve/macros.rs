@@ -135,6 +135,7 @@ fn lower_expansion(src: &str, span: SpanIr, cfg: &CfgCtx) -> Option<Vec<Item>> {
         file_dir: Default::default(),
         depth: 0,
         truncated: false,
+        inner: Vec::new(),
         fixed: Some(span),
     };
     let items = lower.items(&file.items, std::path::Path::new(""), false);

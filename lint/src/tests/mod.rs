@@ -155,3 +155,4 @@ fn with_prelude(body: &str) -> String {
 mod limits;
 mod pipeline;
 mod resolution;
+mod scopes;
