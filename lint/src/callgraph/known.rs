@@ -1,5 +1,6 @@
 //! What the lint knows of std and cudarc return types, to keep receivers typed through
-//! `Arc::new(..)`, `ctx.default_stream()`, `x.lock().unwrap()` and the like.
+//! `Arc::new(..)`, `ctx.default_stream()`, `x.lock().unwrap()` and the like, and of the
+//! `Result` aliases of crates it does not analyse (`anyhow::Result<T>`), for `?`.
 
 use crate::resolve::Ty;
 use crate::sinks::{CUDARC_RETURNS, is_cudarc_type};
@@ -51,8 +52,76 @@ pub fn std_assoc_ret(segs: &[String], args: &[Ty]) -> Option<Ty> {
     }
 }
 
+/// `Result` aliases of crates the lint does not analyse, by canonical path, with the
+/// error type they fix: `anyhow::Result<T>` is `std::Result<T, anyhow::Error>`.
+const RESULT_ALIASES: &[(&str, &str)] = &[
+    ("anyhow::Result", "anyhow::Error"),
+    ("eyre::Result", "eyre::Report"),
+    ("color_eyre::Result", "color_eyre::Report"),
+    ("color_eyre::eyre::Result", "color_eyre::eyre::Report"),
+];
+
+/// `ty` with a known external alias replaced by the type it stands for.
+pub fn expand_known_alias(ty: &Ty) -> Ty {
+    match ty {
+        Ty::Adt(c, args) => match RESULT_ALIASES.iter().find(|(a, _)| a == c) {
+            Some((_, err)) => {
+                let ok = args.first().cloned().unwrap_or(Ty::Unknown);
+                let err = args
+                    .get(1)
+                    .cloned()
+                    .unwrap_or_else(|| Ty::Adt((*err).to_owned(), Vec::new()));
+                Ty::Adt("std::Result".into(), vec![ok, err])
+            }
+            None => ty.clone(),
+        },
+        _ => ty.clone(),
+    }
+}
+
+/// What `e?` gives for an `e` of type `ty`: the `Ok` type of a `Result` (or of a known
+/// alias of it), the `Some` type of an `Option`. Crate-local aliases are already expanded
+/// when the type is resolved.
+pub fn try_output(ty: &Ty) -> Ty {
+    expand_known_alias(ty).unwrap_once()
+}
+
+fn result_of(ok: Ty) -> Option<Ty> {
+    Some(Ty::Adt("std::Result".into(), vec![ok]))
+}
+
+/// `Result`/`Option` adapters that keep the value's type: `r.map_err(..)?`,
+/// `r.context("..")?`, `o.ok_or(e)?`, `o.cloned()`.
+fn adapter_ret(recv: &Ty, name: &str) -> Option<Ty> {
+    let ok = recv.arg(0);
+    match name {
+        "map_err" | "context" | "with_context" | "wrap_err" | "wrap_err_with" | "inspect"
+        | "inspect_err" | "or_else"
+            if recv.is("std::Result") =>
+        {
+            result_of(ok)
+        }
+        "ok_or" | "ok_or_else" | "context" | "with_context" | "wrap_err" | "wrap_err_with"
+            if recv.is("std::Option") =>
+        {
+            result_of(ok)
+        }
+        "copied" | "cloned" | "as_deref" | "as_deref_mut" | "take" | "filter" | "inspect"
+        | "or" | "or_else" | "xor"
+            if recv.is("std::Option") =>
+        {
+            Some(Ty::Adt("std::Option".into(), vec![ok]))
+        }
+        _ => None,
+    }
+}
+
 /// The result of std methods that keep the receiver's type visible.
 pub fn std_method_ret(recv: &Ty, name: &str) -> Option<Ty> {
+    let recv = &expand_known_alias(recv);
+    if let Some(t) = adapter_ret(recv, name) {
+        return Some(t);
+    }
     match name {
         "unwrap" | "expect" | "unwrap_or" | "unwrap_or_default" | "unwrap_or_else"
         | "unwrap_unchecked" => Some(recv.unwrap_once()),

@@ -157,9 +157,11 @@ pub enum Item {
         span: SpanIr,
         variants: Vec<(String, Vec<(String, TypeRef)>)>,
     },
+    /// `type Name<T, E = Default> = ty;`: the type parameters with their defaults.
     TypeAlias {
         name: String,
         span: SpanIr,
+        params: Vec<(String, Option<TypeRef>)>,
         ty: TypeRef,
     },
     /// A `static` or `const`, for the type of paths that name it.

@@ -93,6 +93,11 @@ impl Lower<'_> {
             syn::Item::Type(t) => out.push(Item::TypeAlias {
                 name: t.ident.to_string(),
                 span: self.sp(t.ident.span()),
+                params: t
+                    .generics
+                    .type_params()
+                    .map(|p| (p.ident.to_string(), p.default.as_ref().map(lower_type)))
+                    .collect(),
                 ty: lower_type(&t.ty),
             }),
             syn::Item::Static(v) => out.push(Item::Value {

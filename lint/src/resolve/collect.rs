@@ -164,7 +164,9 @@ fn collect_items<'a>(
                 ..
             } => add_type(map, m, name, TypeKind::Struct(fields, generics)),
             Item::Enum { name, variants, .. } => add_type(map, m, name, TypeKind::Enum(variants)),
-            Item::TypeAlias { name, ty, .. } => add_type(map, m, name, TypeKind::Alias(ty)),
+            Item::TypeAlias {
+                name, ty, params, ..
+            } => add_type(map, m, name, TypeKind::Alias(ty, params)),
             Item::Trait {
                 name,
                 fns,

@@ -98,7 +98,8 @@ pub enum TypeKind<'a> {
     Struct(&'a [(String, TypeRef)], &'a [GenericParam]),
     /// Variants and their fields (positional fields named `0`, `1`, ...).
     Enum(&'a [(String, Vec<(String, TypeRef)>)]),
-    Alias(&'a TypeRef),
+    /// The aliased type and the alias's type parameters with their defaults.
+    Alias(&'a TypeRef, &'a [(String, Option<TypeRef>)]),
     Trait {
         fns: HashMap<String, FnId>,
         supertraits: Vec<String>,

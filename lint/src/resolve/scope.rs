@@ -81,11 +81,11 @@ impl DefMap<'_> {
     /// An associated fn `name` of a type or trait.
     pub fn assoc(&self, canon: &str, name: &str) -> Option<Def> {
         if let Some(TypeData {
-            kind: TypeKind::Alias(_),
+            kind: TypeKind::Alias(..),
             ..
         }) = self.types.get(canon)
         {
-            let ty = self.resolve_alias(canon, 0);
+            let ty = self.resolve_alias(canon, &[], 0);
             return ty.canon().and_then(|c| self.assoc(c, name));
         }
         if let Some(ids) = self.methods.get(canon).and_then(|t| t.get(name)) {

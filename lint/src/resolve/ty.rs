@@ -98,6 +98,15 @@ fn external_canon(segs: &[String]) -> String {
     }
 }
 
+/// What names mean while a written type is resolved: the generic parameters in scope,
+/// `Self`, and (inside an alias's definition) the alias's parameters bound to the
+/// arguments it was used with.
+struct TyCx<'c> {
+    generics: &'c [GenericParam],
+    self_ty: Option<&'c Ty>,
+    subst: &'c [(String, Ty)],
+}
+
 impl DefMap<'_> {
     /// Resolves a written type in module `m`, with `generics` in scope and `Self` = `self_ty`.
     pub fn resolve_type(
@@ -108,62 +117,59 @@ impl DefMap<'_> {
         self_ty: Option<&Ty>,
         depth: usize,
     ) -> Ty {
+        let cx = TyCx {
+            generics,
+            self_ty,
+            subst: &[],
+        };
+        self.resolve_ty_in(m, t, &cx, depth)
+    }
+
+    fn resolve_ty_in(&self, m: ModId, t: &TypeRef, cx: &TyCx<'_>, depth: usize) -> Ty {
         if depth > MAX_DEPTH {
             return Ty::Unknown;
         }
         let d = depth + 1;
         match t {
-            TypeRef::Ref(inner) => self.resolve_type(m, inner, generics, self_ty, d),
-            TypeRef::Slice(inner) => {
-                Ty::Slice(Box::new(self.resolve_type(m, inner, generics, self_ty, d)))
+            TypeRef::Ref(inner) => self.resolve_ty_in(m, inner, cx, d),
+            TypeRef::Slice(inner) => Ty::Slice(Box::new(self.resolve_ty_in(m, inner, cx, d))),
+            TypeRef::Array(inner) => Ty::Array(Box::new(self.resolve_ty_in(m, inner, cx, d))),
+            TypeRef::Tuple(ts) => {
+                Ty::Tuple(ts.iter().map(|t| self.resolve_ty_in(m, t, cx, d)).collect())
             }
-            TypeRef::Array(inner) => {
-                Ty::Array(Box::new(self.resolve_type(m, inner, generics, self_ty, d)))
-            }
-            TypeRef::Tuple(ts) => Ty::Tuple(
-                ts.iter()
-                    .map(|t| self.resolve_type(m, t, generics, self_ty, d))
-                    .collect(),
-            ),
             TypeRef::ImplTrait(bounds) => Ty::Param(self.traits(m, bounds)),
             TypeRef::DynTrait(bounds) => Ty::Dyn(self.traits(m, bounds)),
-            TypeRef::Path(p) => self.resolve_type_path(m, p, generics, self_ty, d),
+            TypeRef::Path(p) => self.resolve_type_path(m, p, cx, d),
             TypeRef::Unknown => Ty::Unknown,
         }
     }
 
-    fn resolve_type_path(
-        &self,
-        m: ModId,
-        p: &PathIr,
-        generics: &[GenericParam],
-        self_ty: Option<&Ty>,
-        d: usize,
-    ) -> Ty {
+    fn resolve_type_path(&self, m: ModId, p: &PathIr, cx: &TyCx<'_>, d: usize) -> Ty {
         if p.qself.is_some() {
             return Ty::Unknown;
         }
         let names = p.names();
         if let [name] = names.as_slice() {
-            if *name == "Self" {
-                return self_ty.cloned().unwrap_or(Ty::Unknown);
+            if let Some((_, t)) = cx.subst.iter().find(|(n, _)| n == name) {
+                return t.clone();
             }
-            if let Some(g) = generics.iter().find(|g| g.name == *name) {
+            if *name == "Self" {
+                return cx.self_ty.cloned().unwrap_or(Ty::Unknown);
+            }
+            if let Some(g) = cx.generics.iter().find(|g| g.name == *name) {
                 return Ty::Param(self.traits(m, &g.bounds));
             }
         }
         let args = |s: &Self| -> Vec<Ty> {
             let last = p.segs.last().map(|s| s.args.as_slice()).unwrap_or(&[]);
-            last.iter()
-                .map(|a| s.resolve_type(m, a, generics, self_ty, d))
-                .collect()
+            last.iter().map(|a| s.resolve_ty_in(m, a, cx, d)).collect()
         };
         match self.resolve_path(m, &names, p.global) {
             Some(Def::Type(c)) => match self.types.get(&c) {
                 Some(TypeData {
-                    kind: TypeKind::Alias(_),
+                    kind: TypeKind::Alias(..),
                     ..
-                }) => self.resolve_alias(&c, d),
+                }) => self.resolve_alias(&c, &args(self), d),
                 _ => Ty::Adt(c, args(self)),
             },
             Some(Def::Trait(c)) => Ty::Dyn(vec![c]),
@@ -172,19 +178,43 @@ impl DefMap<'_> {
         }
     }
 
-    /// The type an alias stands for.
-    pub fn resolve_alias(&self, canon: &str, depth: usize) -> Ty {
+    /// The type alias `canon` stands for when used with `args`: its parameters are bound
+    /// to the arguments given, the missing ones to their defaults (which may name the
+    /// parameters before them), or to an unknown type.
+    pub fn resolve_alias(&self, canon: &str, args: &[Ty], depth: usize) -> Ty {
         if depth > MAX_DEPTH {
             return Ty::Unknown;
         }
-        match self.types.get(canon) {
-            // `resolve_type` follows aliases of aliases, carrying the depth (`type A = A;`).
-            Some(TypeData {
-                kind: TypeKind::Alias(t),
-                module,
-            }) => self.resolve_type(*module, t, &[], None, depth + 1),
-            _ => Ty::Adt(canon.to_owned(), Vec::new()),
+        let Some(TypeData {
+            kind: TypeKind::Alias(t, params),
+            module,
+        }) = self.types.get(canon)
+        else {
+            return Ty::Adt(canon.to_owned(), args.to_vec());
+        };
+        let mut subst: Vec<(String, Ty)> = Vec::with_capacity(params.len());
+        for (i, (name, default)) in params.iter().enumerate() {
+            let ty = match (args.get(i), default) {
+                (Some(a), _) => a.clone(),
+                (None, Some(def)) => {
+                    let cx = TyCx {
+                        generics: &[],
+                        self_ty: None,
+                        subst: &subst,
+                    };
+                    self.resolve_ty_in(*module, def, &cx, depth + 1)
+                }
+                (None, None) => Ty::Unknown,
+            };
+            subst.push((name.clone(), ty));
         }
+        let cx = TyCx {
+            generics: &[],
+            self_ty: None,
+            subst: &subst,
+        };
+        // Aliases of aliases carry the depth (`type A = A;` ends).
+        self.resolve_ty_in(*module, t, &cx, depth + 1)
     }
 
     /// Trait bounds resolved to canonical trait paths.

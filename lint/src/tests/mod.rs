@@ -156,3 +156,4 @@ mod limits;
 mod pipeline;
 mod resolution;
 mod scopes;
+mod types;

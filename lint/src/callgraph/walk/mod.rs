@@ -325,7 +325,7 @@ impl Walker<'_, '_> {
             }
             Expr::Try(inner) => {
                 let (t, c) = self.expr(inner);
-                (t.unwrap_once(), c)
+                (crate::callgraph::known::try_output(&t), c)
             }
             Expr::Await(inner) | Expr::Ref(inner) => self.expr(inner),
             Expr::Match { scrutinee, arms } => self.match_expr(scrutinee, arms),

@@ -1,0 +1,176 @@
+//! Types through `type` aliases (generic, with defaults, re-exported, across crates, of
+//! crates not analysed) and through `?`, hop by hop along method chains.
+
+use super::*;
+
+/// A candle-style tensor whose methods return the crate's own `Result` alias, and a
+/// blocking `to_scalar`. `{alias}` declares `Result`.
+fn tensor_crate(alias: &str) -> String {
+    format!(
+        "use nosync::{{no_sync, synchronizes}};\n\
+         pub struct Error;\n\
+         {alias}\n\
+         pub struct Tensor;\n\
+         impl Tensor {{\n\
+         \x20   pub fn sqrt(&self) -> Result<Tensor> {{ Ok(Tensor) }}\n\
+         \x20   pub fn sum_all(&self) -> Result<Self> {{ Ok(Tensor) }}\n\
+         \x20   #[synchronizes(reason = \"copies to the host\")]\n\
+         \x20   pub fn to_scalar<T: Default>(&self) -> Result<T> {{ Ok(T::default()) }}\n\
+         }}\n"
+    )
+}
+
+const LOSS: &str = "#[no_sync] pub fn loss(t: &Tensor) -> Result<f32> { let l = t.sum_all()?; l.to_scalar::<f32>() }\n";
+
+fn sink_lines(out: &str) -> Vec<&str> {
+    out.lines()
+        .filter(|l| !l.starts_with("  ") && !l.contains("unresolved-call"))
+        .collect()
+}
+
+#[test]
+fn question_mark_on_a_one_parameter_result_alias() {
+    let src = tensor_crate("pub type Result<T> = std::result::Result<T, Error>;") + LOSS;
+    let out = check(&src);
+    assert_eq!(
+        sink_lines(&out),
+        [
+            "11:77 sync-in-no-sync: `loss` is #[no_sync] but reaches a host-blocking call: `Tensor::to_scalar`"
+        ],
+        "{out}"
+    );
+    assert!(out.contains("via 11:77 t::loss (inferred)"), "{out}");
+}
+
+#[test]
+fn generic_alias_with_a_default_parameter() {
+    let src = tensor_crate("pub type Result<T, E = Error> = core::result::Result<T, E>;") + LOSS;
+    let out = check(&src);
+    assert_eq!(sink_lines(&out).len(), 1, "{out}");
+    assert!(out.contains("`Tensor::to_scalar`"), "{out}");
+}
+
+#[test]
+fn default_naming_an_earlier_parameter_and_an_alias_of_an_alias() {
+    let src = tensor_crate(
+        "pub struct Wrap<T>(T);\npub type Base<T, E = Wrap<T>> = std::result::Result<T, E>;\npub type Result<T> = Base<T>;",
+    ) + LOSS;
+    let out = check(&src);
+    assert_eq!(sink_lines(&out).len(), 1, "{out}");
+}
+
+#[test]
+fn chained_question_marks_keep_the_type_hop_by_hop() {
+    let src = tensor_crate("pub type Result<T> = std::result::Result<T, Error>;")
+        + "#[no_sync] pub fn norm(t: &Tensor) -> Result<f32> { t.sqrt()?.sum_all()?.to_scalar::<f32>() }\n";
+    let out = check(&src);
+    assert_eq!(
+        sink_lines(&out),
+        [
+            "11:74 sync-in-no-sync: `norm` is #[no_sync] but reaches a host-blocking call: `Tensor::to_scalar`"
+        ],
+        "{out}"
+    );
+}
+
+#[test]
+fn alias_re_exported_from_another_module() {
+    let src = "use nosync::{no_sync, synchronizes};\n\
+               mod error { pub struct Error; pub type Result<T> = std::result::Result<T, Error>; }\n\
+               pub use error::{Error, Result};\n\
+               pub mod tensor {\n\
+               \x20   use crate::Result;\n\
+               \x20   pub struct Tensor;\n\
+               \x20   impl Tensor {\n\
+               \x20       pub fn sum_all(&self) -> Result<Tensor> { Ok(Tensor) }\n\
+               \x20       #[nosync::synchronizes] pub fn to_vec(&self) -> Result<Vec<f32>> { Ok(vec![]) }\n\
+               \x20   }\n\
+               }\n\
+               pub mod train {\n\
+               \x20   use super::tensor::Tensor;\n\
+               \x20   #[nosync::no_sync] pub fn step(t: &Tensor) -> crate::error::Result<usize> {\n\
+               \x20       let s = t.sum_all()?;\n\
+               \x20       Ok(s.to_vec()?.len())\n\
+               \x20   }\n\
+               }\n";
+    let out = check(src);
+    assert_eq!(
+        sink_lines(&out),
+        [
+            "16:14 sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `Tensor::to_vec`"
+        ],
+        "{out}"
+    );
+}
+
+#[test]
+fn alias_across_two_crates() {
+    let core = tensor_crate("pub type Result<T> = std::result::Result<T, Error>;");
+    let app = "use nosync::no_sync;\nuse core_t::{Result, Tensor};\n\
+               #[no_sync] pub fn loss(t: &Tensor) -> Result<f32> {\n    let l = t.sum_all()?;\n    l.to_scalar::<f32>()\n}\n\
+               #[no_sync] pub fn spelled(t: &Tensor) -> core_t::Result<f32> { t.sqrt()?.sum_all()?.to_scalar() }\n";
+    let out = check_tree_deps(
+        &[("app/lib.rs", app), ("core_t/lib.rs", &core)],
+        &[("app", "app/lib.rs"), ("core_t", "core_t/lib.rs")],
+        &[(0, 1)],
+    );
+    assert_eq!(
+        sink_lines(&out),
+        [
+            "app/lib.rs:5:7 sync-in-no-sync: `loss` is #[no_sync] but reaches a host-blocking call: `Tensor::to_scalar`",
+            "app/lib.rs:7:85 sync-in-no-sync: `spelled` is #[no_sync] but reaches a host-blocking call: `Tensor::to_scalar`",
+        ],
+        "{out}"
+    );
+    assert!(out.contains("via 5:7 app::loss (inferred)"), "{out}");
+}
+
+#[test]
+fn option_alias() {
+    let src = with_prelude(
+        "pub type Maybe<T> = Option<T>;\n\
+         pub struct Pool; pub struct Buf;\n\
+         impl Pool { pub fn first(&self) -> Maybe<&Buf> { None } }\n\
+         impl Buf { #[synchronizes] pub fn read(&self) {} }\n\
+         #[no_sync] fn a(p: &Pool) -> Option<()> { p.first()?.read(); Some(()) }\n",
+    );
+    let out = check(&src);
+    assert_eq!(
+        sink_lines(&out),
+        ["8:54 sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `Buf::read`"],
+        "{out}"
+    );
+}
+
+/// `anyhow::Result<T>` (anyhow is not analysed) is `std::Result<T, anyhow::Error>`, also
+/// through `.context(..)?` and when imported as `Result`.
+#[test]
+fn anyhow_result_of_a_crate_not_analysed() {
+    let src = with_prelude(
+        "use anyhow::{Context, Result};\n\
+         pub struct Dev { s: Arc<CudaStream> }\n\
+         pub fn open() -> Result<Dev> { todo!() }\n\
+         pub fn open2() -> anyhow::Result<Dev> { todo!() }\n\
+         #[no_sync] fn a() -> Result<()> { let d = open()?; d.s.synchronize(); Ok(()) }\n\
+         #[no_sync] fn b() -> Result<()> { open2().context(\"no device\")?.s.synchronize(); Ok(()) }\n",
+    );
+    let root = PathBuf::from(ROOT);
+    let file = root.join("src/lib.rs");
+    let mut sources = SourceMap::new(&root);
+    sources.add(file.clone(), src);
+    let mut t = spec("t", file);
+    t.deps
+        .push(("anyhow".into(), DepTarget::External("anyhow".into())));
+    let out = render(
+        &analyze_crates(root, vec![t], &Config::default(), sources),
+        false,
+    );
+    assert_eq!(
+        sink_lines(&out),
+        [
+            "8:56 sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`",
+            "9:67 sync-in-no-sync: `b` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`",
+        ],
+        "{out}"
+    );
+}
