@@ -101,27 +101,56 @@ pub fn find(
         is_root[r as usize] = true;
     }
     for &root in roots {
-        let mut found = HashSet::new();
-        for name_only in [false, true] {
-            for f in s.run(map, g, (root, &is_root), name_only) {
-                if f != root && map.func(f).marks.sink.is_some() && found.insert(f) {
-                    let chain = s.chain(g, f);
-                    if seen_findings.insert(finding_key(map, root, &chain)) {
-                        out.push(finding(map, sources, root, &chain));
+        let mut mine = Vec::new();
+        let searched = crate::net::catch(|| {
+            crate::net::failpoint("search", &map.func(root).name);
+            let mut found = HashSet::new();
+            for name_only in [false, true] {
+                for f in s.run(map, g, (root, &is_root), name_only) {
+                    if f != root && map.func(f).marks.sink.is_some() && found.insert(f) {
+                        let chain = s.chain(g, f);
+                        if seen_findings.insert(finding_key(map, root, &chain)) {
+                            mine.push(finding(map, sources, root, &chain));
+                        }
                     }
-                }
-                // Another root's own unresolved calls are reported by its own search.
-                if name_only && (f == root || !is_root[f as usize]) {
-                    for u in &g.unresolved[f as usize] {
-                        if seen_unresolved.insert(u.site) {
-                            out.push(unresolved(map, sources, root, f, u));
+                    // Another root's own unresolved calls are reported by its own search.
+                    if name_only && (f == root || !is_root[f as usize]) {
+                        for u in &g.unresolved[f as usize] {
+                            if seen_unresolved.insert(u.site) {
+                                mine.push(unresolved(map, sources, root, f, u));
+                            }
                         }
                     }
                 }
             }
+        });
+        out.append(&mut mine);
+        if let Err(caught) = searched {
+            // The search's state is unknown after a panic: start the next root afresh.
+            s = Search::new(map.fns.len());
+            out.push(root_error(map, sources, root, &caught));
         }
     }
     out
+}
+
+fn root_error(
+    map: &DefMap<'_>,
+    sources: &SourceMap,
+    root: FnId,
+    caught: &crate::net::Caught,
+) -> Diagnostic {
+    let f = map.func(root);
+    let at = f
+        .span
+        .map_or_else(|| sources.first_span(), |s| sources.span(s));
+    let subject = format!("from the #[no_sync] root `{}`", f.path);
+    caught.diagnostic(
+        "searching",
+        &subject,
+        "this root's chains are not all reported",
+        at,
+    )
 }
 
 /// What makes two findings the same, whichever crate they were found in: a file

@@ -3,7 +3,7 @@
 
 use crate::diagnostics::{Diagnostic, Level};
 use crate::engine::{self, Analysis, Options};
-use crate::render::{ColorChoice, OutputFormat, human};
+use crate::render::{ColorChoice, OutputFormat};
 use crate::workspace::WorkspaceOptions;
 use clap::Parser;
 use std::ffi::OsString;
@@ -121,12 +121,15 @@ fn report(cli: &Cli, a: &Analysis, out: &mut dyn Write, err: &mut dyn Write) -> 
         .color
         .enabled(std::io::IsTerminal::is_terminal(&std::io::stdout()));
     let style = cli.output.style(cli.format);
+    let mut rendered_all = true;
     let result = (|| -> std::io::Result<()> {
         match style {
             crate::cli_output::Style::Human => {
                 for d in &shown {
                     let sources = crate::cli_output::sources_for(d, a, baseline.as_ref());
-                    out.write_all(human::render(d, sources, color).as_bytes())?;
+                    let (text, ok) = crate::cli_output::human_or_short(d, sources, color);
+                    rendered_all &= ok;
+                    out.write_all(text.as_bytes())?;
                 }
                 if !cli.quiet {
                     writeln!(out, "{}", summary(&shown))?;
@@ -145,7 +148,21 @@ fn report(cli: &Cli, a: &Analysis, out: &mut dyn Write, err: &mut dyn Write) -> 
         let _ = writeln!(err, "error: cannot write output: {e}");
         return 2;
     }
-    i32::from(shown.iter().any(|d| d.level == Level::Deny))
+    exit_status(&shown, rendered_all)
+}
+
+/// 2 when the lint failed on part of its input (an `internal-error` at deny level, or a
+/// diagnostic it could not render): the other findings are printed, but the run is not
+/// a verdict; else 1 for any deny-level diagnostic, else 0.
+pub(crate) fn exit_status(shown: &[&Diagnostic], rendered_all: bool) -> i32 {
+    let internal = shown
+        .iter()
+        .any(|d| d.code == crate::diagnostics::Code::InternalError && d.level == Level::Deny);
+    if internal || !rendered_all {
+        2
+    } else {
+        i32::from(shown.iter().any(|d| d.level == Level::Deny))
+    }
 }
 
 fn summary(shown: &[&Diagnostic]) -> String {

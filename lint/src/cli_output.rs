@@ -381,7 +381,7 @@ pub fn write_machine(
                 if one_line {
                     format!("{}\n", short(d))
                 } else {
-                    crate::render::human::render(d, sources_for(d, analysis, baseline), ansi)
+                    human_or_short(d, sources_for(d, analysis, baseline), ansi).0
                 }
             };
             let cx = json::JsonContext {
@@ -391,6 +391,22 @@ pub fn write_machine(
                 metadata,
             };
             out.write_all(json::render(diagnostics, &cx).as_bytes())
+        }
+    }
+}
+
+/// The human rendering of `d`; if the renderer panics, its short form with a note saying
+/// so, and `false` (the run then exits 2: the output is not what it should be).
+pub fn human_or_short(d: &Diagnostic, sources: &SourceMap, color: bool) -> (String, bool) {
+    match crate::net::catch(|| crate::render::human::render(d, sources, color)) {
+        Ok(text) => (text, true),
+        Err(caught) => {
+            let text = format!(
+                "{}\n  = note: internal error while rendering this diagnostic: {}\n\n",
+                short(d),
+                caught.message
+            );
+            (text, false)
         }
     }
 }

@@ -7,7 +7,7 @@ use crate::diagnostics::{Diagnostic, Span};
 use crate::parse::cfg::CfgCtx;
 use crate::source::SourceMap;
 use crate::workspace::{self, CrateSpec, WorkspaceOptions};
-use crate::{analysis, callgraph, parse, resolve};
+use crate::{analysis, callgraph, net, parse, resolve};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -96,10 +96,21 @@ pub fn analyze_crates(
         .num_threads(threads)
         .stack_size(parse::STACK_SIZE)
         .build();
-    match pool {
+    let fallback_root = root.clone();
+    let run = || match pool {
         Ok(pool) => pool.install(move || core(root, crates, cfg, sources)),
         Err(_) => single_thread(root, crates, cfg, sources),
-    }
+    };
+    // The stages have nets of their own; this one catches what falls between them.
+    net::catch(run).unwrap_or_else(|caught| {
+        let at = Span::start_of(PathBuf::from("Cargo.toml"));
+        let lost = "nothing was reported";
+        Analysis {
+            root: fallback_root,
+            diagnostics: vec![caught.diagnostic("analysing", "the workspace", lost, at)],
+            ..Analysis::default()
+        }
+    })
 }
 
 /// Most analysis threads.
@@ -166,7 +177,15 @@ fn core(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, mut sources: Source
         .collect();
     let (mut parsed, mut diags) = parse::parse_all(&roots, &cfgs, &mut sources);
     lap(&mut stats, "parse");
-    let expansions = resolve::macros::expand_all(&mut parsed, &cfgs);
+    let at = sources.first_span();
+    let what = |c: &crate::net::Caught| {
+        let lost = "the invocations not expanded yet are analysed as written";
+        c.diagnostic("expanding", "`macro_rules!` invocations", lost, at.clone())
+    };
+    let expansions = net::guard(&mut diags, what, || {
+        resolve::macros::expand_all(&mut parsed, &cfgs)
+    });
+    let expansions = expansions.unwrap_or_default();
     stats.macro_expansions = expansions.expanded;
     stats.macro_failures = expansions.failed;
     let (mut map, d) = resolve::build(&crates, &parsed, &sources);
@@ -174,7 +193,8 @@ fn core(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, mut sources: Source
     let (root_fns, d) = resolve::configured::apply(&mut map, cfg, &sources);
     diags.extend(d);
     lap(&mut stats, "resolve");
-    let graph = callgraph::build(&mut map);
+    let (graph, d) = callgraph::build(&mut map, &sources);
+    diags.extend(d);
     lap(&mut stats, "callgraph");
     // By position, then crate: of two copies of one root (a file included by two
     // targets), the first crate's is kept, the crate that owns the file's diagnostics.

@@ -20,6 +20,7 @@ pub mod config;
 pub mod diagnostics;
 pub mod engine;
 pub mod levels;
+pub mod net;
 pub mod parse;
 pub mod render;
 pub mod resolve;

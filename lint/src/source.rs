@@ -167,6 +167,15 @@ impl SourceMap {
         }
     }
 
+    /// Where a diagnostic about no one file points: the start of the first file read, or
+    /// of the workspace's `Cargo.toml` when none was.
+    pub fn first_span(&self) -> Span {
+        match self.files.first() {
+            Some(_) => self.span_of(0, 0, 0),
+            None => Span::start_of(PathBuf::from("Cargo.toml")),
+        }
+    }
+
     /// A span covering a byte range of a file given by id.
     pub fn span_of(&self, file: FileId, lo: usize, hi: usize) -> Span {
         self.span(SpanIr {

@@ -149,15 +149,7 @@ fn host_triple() -> Option<String> {
 
 fn fallback_warning(m: &Metadata, e: &anyhow::Error) -> Diagnostic {
     let manifest = m.workspace_root.join("Cargo.toml").into_std_path_buf();
-    let span = Span {
-        file: PathBuf::from("Cargo.toml"),
-        byte_start: 0,
-        byte_end: 0,
-        line_start: 1,
-        column_start: 1,
-        line_end: 1,
-        column_end: 1,
-    };
+    let span = Span::start_of(PathBuf::from("Cargo.toml"));
     let cause = format!("{e:#}");
     let first = cause
         .lines()

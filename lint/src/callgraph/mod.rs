@@ -5,9 +5,11 @@
 mod known;
 mod walk;
 
-use crate::diagnostics::Confidence;
+use crate::diagnostics::{Confidence, Diagnostic};
+use crate::net::Caught;
 use crate::parse::ir::SpanIr;
 use crate::resolve::{DefMap, FnData, FnId, Ty};
+use crate::source::SourceMap;
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -69,16 +71,51 @@ const MAX_SPECIALISED: usize = 20_000;
 
 type Walked = (Vec<Edge>, Vec<Unresolved>);
 
-fn walk_all(map: &DefMap<'_>, fns: Vec<FnId>) -> Vec<Walked> {
-    fns.par_iter().map(|&f| walk::walk_fn(map, f)).collect()
+/// Walks `fns` in parallel, each behind the net: a panic in one body loses that body's
+/// calls (an `internal-error` in `diags`), not the graph.
+fn walk_all(
+    map: &DefMap<'_>,
+    fns: Vec<FnId>,
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Walked> {
+    let walked: Vec<_> = fns
+        .par_iter()
+        .map(|&f| crate::net::catch(|| walk::walk_fn(map, f)))
+        .collect();
+    walked
+        .into_iter()
+        .zip(fns)
+        .map(|(w, f)| {
+            w.unwrap_or_else(|caught| {
+                diags.push(walk_error(map, f, &caught, sources));
+                Walked::default()
+            })
+        })
+        .collect()
+}
+
+fn walk_error(map: &DefMap<'_>, f: FnId, caught: &Caught, sources: &SourceMap) -> Diagnostic {
+    let d = map.func(f);
+    let at = d
+        .span
+        .map_or_else(|| sources.first_span(), |s| sources.span(s));
+    let subject = format!("the body of `{}`", d.path);
+    caught.diagnostic(
+        "walking",
+        &subject,
+        "its calls are not in the call graph",
+        at,
+    )
 }
 
 /// Walks every fn body of `map` and builds the graph. A provided trait method called
 /// on a known type gets a node of its own for that type (`<Gather as Map1>::map`),
 /// walked with `Self` = that type, so that its `self.f()` reaches that type's impl
 /// only; specialisations are created in rounds until none is new.
-pub fn build(map: &mut DefMap<'_>) -> CallGraph {
-    let mut per_fn = walk_all(map, map.fn_ids().collect());
+pub fn build(map: &mut DefMap<'_>, sources: &SourceMap) -> (CallGraph, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    let mut per_fn = walk_all(map, map.fn_ids().collect(), sources, &mut diags);
     let mut spec_ids: HashMap<(FnId, String), FnId> = HashMap::new();
     for _round in 0..16 {
         let mut created = Vec::new();
@@ -93,9 +130,9 @@ pub fn build(map: &mut DefMap<'_>) -> CallGraph {
         if created.is_empty() {
             break;
         }
-        per_fn.extend(walk_all(map, created));
+        per_fn.extend(walk_all(map, created, sources, &mut diags));
     }
-    assemble(map, per_fn)
+    (assemble(map, per_fn), diags)
 }
 
 /// The node of provided method `decl` for type `ty`, created on first request.

@@ -65,8 +65,8 @@ codes! {
         "the lint's configuration is invalid or names a path that matches nothing";
     WorkspaceFallback = "workspace-fallback", Warn,
         "cargo could not resolve dependencies; only workspace members were analysed";
-    InternalError = "internal-error", Warn,
-        "the lint hit an internal error on one file; that file was skipped and the rest analysed";
+    InternalError = "internal-error", Deny,
+        "the lint hit an internal error on part of the input; that part was skipped, the rest analysed, and the run exits 2";
     StaleBaselineEntry = "stale-baseline-entry", Warn,
         "a baseline entry matches no finding any more; regenerate the baseline";
 }

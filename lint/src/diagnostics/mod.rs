@@ -28,6 +28,21 @@ pub struct Span {
     pub column_end: usize,
 }
 
+impl Span {
+    /// Line 1, column 1 of `file`: where a diagnostic about a whole file points.
+    pub fn start_of(file: PathBuf) -> Self {
+        Span {
+            file,
+            byte_start: 0,
+            byte_end: 0,
+            line_start: 1,
+            column_start: 1,
+            line_end: 1,
+            column_end: 1,
+        }
+    }
+}
+
 /// A secondary message attached to a diagnostic, optionally pointing at code.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Note {

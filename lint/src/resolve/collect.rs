@@ -24,6 +24,7 @@ struct Pending<'a> {
 /// can name a trait of a crate collected later).
 struct PendingSupers<'a> {
     module: ModId,
+    span: SpanIr,
     canon: String,
     supers: &'a [crate::parse::ir::PathIr],
 }
@@ -50,23 +51,74 @@ pub fn build<'a>(
         let Some(file) = parsed.get(&spec.root, i) else {
             continue;
         };
-        let mut work: Vec<(ModId, &'a [Item])> = vec![(root, &file.items)];
-        // Each module file enters a crate's tree once (`#[path]` can point back up).
-        let mut loaded: HashSet<PathBuf> = HashSet::from([spec.root.clone()]);
-        while let Some((m, items)) = work.pop() {
-            let mut cx = (&mut work, &mut impls, &mut supers, &mut diags, &mut loaded);
-            collect_items(&mut map, m, items, parsed, i, &mut cx, sources);
+        let mut crate_diags = Vec::new();
+        let mut cx = (
+            &mut Vec::new(),
+            &mut impls,
+            &mut supers,
+            &mut crate_diags,
+            &mut HashSet::from([spec.root.clone()]),
+        );
+        cx.0.push((root, &file.items[..]));
+        let collected = crate::net::catch(|| {
+            while let Some((m, items)) = cx.0.pop() {
+                collect_items(&mut map, m, items, parsed, i, &mut cx, sources);
+            }
+        });
+        diags.append(&mut crate_diags);
+        if let Err(caught) = collected {
+            let subject = format!("crate `{}`", spec.name);
+            let at = sources.span_of(file.file, 0, 0);
+            let lost = "the items not collected yet are not analysed";
+            diags.push(caught.diagnostic("collecting the items of", &subject, lost, at));
         }
     }
-    for p in &supers {
-        resolve_supertraits(&mut map, p);
-    }
-    for p in &impls {
-        add_impl(&mut map, p.module, p.imp);
-    }
-    link_local_fns(&mut map);
-    mark_all(&mut map);
+    link(&mut map, &supers, &impls, sources, &mut diags);
     (map, diags)
+}
+
+/// Once every crate is collected: supertraits, impls, local fns and attribute marks,
+/// each behind the net (a panic loses that trait, that impl, or the marks).
+fn link<'a>(
+    map: &mut DefMap<'a>,
+    supers: &[PendingSupers<'a>],
+    impls: &[Pending<'a>],
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) {
+    for p in supers {
+        let at = sources.span(p.span);
+        let subject = format!("the supertraits of `{}`", p.canon);
+        let what =
+            |c: &crate::net::Caught| c.diagnostic("resolving", &subject, "they are not known", at);
+        crate::net::guard(diags, what, || resolve_supertraits(map, p));
+    }
+    for p in impls {
+        let at = sources.span(p.imp.span);
+        let what = |c: &crate::net::Caught| {
+            c.diagnostic(
+                "resolving",
+                "an `impl` block",
+                "its methods are not analysed",
+                at,
+            )
+        };
+        crate::net::guard(diags, what, || add_impl(map, p.module, p.imp));
+    }
+    let at = sources.first_span();
+    let what = |c: &crate::net::Caught| {
+        let lost = "some roots and sinks may be missing";
+        c.diagnostic(
+            "reading",
+            "`#[no_sync]`/`#[synchronizes]` attributes",
+            lost,
+            at,
+        )
+    };
+    crate::net::guard(diags, what, || {
+        link_local_fns(map);
+        mark_all(map);
+    });
 }
 
 fn add_builtins(map: &mut DefMap<'_>) {
@@ -151,6 +203,7 @@ fn collect_items<'a>(
     for item in items {
         match item {
             Item::Fn(f) => {
+                crate::net::failpoint("collect", &f.name);
                 let id = add_fn(map, m, f, format!("{mpath}::{}", f.name), None, &[], None);
                 define(map, m, &f.name, Def::Fn(id));
                 work.push((m, &f.nested));
@@ -171,11 +224,13 @@ fn collect_items<'a>(
                 name,
                 fns,
                 supertraits,
+                span,
                 ..
             } => {
                 let canon = add_trait(map, m, name, fns);
                 pending_supers.push(PendingSupers {
                     module: m,
+                    span: *span,
                     canon,
                     supers: supertraits,
                 });
@@ -357,6 +412,9 @@ fn add_fn<'a>(
 }
 
 fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
+    for f in &imp.fns {
+        crate::net::failpoint("impl", &f.name);
+    }
     let generics = &imp.generics;
     let self_ty = map.resolve_type(m, &imp.self_ty, generics, None, 0);
     let canon = self_ty.canon().map(str::to_owned);

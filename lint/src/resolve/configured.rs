@@ -71,9 +71,16 @@ fn lookup(
         *times += 1;
         return Vec::new();
     }
-    match resolve_entry(map, &e.path, sink) {
-        Ok(f) => f,
-        Err(why) => {
+    let resolved = crate::net::catch(|| resolve_entry(map, &e.path, sink));
+    match resolved {
+        Ok(Ok(f)) => f,
+        Err(caught) => {
+            let subject = format!("the configured path `{}`", e.path);
+            let at = sources.span(e.span);
+            diags.push(caught.diagnostic("matching", &subject, "it is not applied", at));
+            Vec::new()
+        }
+        Ok(Err(why)) => {
             failed.insert((e.path.clone(), sink), (diags.len(), 1));
             diags.push(error(sources, e.span, format!("`{}` {why}", e.path)));
             Vec::new()

@@ -153,6 +153,7 @@ fn with_prelude(body: &str) -> String {
 }
 
 mod limits;
+mod net;
 mod pipeline;
 mod resolution;
 mod scopes;

@@ -122,6 +122,7 @@ struct Walker<'m, 'a> {
 /// The calls of fn `f`.
 pub fn walk_fn(map: &DefMap<'_>, f: FnId) -> (Vec<Edge>, Vec<Unresolved>) {
     let fd = map.func(f);
+    crate::net::failpoint("walk", &fd.name);
     let Some(ir) = fd.ir else {
         return Default::default();
     };
