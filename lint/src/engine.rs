@@ -183,7 +183,7 @@ fn core(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, mut sources: Source
         c.diagnostic("expanding", "`macro_rules!` invocations", lost, at.clone())
     };
     let expansions = net::guard(&mut diags, what, || {
-        resolve::macros::expand_all(&mut parsed, &cfgs)
+        resolve::macros::expand_all(&mut parsed, &cfgs, &crates)
     });
     let expansions = expansions.unwrap_or_default();
     stats.macro_expansions = expansions.expanded;

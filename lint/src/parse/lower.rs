@@ -121,23 +121,6 @@ impl Lower<'_> {
         }
     }
 
-    fn item_macro(&mut self, m: &syn::ItemMacro) -> Item {
-        let path = path_names(&m.mac.path);
-        if path.last().is_some_and(|n| n == "macro_rules")
-            && let Some(name) = &m.ident
-        {
-            return Item::MacroRules {
-                name: name.to_string(),
-                rules: m.mac.tokens.to_string(),
-            };
-        }
-        Item::MacroCall {
-            path,
-            tokens: m.mac.tokens.to_string(),
-            span: self.sp(m.span()),
-        }
-    }
-
     fn fields(&self, fields: &syn::Fields) -> Vec<(String, TypeRef)> {
         fields
             .iter()
@@ -152,37 +135,42 @@ impl Lower<'_> {
             .collect()
     }
 
-    fn trait_(&mut self, t: &syn::ItemTrait) -> Item {
-        let fns = t
-            .items
-            .iter()
-            .filter_map(|ti| match ti {
+    pub(super) fn trait_(&mut self, t: &syn::ItemTrait) -> Item {
+        let (mut fns, mut macros) = (Vec::new(), Vec::new());
+        for ti in &t.items {
+            match ti {
                 syn::TraitItem::Fn(f) if self.cfg.enabled(&f.attrs) => {
-                    Some(self.func(&f.sig, &f.attrs, f.default.as_ref()))
+                    fns.push(self.func(&f.sig, &f.attrs, f.default.as_ref()))
                 }
-                _ => None,
-            })
-            .collect();
+                syn::TraitItem::Macro(m) if self.cfg.enabled(&m.attrs) => {
+                    macros.push(self.macro_call(&m.mac, m.span()))
+                }
+                _ => {}
+            }
+        }
         Item::Trait {
             name: t.ident.to_string(),
             span: self.sp(t.ident.span()),
             supertraits: bounds(t.supertraits.iter()),
             fns,
             attrs: lower_attrs(&t.attrs, self.cfg),
+            macros,
         }
     }
 
-    fn impl_(&mut self, i: &syn::ItemImpl) -> ImplIr {
-        let fns = i
-            .items
-            .iter()
-            .filter_map(|ii| match ii {
+    pub(super) fn impl_(&mut self, i: &syn::ItemImpl) -> ImplIr {
+        let (mut fns, mut macros) = (Vec::new(), Vec::new());
+        for ii in &i.items {
+            match ii {
                 syn::ImplItem::Fn(f) if self.cfg.enabled(&f.attrs) => {
-                    Some(self.func(&f.sig, &f.attrs, Some(&f.block)))
+                    fns.push(self.func(&f.sig, &f.attrs, Some(&f.block)))
                 }
-                _ => None,
-            })
-            .collect();
+                syn::ImplItem::Macro(m) if self.cfg.enabled(&m.attrs) => {
+                    macros.push(self.macro_call(&m.mac, m.span()))
+                }
+                _ => {}
+            }
+        }
         ImplIr {
             self_ty: lower_type(&i.self_ty),
             trait_: i.trait_.as_ref().map(|(_, p, _)| lower_path(p)),
@@ -197,6 +185,7 @@ impl Lower<'_> {
                 })
                 .collect(),
             span: self.sp(i.self_ty.span()),
+            macros,
         }
     }
 

@@ -35,7 +35,10 @@ pub fn build<'a>(
     parsed: &'a Parsed,
     sources: &SourceMap,
 ) -> (DefMap<'a>, Vec<Diagnostic>) {
-    let mut map = DefMap::default();
+    let mut map = DefMap {
+        macro_origins: parsed.origins.clone(),
+        ..DefMap::default()
+    };
     let mut diags = Vec::new();
     let mut impls = Vec::new();
     let mut supers = Vec::new();
@@ -278,7 +281,7 @@ fn collect_items<'a>(
                 map.values.insert(canon.clone(), (m, ty));
                 define(map, m, name, Def::Value(canon));
             }
-            Item::MacroRules { .. } | Item::MacroCall { .. } => {}
+            Item::MacroRules(_) | Item::MacroCall(_) => {}
         }
     }
 }

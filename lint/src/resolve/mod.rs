@@ -11,7 +11,7 @@ pub mod macros;
 mod scope;
 pub mod ty;
 
-use crate::parse::ir::{FnIr, GenericParam, SpanIr, TypeRef, UseIr};
+use crate::parse::ir::{FnIr, GenericParam, MacroOrigin, SpanIr, TypeRef, UseIr};
 use crate::sinks::Condition;
 use crate::workspace::DepTarget;
 use std::collections::HashMap;
@@ -138,6 +138,9 @@ pub struct DefMap<'a> {
     pub local_fns: HashMap<FnId, Vec<(String, FnId)>>,
     /// Built-in sinks by canonical path.
     pub builtin: HashMap<String, FnId>,
+    /// The `macro_rules!` invocations that generated items, by the invocation's span
+    /// (which every generated item carries).
+    pub macro_origins: HashMap<SpanIr, MacroOrigin>,
 }
 
 impl DefMap<'_> {
@@ -147,6 +150,13 @@ impl DefMap<'_> {
 
     pub fn func(&self, id: FnId) -> &FnData<'_> {
         &self.fns[id as usize]
+    }
+
+    /// The macro that generated fn `id`, when a `macro_rules!` invocation did.
+    pub fn generated_by(&self, id: FnId) -> Option<&MacroOrigin> {
+        let f = self.func(id);
+        f.ir?;
+        self.macro_origins.get(&f.span?)
     }
 
     /// The trait method declaration `name` of trait `tr` or its supertraits.

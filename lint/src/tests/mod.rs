@@ -153,6 +153,7 @@ fn with_prelude(body: &str) -> String {
 }
 
 mod limits;
+mod macros;
 mod net;
 mod pipeline;
 mod resolution;

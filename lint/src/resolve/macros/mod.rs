@@ -1,0 +1,257 @@
+//! `macro_rules!` expansion in item position, before the def map is built.
+//!
+//! Invocations at module level, inside `impl` blocks and inside trait bodies are
+//! substituted ([`rules`]) and the text is parsed and lowered like source
+//! ([`crate::parse::lower_macro`]), every span pointing at the invocation; the items
+//! replace the invocation (module level) or join the impl's / trait's fns. An expansion's
+//! own invocations are expanded in turn, up to a depth and within a text budget.
+//!
+//! Which definition an invocation names ([`scope`]): `krate::name!` / `$crate::name!`
+//! the `#[macro_export]`ed macro of that analysed crate; a bare `name!` the last
+//! definition before it in its file, then the crate's other definitions (textual scope and
+//! `#[macro_use]` modules), then the exported macros of other analysed crates. The first
+//! candidate with a matching rule expands; an invocation that none matches is left out
+//! (counted in [`Expansions::failed`]).
+
+mod rules;
+mod scope;
+
+use crate::parse::Parsed;
+use crate::parse::cfg::CfgCtx;
+use crate::parse::ir::{FnIr, Item, MacroCallIr, MacroOrigin, ModKind, SpanIr};
+use crate::parse::lower_macro::{Expanded, Position, lower_expansion};
+use crate::workspace::CrateSpec;
+use scope::{Defs, MacroDef};
+use std::collections::HashMap;
+
+const MAX_EXPANSIONS: usize = 10_000;
+/// Longest expansion text accepted (self-doubling macros stop here).
+const MAX_EXPANSION_LEN: usize = 256 * 1024;
+/// Most expansion text in one run: a tree of macros each invoking the next twice can
+/// reach [`MAX_EXPANSIONS`] expansions of [`MAX_EXPANSION_LEN`] each (gigabytes of
+/// items); past this budget an invocation counts as not expanded.
+const MAX_TOTAL_EXPANSION: usize = 8 * 1024 * 1024;
+/// Deepest nesting of expansions (a macro whose expansion invokes a macro ...) and modules.
+const MAX_DEPTH: usize = 32;
+
+/// What [`expand_all`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Expansions {
+    pub expanded: usize,
+    /// Invocations of analysed macros that no rule matched (or past the budget).
+    pub failed: usize,
+    /// Bytes of expansion text so far (bounded by [`MAX_TOTAL_EXPANSION`]).
+    pub bytes: usize,
+}
+
+/// Expands item-position macro calls in every parsed file, in place; `cfgs[i]` and
+/// `crates[i]` belong to crate `i` (the second half of a file's key).
+pub fn expand_all(parsed: &mut Parsed, cfgs: &[CfgCtx], crates: &[CrateSpec]) -> Expansions {
+    expand_all_within(parsed, cfgs, crates, MAX_TOTAL_EXPANSION)
+}
+
+/// One expansion run: the definitions, the crates, the budget and what was done.
+struct Run<'r> {
+    defs: &'r Defs,
+    crates: &'r [CrateSpec],
+    budget: usize,
+    count: Expansions,
+    origins: HashMap<SpanIr, MacroOrigin>,
+}
+
+/// Where the items being expanded live: their crate and cfg context.
+#[derive(Clone, Copy)]
+struct At<'c> {
+    krate: usize,
+    cfg: &'c CfgCtx,
+}
+
+/// [`expand_all`] with at most `budget` bytes of expansion text.
+fn expand_all_within(
+    parsed: &mut Parsed,
+    cfgs: &[CfgCtx],
+    crates: &[CrateSpec],
+    budget: usize,
+) -> Expansions {
+    let defs = Defs::collect(parsed);
+    if defs.is_empty() {
+        return Expansions::default();
+    }
+    let mut run = Run {
+        defs: &defs,
+        crates,
+        budget,
+        count: Expansions::default(),
+        origins: HashMap::new(),
+    };
+    let default_cfg = CfgCtx::default();
+    let mut keys: Vec<_> = parsed.files.keys().cloned().collect();
+    keys.sort();
+    for key in &keys {
+        let at = At {
+            krate: key.1,
+            cfg: cfgs.get(key.1).unwrap_or(&default_cfg),
+        };
+        if let Some(f) = parsed.files.get_mut(key) {
+            run.items(&mut f.items, at, 0);
+        }
+    }
+    for (span, origin) in run.origins {
+        parsed.origins.entry(span).or_insert(origin);
+    }
+    run.count
+}
+
+impl Run<'_> {
+    /// Expands the invocations among `items` (and inside their modules, impls, traits and
+    /// fn bodies), appending what they generate.
+    fn items(&mut self, items: &mut Vec<Item>, at: At<'_>, depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        let mut new = Vec::new();
+        for item in items.iter_mut() {
+            match item {
+                Item::MacroCall(call) => {
+                    if let Some(mut out) = self.invoke(call, at, Position::Module) {
+                        self.items(&mut out.items, at, depth + 1);
+                        new.extend(out.items);
+                    }
+                }
+                Item::Mod {
+                    kind: ModKind::Inline(inner),
+                    ..
+                } => self.items(inner, at, depth + 1),
+                Item::Impl(imp) => {
+                    let calls = std::mem::take(&mut imp.macros);
+                    let (fns, types) = self.members(calls, at, Position::Impl, depth);
+                    imp.fns.extend(fns);
+                    imp.assoc_types.extend(types);
+                    self.fns(&mut imp.fns, at, depth);
+                }
+                Item::Trait { fns, macros, .. } => {
+                    let calls = std::mem::take(macros);
+                    fns.extend(self.members(calls, at, Position::Trait, depth).0);
+                    self.fns(fns, at, depth);
+                }
+                Item::Fn(f) => self.items(&mut f.nested, at, depth + 1),
+                _ => {}
+            }
+        }
+        items.extend(new);
+    }
+
+    /// The items declared in fn bodies.
+    fn fns(&mut self, fns: &mut [FnIr], at: At<'_>, depth: usize) {
+        for f in fns {
+            self.items(&mut f.nested, at, depth + 1);
+        }
+    }
+
+    /// Expands impl- or trait-position invocations (and the ones their expansions hold):
+    /// the fns and associated types generated.
+    fn members(
+        &mut self,
+        calls: Vec<MacroCallIr>,
+        at: At<'_>,
+        pos: Position,
+        depth: usize,
+    ) -> (Vec<FnIr>, Vec<(String, crate::parse::ir::TypeRef)>) {
+        let (mut fns, mut types) = (Vec::new(), Vec::new());
+        let mut work: Vec<(MacroCallIr, usize)> = calls.into_iter().map(|c| (c, depth)).collect();
+        work.reverse();
+        while let Some((call, d)) = work.pop() {
+            let Some(out) = self.invoke(&call, at, pos) else {
+                continue;
+            };
+            fns.extend(out.fns);
+            types.extend(out.assoc_types);
+            if d < MAX_DEPTH {
+                work.extend(out.macros.into_iter().rev().map(|c| (c, d + 1)));
+            }
+        }
+        (fns, types)
+    }
+
+    /// Expands one invocation with the first candidate definition that matches it.
+    fn invoke(&mut self, call: &MacroCallIr, at: At<'_>, pos: Position) -> Option<Expanded> {
+        let defs = self.defs;
+        let candidates = defs.candidates(call, at.krate, self.crates);
+        if candidates.is_empty() {
+            return None;
+        }
+        let left = self.budget.saturating_sub(self.count.bytes);
+        let out = match left {
+            _ if self.count.expanded >= MAX_EXPANSIONS => None,
+            0 => None,
+            _ => candidates
+                .iter()
+                .find_map(|def| self.try_def(def, call, at, pos, left)),
+        };
+        match out {
+            Some(_) => self.count.expanded += 1,
+            None => self.count.failed += 1,
+        }
+        out
+    }
+
+    fn try_def(
+        &mut self,
+        def: &MacroDef,
+        call: &MacroCallIr,
+        at: At<'_>,
+        pos: Position,
+        left: usize,
+    ) -> Option<Expanded> {
+        let krate = scope::dollar_crate(def.krate, at.krate, self.crates);
+        let (src, rule) = rules::expand(def.rules.as_ref()?, &call.tokens, &krate)?;
+        // Every expansion made counts, kept or not: the work was done.
+        self.count.bytes += src.len();
+        if src.len() > MAX_EXPANSION_LEN.min(left) {
+            return None;
+        }
+        let out = lower_expansion(&src, call.span, at.cfg, pos)?;
+        if let Some(&body) = def.bodies.get(rule) {
+            let origin = MacroOrigin {
+                name: def.name.clone(),
+                body,
+            };
+            self.origins.entry(call.span).or_insert(origin);
+        }
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// B5: macros that each invoke the next twice reached 10 000 expansions of ~100 KB
+    /// each (a gigabyte of text to parse); the run's expansion text is now budgeted and
+    /// the invocations past it count as not expanded.
+    #[test]
+    fn expansion_text_is_budgeted() {
+        use crate::parse::cfg::CfgCtx;
+        use crate::source::SourceMap;
+        let zeros = "0,".repeat(20_000);
+        let mut src =
+            format!("macro_rules! leaf {{ () => {{ const X: [u8; 1] = [{zeros}]; }} }}\n");
+        let depth = 14;
+        for i in 0..depth {
+            let next = match i + 1 == depth {
+                true => "leaf".to_owned(),
+                false => format!("t{}", i + 1),
+            };
+            src.push_str(&format!(
+                "macro_rules! t{i} {{ () => {{ {next}!(); {next}!(); }} }}\n"
+            ));
+        }
+        src.push_str("t0!();\n");
+        let file = std::path::PathBuf::from("/mem/m/src/lib.rs");
+        let mut sources = SourceMap::new(std::path::Path::new("/mem/m"));
+        sources.add(file.clone(), src);
+        let cfgs = [CfgCtx::default()];
+        let (mut parsed, _) = crate::parse::parse_all(&[(file, 0)], &cfgs, &mut sources);
+        let n = super::expand_all_within(&mut parsed, &cfgs, &[], 1 << 20);
+        assert!(n.bytes <= (1 << 20) + super::MAX_EXPANSION_LEN, "{n:?}");
+        assert!(n.failed > 0 && n.expanded < 200, "{n:?}");
+    }
+}

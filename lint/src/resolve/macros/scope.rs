@@ -1,0 +1,149 @@
+//! Which `macro_rules!` definition an invocation names, and what `$crate` becomes.
+
+use crate::parse::Parsed;
+use crate::parse::ir::{FileId, Item, MacroCallIr, ModKind, SpanIr};
+use crate::workspace::{CrateSpec, DepTarget};
+use proc_macro2::TokenStream;
+use std::collections::HashMap;
+use std::str::FromStr;
+
+/// Most definitions of one name tried for one invocation.
+const MAX_CANDIDATES: usize = 8;
+
+/// One `macro_rules!` definition of an analysed crate.
+#[derive(Debug)]
+pub struct MacroDef {
+    pub name: String,
+    /// `None` when the definition is not of the `(..) => {..}` shape.
+    pub rules: Option<super::rules::Rules>,
+    pub krate: usize,
+    pub file: FileId,
+    pub lo: u32,
+    pub exported: bool,
+    pub bodies: Vec<SpanIr>,
+}
+
+/// Every definition, by name, in (crate, file, position) order.
+#[derive(Debug, Default)]
+pub struct Defs {
+    by_name: HashMap<String, Vec<MacroDef>>,
+}
+
+impl Defs {
+    /// The definitions at module level (inline modules included) of every parsed file.
+    pub fn collect(parsed: &Parsed) -> Defs {
+        let mut defs = Defs::default();
+        for ((_, krate), f) in &parsed.files {
+            let mut stack = vec![&f.items];
+            while let Some(items) = stack.pop() {
+                for i in items {
+                    match i {
+                        Item::MacroRules(m) => defs
+                            .by_name
+                            .entry(m.name.clone())
+                            .or_default()
+                            .push(MacroDef {
+                                name: m.name.clone(),
+                                rules: super::rules::parse_rules(&m.rules),
+                                krate: *krate,
+                                file: m.span.file,
+                                lo: m.span.lo,
+                                exported: m.exported,
+                                bodies: m.bodies.clone(),
+                            }),
+                        Item::Mod {
+                            kind: ModKind::Inline(inner),
+                            ..
+                        } => stack.push(inner),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        for list in defs.by_name.values_mut() {
+            list.sort_by_key(|d| (d.krate, d.file, d.lo));
+        }
+        defs
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
+    }
+
+    /// The definitions `call` (in crate `krate`) may name, most likely first.
+    pub fn candidates(
+        &self,
+        call: &MacroCallIr,
+        krate: usize,
+        crates: &[CrateSpec],
+    ) -> Vec<&MacroDef> {
+        let Some(list) = call.path.last().and_then(|n| self.by_name.get(n)) else {
+            return Vec::new();
+        };
+        let mut out: Vec<&MacroDef> = match call.path.len() {
+            1 => bare(list, call.span, krate, crates),
+            _ => {
+                let target = path_crate(&call.path[0], krate, crates);
+                list.iter()
+                    .filter(|d| Some(d.krate) == target && (d.krate == krate || d.exported))
+                    .collect()
+            }
+        };
+        out.truncate(MAX_CANDIDATES);
+        out
+    }
+}
+
+/// A bare `name!` at `at` in crate `krate`: the last definition before it in its file,
+/// the crate's other definitions, then other crates' exported ones (dependencies first).
+fn bare<'d>(
+    list: &'d [MacroDef],
+    at: SpanIr,
+    krate: usize,
+    crates: &[CrateSpec],
+) -> Vec<&'d MacroDef> {
+    let before = |d: &MacroDef| d.krate == krate && d.file == at.file && d.lo < at.lo;
+    let mut out: Vec<&MacroDef> = list.iter().filter(|d| before(d)).rev().collect();
+    out.extend(list.iter().filter(|d| d.krate == krate && !before(d)));
+    let is_dep = |c: usize| {
+        crates.get(krate).is_some_and(|s| {
+            s.deps
+                .iter()
+                .any(|(_, t)| matches!(t, DepTarget::Analysed(i) if *i == c))
+        })
+    };
+    let others = list.iter().filter(|d| d.krate != krate && d.exported);
+    out.extend(others.clone().filter(|d| is_dep(d.krate)));
+    out.extend(others.filter(|d| !is_dep(d.krate)));
+    out
+}
+
+/// The analysed crate a path's first segment names from crate `krate`.
+fn path_crate(first: &str, krate: usize, crates: &[CrateSpec]) -> Option<usize> {
+    if matches!(first, "crate" | "self" | "super") {
+        return Some(krate);
+    }
+    let dep = crates.get(krate).and_then(|s| {
+        s.deps.iter().find_map(|(n, t)| match t {
+            DepTarget::Analysed(i) if n == first => Some(*i),
+            _ => None,
+        })
+    });
+    dep.or_else(|| crates.iter().position(|c| c.name == first))
+}
+
+/// What `$crate` in a macro of crate `def` becomes where crate `at` invokes it: `crate`
+/// in its own crate, else `::name` by the name `at` knows it under.
+pub fn dollar_crate(def: usize, at: usize, crates: &[CrateSpec]) -> TokenStream {
+    let known = crates.get(at).and_then(|s| {
+        s.deps.iter().find_map(|(n, t)| match t {
+            DepTarget::Analysed(i) if *i == def => Some(n.clone()),
+            _ => None,
+        })
+    });
+    let text = match known.or_else(|| crates.get(def).map(|c| c.name.clone())) {
+        Some(name) if def != at => format!(":: {name}"),
+        _ => "crate".to_owned(),
+    };
+    TokenStream::from_str(&text).unwrap_or_default()
+}
