@@ -124,12 +124,10 @@ fn exported_macros_of_other_crates_and_dollar_crate() {
     let app = "pub struct Dev;\nimpl Dev { gpu::ops!(sync_a, sync_b); }\nfree!(helper);\n\
                #[nosync::no_sync] fn a(d: &Dev) { d.sync_b(); }\n\
                #[nosync::no_sync] fn b() { helper(); }\n";
-    let out = check_crates(
+    let out = check_tree_deps(
         &[("gpu/src/lib.rs", gpu), ("app/src/lib.rs", app)],
-        &[
-            ("gpu", "gpu/src/lib.rs", &[]),
-            ("app", "app/src/lib.rs", &["gpu"]),
-        ],
+        &[("gpu", "gpu/src/lib.rs"), ("app", "app/src/lib.rs")],
+        &[(1, 0)],
     );
     assert_eq!(
         out,
