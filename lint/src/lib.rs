@@ -19,12 +19,12 @@ pub mod cli_output;
 pub mod config;
 pub mod diagnostics;
 pub mod engine;
+pub mod known;
 pub mod levels;
 pub mod net;
 pub mod parse;
 pub mod render;
 pub mod resolve;
-pub mod sinks;
 pub mod source;
 pub mod workspace;
 

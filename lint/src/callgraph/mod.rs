@@ -2,7 +2,7 @@
 //! resolved call with its tag (`exact`, `inferred`, `name-only`) and call site, and per
 //! fn the calls that could not be resolved. Bodies are walked in parallel.
 
-mod known;
+mod returns;
 mod walk;
 
 use crate::diagnostics::{Confidence, Diagnostic};

@@ -2,9 +2,10 @@
 
 use super::*;
 use crate::diagnostics::{Code, Diagnostic};
+use crate::known::sinks::CUDARC_SINKS;
+use crate::known::std::{DEREF, DROP};
 use crate::parse::Parsed;
 use crate::parse::ir::{ImplIr, Item, ModKind};
-use crate::sinks::CUDARC_SINKS;
 use crate::source::SourceMap;
 use crate::workspace::CrateSpec;
 use std::collections::HashSet;
@@ -130,7 +131,7 @@ fn add_builtins(map: &mut DefMap<'_>) {
         let name = segs.last().copied().unwrap_or_default().to_owned();
         let id = map.fns.len() as FnId;
         let ty = segs[..segs.len() - 1].join("::");
-        let is_method = segs.len() == 4 && crate::sinks::is_cudarc_type(segs[2]);
+        let is_method = segs.len() == 4 && crate::known::cudarc::is_cudarc_type(segs[2]);
         map.fns.push(FnData {
             name: name.clone(),
             path: s.path.to_owned(),
@@ -426,12 +427,12 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
             .as_ref()
             .and_then(|p| match map.resolve_path(m, &p.names(), p.global) {
                 Some(Def::Trait(t)) => Some(t),
-                Some(Def::External(segs)) => Some(segs.join("::")),
+                Some(Def::External(segs)) => Some(crate::known::canonical_name(&segs)),
                 _ => None,
             });
     if let (Some(c), Some(t)) = (&canon, &trait_) {
         map.traits_of.entry(c.clone()).or_default().push(t.clone());
-        if t.ends_with("Deref")
+        if t == DEREF
             && let Some((_, target)) = imp.assoc_types.iter().find(|(n, _)| n == "Target")
         {
             let target = map.resolve_type(m, target, generics, Some(&self_ty), 0);
@@ -474,7 +475,7 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
                 .or_default()
                 .push(id);
             if f.name == "drop"
-                && t.ends_with("Drop")
+                && t == DROP
                 && let Some(c) = &canon
             {
                 map.drops.insert(c.clone(), id);

@@ -9,7 +9,7 @@
 use super::*;
 use crate::config::{Config, Entry, error};
 use crate::diagnostics::Diagnostic;
-use crate::sinks::canonical_cudarc;
+use crate::known::canonical;
 use crate::source::SourceMap;
 
 /// Marks configured roots, sinks and escapes; returns every root (attribute or config).
@@ -150,6 +150,12 @@ fn qualified(map: &DefMap<'_>, q: &syn::QSelf, segs: &[String]) -> Result<Vec<Fn
     let method = segs.last().ok_or("is empty")?;
     let trait_path = &segs[..q.position.min(segs.len())];
     let find = |p: &[String]| -> Option<Def> {
+        // A std trait by any of its paths (`core::ops::Drop`, `std::ops::Drop`).
+        if p.first()
+            .is_some_and(|c| crate::known::std::is_std_crate(c))
+        {
+            return Some(Def::Trait(crate::known::canonical_name(p)));
+        }
         let krate = map.crates.iter().position(|c| Some(&c.name) == p.first())?;
         let refs: Vec<&str> = p.iter().map(String::as_str).collect();
         map.resolve_path(map.crates[krate].root, &refs, false)
@@ -180,7 +186,7 @@ fn qualified(map: &DefMap<'_>, q: &syn::QSelf, segs: &[String]) -> Result<Vec<Fn
 
 /// A cudarc fn: from the built-in table, or (for `sinks`) a new external sink.
 fn cudarc_fn(map: &mut DefMap<'_>, segs: &[String], sink: bool) -> Result<FnId, String> {
-    let canon = canonical_cudarc(segs).join("::");
+    let canon = canonical(segs).join("::");
     if let Some(&f) = map.builtin.get(&canon) {
         return Ok(f);
     }

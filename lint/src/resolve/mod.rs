@@ -11,8 +11,8 @@ pub mod macros;
 mod scope;
 pub mod ty;
 
+use crate::known::sinks::Condition;
 use crate::parse::ir::{FnIr, GenericParam, MacroOrigin, SpanIr, TypeRef, UseIr};
-use crate::sinks::Condition;
 use crate::workspace::DepTarget;
 use std::collections::HashMap;
 

@@ -11,14 +11,9 @@
 //! on which thread asked what first.
 
 use super::*;
-use crate::sinks::{canonical_cudarc, is_cudarc_type};
-
-/// Names of the std prelude (and common std types) that resolve without a `use`.
-const PRELUDE: &[&str] = &[
-    "Vec", "Box", "Option", "Result", "String", "Some", "None", "Ok", "Err", "Arc", "Rc", "Drop",
-    "Clone", "Default", "Iterator", "From", "Into", "ToString", "ToOwned", "AsRef", "AsMut", "Fn",
-    "FnMut", "FnOnce", "Send", "Sync",
-];
+use crate::known::canonical;
+use crate::known::cudarc::is_cudarc_type;
+use crate::known::std::{PRELUDE, is_std_crate};
 
 const MAX_DEPTH: usize = 24;
 
@@ -71,7 +66,7 @@ impl DefMap<'_> {
             Def::Crate(c) => self.member(self.crates[c].root, seg, more, true, v, depth + 1),
             Def::External(mut segs) => {
                 segs.push(seg.to_owned());
-                Some(Def::External(canonical_cudarc(&segs)))
+                Some(Def::External(canonical(&segs)))
             }
             Def::Type(t) | Def::Trait(t) => self.assoc(&t, seg),
             Def::Fn(_) | Def::Value(_) => None,
@@ -161,7 +156,7 @@ impl DefMap<'_> {
         // `use std::arch::x86_64::*`) may be where the name comes from.
         let mut segs = external.filter(|_| ext && !PRELUDE.contains(&name))?;
         segs.push(name.to_owned());
-        Some(Def::External(canonical_cudarc(&segs)))
+        Some(Def::External(canonical(&segs)))
     }
 
     /// A name as used inside module `m`: its members, then extern crates, then the prelude.
@@ -180,7 +175,7 @@ impl DefMap<'_> {
         if let Some(d) = self.extern_crate(krate, name) {
             return Some(d);
         }
-        if PRELUDE.contains(&name) || (has_rest && matches!(name, "std" | "core" | "alloc")) {
+        if PRELUDE.contains(&name) || (has_rest && is_std_crate(name)) {
             return Some(Def::External(vec!["std".to_owned(), name.to_owned()]));
         }
         // Last: a glob of a crate the lint does not parse (the searches of the first
@@ -189,7 +184,7 @@ impl DefMap<'_> {
     }
 
     fn extern_crate(&self, krate: usize, name: &str) -> Option<Def> {
-        if matches!(name, "std" | "core" | "alloc") {
+        if is_std_crate(name) {
             return Some(Def::External(vec!["std".to_owned()]));
         }
         if self.crates[krate].name == name {

@@ -2,6 +2,7 @@
 //! smart pointers peeled where method calls auto-deref.
 
 use super::*;
+use crate::known::std::{SMART_POINTERS, WRAPPERS};
 use crate::parse::ir::PathIr;
 
 /// A resolved type.
@@ -21,18 +22,6 @@ pub enum Ty {
 }
 
 const MAX_DEPTH: usize = 16;
-/// Types a method call auto-derefs through.
-const DEREF: &[&str] = &[
-    "std::Box",
-    "std::Arc",
-    "std::Rc",
-    "std::MutexGuard",
-    "std::RwLockReadGuard",
-    "std::RwLockWriteGuard",
-    "std::Ref",
-    "std::RefMut",
-    "std::Cow",
-];
 
 impl Ty {
     pub fn canon(&self) -> Option<&str> {
@@ -55,7 +44,7 @@ impl Ty {
 
     /// `Result<T, _>`/`Option<T>` → `T` (what `?` and `unwrap` give).
     pub fn unwrap_once(&self) -> Ty {
-        if self.is("std::Result") || self.is("std::Option") || self.is("std::LockResult") {
+        if self.canon().is_some_and(|c| WRAPPERS.contains(&c)) {
             return self.arg(0);
         }
         Ty::Unknown
@@ -67,7 +56,7 @@ impl Ty {
         let mut cur = self.clone();
         while out.len() < 6 {
             match &cur {
-                Ty::Adt(c, args) if DEREF.contains(&c.as_str()) && !args.is_empty() => {
+                Ty::Adt(c, args) if SMART_POINTERS.contains(&c.as_str()) && !args.is_empty() => {
                     cur = args[0].clone();
                     out.push(cur.clone());
                 }
@@ -87,14 +76,6 @@ impl Ty {
             Ty::Adt(c, _) if c.starts_with("cudarc::") => Some(false),
             _ => None,
         }
-    }
-}
-
-/// Canonical path of an external type: std types by their last segment.
-fn external_canon(segs: &[String]) -> String {
-    match segs.first().map(String::as_str) {
-        Some("std") if segs.len() > 1 => format!("std::{}", segs[segs.len() - 1]),
-        _ => segs.join("::"),
     }
 }
 
@@ -173,7 +154,7 @@ impl DefMap<'_> {
                 _ => Ty::Adt(c, args(self)),
             },
             Some(Def::Trait(c)) => Ty::Dyn(vec![c]),
-            Some(Def::External(segs)) => Ty::Adt(external_canon(&segs), args(self)),
+            Some(Def::External(segs)) => Ty::Adt(crate::known::canonical_name(&segs), args(self)),
             _ => Ty::Unknown,
         }
     }

@@ -158,4 +158,5 @@ mod net;
 mod pipeline;
 mod resolution;
 mod scopes;
+mod std_paths;
 mod types;

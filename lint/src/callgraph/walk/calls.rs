@@ -2,13 +2,14 @@
 //! receiver's type (inherent, provided trait methods, trait-bound and `dyn` dispatch),
 //! the name-only fallback, and the edges with their conditions.
 
-use super::{NAME_ONLY_CAP, STD_INHERENT, STD_METHODS, Typed, Walker, unknown};
+use super::{NAME_ONLY_CAP, Typed, Walker, unknown};
 use crate::callgraph::Edge;
-use crate::callgraph::known::{cudarc_ret, std_assoc_ret, std_method_ret};
+use crate::callgraph::returns::{cudarc_ret, std_assoc_ret, std_method_ret};
 use crate::diagnostics::Confidence;
+use crate::known::sinks::{Condition, NAME_ONLY_OK};
+use crate::known::std::{INHERENT as STD_INHERENT, TRAIT_METHODS as STD_METHODS};
 use crate::parse::ir::{PathIr, SpanIr};
 use crate::resolve::{Def, FnId, Ty};
-use crate::sinks::{Condition, NAME_ONLY_OK};
 
 impl Walker<'_, '_> {
     pub(super) fn call_path(&mut self, path: &PathIr, args: &[Typed], span: SpanIr) -> Typed {
@@ -127,8 +128,15 @@ impl Walker<'_, '_> {
             &names[..path.qself_pos.min(names.len())],
             path.global,
         );
-        let impl_fn = match (&recv, &trait_) {
-            (Ty::Adt(c, _), Some(Def::Trait(t))) => self
+        // A trait outside the analysed crates is matched by canonical path
+        // (`<T as core::ops::Drop>::drop` is the `impl Drop for T`).
+        let trait_canon = match &trait_ {
+            Some(Def::Trait(t)) => Some(t.clone()),
+            Some(Def::External(segs)) => Some(crate::known::canonical_name(segs)),
+            _ => None,
+        };
+        let impl_fn = match (&recv, &trait_canon) {
+            (Ty::Adt(c, _), Some(t)) => self
                 .map
                 .methods
                 .get(c)

@@ -65,10 +65,7 @@ impl Walker<'_, '_> {
         match self.map.resolve_path(self.module, &names, path.global) {
             // Nothing named `drop` in scope: the prelude's.
             None => names.len() == 1,
-            Some(Def::External(segs)) => {
-                let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
-                matches!(segs[..], ["std" | "core" | "alloc", "mem", "drop"])
-            }
+            Some(Def::External(segs)) => crate::known::std::is_mem_drop(&segs),
             _ => false,
         }
     }

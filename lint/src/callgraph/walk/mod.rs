@@ -14,76 +14,6 @@ use std::collections::HashMap;
 
 /// Name-only matches with more candidates than this are counted as unresolved.
 const NAME_ONLY_CAP: usize = 8;
-/// Methods every type has through std traits: never matched by name alone.
-const STD_METHODS: &[&str] = &[
-    "clone",
-    "fmt",
-    "eq",
-    "ne",
-    "cmp",
-    "partial_cmp",
-    "hash",
-    "drop",
-    "deref",
-    "deref_mut",
-    "from",
-    "into",
-    "try_from",
-    "try_into",
-    "default",
-    "next",
-    "as_ref",
-    "as_mut",
-    "to_string",
-    "to_owned",
-    "borrow",
-    "borrow_mut",
-    "len",
-    "is_empty",
-    "iter",
-    "iter_mut",
-    "into_iter",
-    "map",
-    "unwrap",
-    "expect",
-];
-/// Inherent methods of std types: a local trait impl for a std type never shadows them.
-const STD_INHERENT: &[&str] = &[
-    "get",
-    "get_mut",
-    "insert",
-    "remove",
-    "push",
-    "pop",
-    "contains",
-    "contains_key",
-    "entry",
-    "extend",
-    "clear",
-    "read",
-    "write",
-    "lock",
-    "try_lock",
-    "as_slice",
-    "as_ptr",
-    "as_mut_ptr",
-    "len",
-    "is_empty",
-    "iter",
-    "keys",
-    "values",
-    "to_vec",
-    "split_at",
-    "first",
-    "last",
-    "sort",
-    "dedup",
-    "retain",
-    "truncate",
-    "reserve",
-    "with_capacity",
-];
-
 type Typed = (Ty, Confidence);
 
 fn unknown() -> Typed {
@@ -326,7 +256,7 @@ impl Walker<'_, '_> {
             }
             Expr::Try(inner) => {
                 let (t, c) = self.expr(inner);
-                (crate::callgraph::known::try_output(&t), c)
+                (crate::callgraph::returns::try_output(&t), c)
             }
             Expr::Await(inner) | Expr::Ref(inner) => self.expr(inner),
             Expr::Match { scrutinee, arms } => self.match_expr(scrutinee, arms),

@@ -1,9 +1,12 @@
-//! What the lint knows of std and cudarc return types, to keep receivers typed through
-//! `Arc::new(..)`, `ctx.default_stream()`, `x.lock().unwrap()` and the like, and of the
-//! `Result` aliases of crates it does not analyse (`anyhow::Result<T>`), for `?`.
+//! Return types of std and cudarc calls, from the tables of [`crate::known`], to keep
+//! receivers typed through `Arc::new(..)`, `ctx.default_stream()`, `x.lock().unwrap()`
+//! and the like, and of the `Result` aliases of crates it does not analyse
+//! (`anyhow::Result<T>`), for `?`.
 
+use crate::known::RESULT_ALIASES;
+use crate::known::cudarc::{CUDARC_RETURNS, is_cudarc_type};
+use crate::known::std::{LOCK_METHODS, LOCKS, SAME_TYPE, UNWRAPPING, VEC_ACCESSORS, WRAPPING_NEW};
 use crate::resolve::Ty;
-use crate::sinks::{CUDARC_RETURNS, is_cudarc_type};
 
 /// Parses the small type syntax of the tables (`Result<Arc<CudaStream>>`).
 pub fn parse_table_ty(s: &str) -> Ty {
@@ -40,10 +43,7 @@ pub fn std_assoc_ret(segs: &[String], args: &[Ty]) -> Option<Ty> {
     let ty = ty.join("::");
     let first = || args.first().cloned().unwrap_or(Ty::Unknown);
     match (ty.as_str(), name.as_str()) {
-        (
-            "std::Arc" | "std::Rc" | "std::Box" | "std::Mutex" | "std::RwLock" | "std::RefCell",
-            "new",
-        ) => Some(Ty::Adt(ty, vec![first()])),
+        (t, "new") if WRAPPING_NEW.contains(&t) => Some(Ty::Adt(ty, vec![first()])),
         ("std::Vec", _) => Some(Ty::Adt(ty, Vec::new())),
         ("std", "Some") => Some(Ty::Adt("std::Option".into(), vec![first()])),
         ("std", "Ok") => Some(Ty::Adt("std::Result".into(), vec![first()])),
@@ -51,15 +51,6 @@ pub fn std_assoc_ret(segs: &[String], args: &[Ty]) -> Option<Ty> {
         _ => None,
     }
 }
-
-/// `Result` aliases of crates the lint does not analyse, by canonical path, with the
-/// error type they fix: `anyhow::Result<T>` is `std::Result<T, anyhow::Error>`.
-const RESULT_ALIASES: &[(&str, &str)] = &[
-    ("anyhow::Result", "anyhow::Error"),
-    ("eyre::Result", "eyre::Report"),
-    ("color_eyre::Result", "color_eyre::Report"),
-    ("color_eyre::eyre::Result", "color_eyre::eyre::Report"),
-];
 
 /// `ty` with a known external alias replaced by the type it stands for.
 pub fn expand_known_alias(ty: &Ty) -> Ty {
@@ -122,21 +113,19 @@ pub fn std_method_ret(recv: &Ty, name: &str) -> Option<Ty> {
     if let Some(t) = adapter_ret(recv, name) {
         return Some(t);
     }
-    match name {
-        "unwrap" | "expect" | "unwrap_or" | "unwrap_or_default" | "unwrap_or_else"
-        | "unwrap_unchecked" => Some(recv.unwrap_once()),
-        "clone" | "to_owned" | "as_ref" | "as_mut" | "borrow" | "borrow_mut" | "deref"
-        | "deref_mut" | "by_ref" => Some(recv.clone()),
-        "lock" | "read" | "write" | "try_lock"
-            if recv.is("std::Mutex") || recv.is("std::RwLock") =>
-        {
-            Some(Ty::Adt("std::Result".into(), vec![recv.arg(0)]))
-        }
-        "ok" if recv.is("std::Result") => Some(Ty::Adt("std::Option".into(), vec![recv.arg(0)])),
-        "get" | "first" | "last" | "get_mut" | "first_mut" | "last_mut" if recv.is("std::Vec") => {
-            Some(Ty::Adt("std::Option".into(), vec![recv.arg(0)]))
-        }
-        _ => None,
+    let is_any = |tys: &[&str]| recv.canon().is_some_and(|c| tys.contains(&c));
+    if UNWRAPPING.contains(&name) {
+        Some(recv.unwrap_once())
+    } else if SAME_TYPE.contains(&name) {
+        Some(recv.clone())
+    } else if LOCK_METHODS.contains(&name) && is_any(LOCKS) {
+        Some(Ty::Adt("std::Result".into(), vec![recv.arg(0)]))
+    } else if (name == "ok" && recv.is("std::Result"))
+        || (VEC_ACCESSORS.contains(&name) && recv.is("std::Vec"))
+    {
+        Some(Ty::Adt("std::Option".into(), vec![recv.arg(0)]))
+    } else {
+        None
     }
 }
 
