@@ -1,8 +1,13 @@
-//! From each root, a breadth-first search of the call graph: the shortest chain to
-//! every reachable sink (one finding per (root, sink) pair), first over exact and
-//! inferred edges only, then over name-only edges for sinks not reached yet. Calls
-//! into `#[allow_sync]` fns are not followed; sinks end a chain; cycles terminate
-//! because every fn is visited once per search.
+//! From each root, breadth-first searches of the call graph: one finding per (root, call
+//! site in the root, sink) that the call reaches, each with its shortest chain. Fixing one
+//! reported chain thus never reveals a violation that was there all along: every call of
+//! the root that reaches a sink is reported, and every sink it reaches. The search from a
+//! call's callee goes first over exact and inferred edges only, then over name-only edges
+//! for sinks not reached yet; at one site (a call dispatched to several impls, several
+//! values dropped at one brace) the chain without a name-only hop wins, then the shorter.
+//! Calls into `#[allow_sync]` fns are not followed; sinks end a chain; cycles terminate
+//! because every fn is visited once per search. What a callee reaches is computed once and
+//! shared by every call of it, from every root.
 //!
 //! Another root also ends a chain: a sink reached through an inner root is reported at
 //! that inner root only. The outer root's finding would add nothing (its chain is the
@@ -16,7 +21,7 @@ use crate::diagnostics::{Code, Confidence, Diagnostic, Finding, Hop};
 use crate::parse::ir::SpanIr;
 use crate::resolve::{DefMap, FnData, FnId};
 use crate::source::SourceMap;
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 const NONE: u32 = u32::MAX;
 
@@ -36,8 +41,9 @@ impl Search {
         }
     }
 
-    /// BFS from `root`; returns the fns reached in visiting order.
-    /// `is_root[f]`: `f` is searched as a root of its own, so the search stops there.
+    /// BFS from `root` (a root, or the callee of a root's call); returns the fns reached
+    /// in visiting order. `is_root[f]`: `f` is searched as a root of its own, so the
+    /// search stops there.
     fn run(
         &mut self,
         map: &DefMap<'_>,
@@ -85,6 +91,10 @@ impl Search {
     }
 }
 
+/// The sinks a callee reaches, in search order, each with its shortest chain from the
+/// callee (exact and inferred edges first, then name-only edges for the sinks left).
+type Reach<'g> = Vec<(FnId, Vec<&'g Edge>)>;
+
 /// Findings and reachable unresolved calls for every root.
 pub fn find(
     map: &DefMap<'_>,
@@ -100,25 +110,22 @@ pub fn find(
     for &r in roots {
         is_root[r as usize] = true;
     }
+    let mut reach: HashMap<FnId, Reach<'_>> = HashMap::new();
     for &root in roots {
         let mut mine = Vec::new();
         let searched = crate::net::catch(|| {
             crate::net::failpoint("search", &map.func(root).name);
-            let mut found = HashSet::new();
-            for name_only in [false, true] {
-                for f in s.run(map, g, (root, &is_root), name_only) {
-                    if f != root && map.func(f).marks.sink.is_some() && found.insert(f) {
-                        let chain = s.chain(g, f);
-                        if seen_findings.insert(finding_key(map, root, &chain)) {
-                            mine.push(finding(map, sources, root, &chain));
-                        }
-                    }
-                    // Another root's own unresolved calls are reported by its own search.
-                    if name_only && (f == root || !is_root[f as usize]) {
-                        for u in &g.unresolved[f as usize] {
-                            if seen_unresolved.insert(u.site) {
-                                mine.push(unresolved(map, sources, root, f, u));
-                            }
+            for chain in root_chains(map, g, &mut s, (root, &is_root), &mut reach) {
+                if seen_findings.insert(finding_key(map, root, &chain)) {
+                    mine.push(finding(map, sources, root, &chain));
+                }
+            }
+            for f in s.run(map, g, (root, &is_root), true) {
+                // Another root's own unresolved calls are reported by its own search.
+                if f == root || !is_root[f as usize] {
+                    for u in &g.unresolved[f as usize] {
+                        if seen_unresolved.insert(u.site) {
+                            mine.push(unresolved(map, sources, root, f, u));
                         }
                     }
                 }
@@ -129,6 +136,72 @@ pub fn find(
             // The search's state is unknown after a panic: start the next root afresh.
             s = Search::new(map.fns.len());
             out.push(root_error(map, sources, root, &caught));
+        }
+    }
+    out
+}
+
+/// One chain per (call site in `root`, sink the call reaches), in call-site order: a
+/// chain without a name-only hop before one with, then the shorter.
+fn root_chains<'g>(
+    map: &DefMap<'_>,
+    g: &'g CallGraph,
+    s: &mut Search,
+    (root, is_root): (FnId, &[bool]),
+    reach: &mut HashMap<FnId, Reach<'g>>,
+) -> Vec<Vec<&'g Edge>> {
+    let mut best: Vec<Vec<&'g Edge>> = Vec::new();
+    let mut index: HashMap<(SpanIr, FnId), usize> = HashMap::new();
+    for &ei in &g.out[root as usize] {
+        let e = &g.edges[ei as usize];
+        let callee = map.func(e.to);
+        if callee.marks.allow || (callee.marks.sink.is_none() && is_root[e.to as usize]) {
+            continue;
+        }
+        let suffixes: &[(FnId, Vec<&Edge>)] = if callee.marks.sink.is_some() {
+            &[(e.to, Vec::new())]
+        } else {
+            reach
+                .entry(e.to)
+                .or_insert_with(|| callee_reach(map, g, s, (e.to, is_root)))
+        };
+        for (sink, suffix) in suffixes {
+            let mut chain = Vec::with_capacity(suffix.len() + 1);
+            chain.push(e);
+            chain.extend(suffix.iter().copied());
+            match index.get(&(e.site, *sink)) {
+                Some(&i) if rank(&chain) < rank(&best[i]) => best[i] = chain,
+                Some(_) => {}
+                None => {
+                    index.insert((e.site, *sink), best.len());
+                    best.push(chain);
+                }
+            }
+        }
+    }
+    best
+}
+
+/// How good a chain is (less is better): without a name-only hop first, then shorter.
+fn rank(chain: &[&Edge]) -> (bool, usize) {
+    let name_only = chain.iter().any(|e| e.tag == Confidence::NameOnly);
+    (name_only, chain.len())
+}
+
+/// The sinks `callee` reaches (it is no sink and no root itself).
+fn callee_reach<'g>(
+    map: &DefMap<'_>,
+    g: &'g CallGraph,
+    s: &mut Search,
+    (callee, is_root): (FnId, &[bool]),
+) -> Reach<'g> {
+    let mut out = Vec::new();
+    let mut found = HashSet::new();
+    for name_only in [false, true] {
+        for f in s.run(map, g, (callee, is_root), name_only) {
+            if f != callee && map.func(f).marks.sink.is_some() && found.insert(f) {
+                out.push((f, s.chain(g, f)));
+            }
         }
     }
     out

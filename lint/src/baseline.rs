@@ -1,9 +1,14 @@
 //! Baselines: accept today's findings, fail only on new ones.
 //!
-//! `--write-baseline FILE` records every reported finding as an [`Entry`] keyed by its code, its
-//! root, the functions on its chain and its sink: no line numbers, so unrelated edits keep the
+//! `--write-baseline FILE` records every reported finding as an [`Entry`]: its code, its root,
+//! the functions on its chain and its sink, and no line numbers, so unrelated edits keep the
 //! entries valid. `--baseline FILE` removes the findings it lists and reports each entry that no
 //! longer matches a finding as `stale-baseline-entry`, located at the entry in the file.
+//!
+//! An entry matches a finding by its [key](Entry::key): the code, the root, the function the
+//! root calls first on the chain, and the sink, the identity of a finding (one per call of
+//! the root and sink it reaches). The rest of `via` is recorded for the reader: while the
+//! root's call still reaches the sink, through whatever path, the entry stays valid.
 //!
 //! The file is TOML, sorted and deduplicated, with a `version`:
 //!
@@ -29,6 +34,9 @@ use std::path::{Path, PathBuf};
 
 /// The format version this lint reads and writes.
 pub const VERSION: u32 = 1;
+
+/// What identifies a violation: code, root, first callee, sink (see [`Entry::key`]).
+pub type Key = (String, String, String, String);
 
 /// One accepted finding.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -60,6 +68,14 @@ impl Entry {
                 .collect(),
             sink: finding.sink.clone(),
         })
+    }
+
+    /// What identifies the violation: code, root, the function the root calls first on
+    /// the chain (the sink itself for a direct call), sink.
+    pub fn key(&self) -> Key {
+        let first = self.via.first().unwrap_or(&self.sink);
+        let parts = [&self.code, &self.root, first, &self.sink];
+        parts.map(String::clone).into()
     }
 
     /// `root → via… → sink`, for messages.
@@ -172,21 +188,21 @@ impl Baseline {
     /// Removes the diagnostics the baseline lists and adds one `stale-baseline-entry` per entry
     /// that matches none of them.
     pub fn apply(&self, diagnostics: Vec<Diagnostic>) -> Applied {
-        let accepted: BTreeSet<&Entry> = self.entries().collect();
-        let mut seen: BTreeSet<Entry> = BTreeSet::new();
+        let accepted: BTreeSet<Key> = self.entries().map(Entry::key).collect();
+        let mut seen: BTreeSet<Key> = BTreeSet::new();
         let mut kept = Vec::with_capacity(diagnostics.len());
         let mut suppressed = 0;
         for diagnostic in diagnostics {
-            match Entry::of(&diagnostic) {
-                Some(entry) if accepted.contains(&entry) => {
+            match Entry::of(&diagnostic).map(|e| e.key()) {
+                Some(key) if accepted.contains(&key) => {
                     suppressed += 1;
-                    seen.insert(entry);
+                    seen.insert(key);
                 }
                 _ => kept.push(diagnostic),
             }
         }
         for (entry, range) in &self.entries {
-            if !seen.contains(entry) {
+            if !seen.contains(&entry.key()) {
                 kept.push(self.stale(entry, range.clone()));
             }
         }
@@ -367,6 +383,47 @@ mod tests {
                 Code::StaleBaselineEntry
             ]
         );
+    }
+
+    /// The root's call still reaches the sink, through another path further down: the
+    /// same violation, so the entry still matches and is not stale.
+    #[test]
+    fn a_violation_rerouted_below_the_roots_call_stays_suppressed() {
+        let old = [finding(
+            Code::SyncInNoSync,
+            &["c::root", "c::helper", "c::x"],
+            "c::sink",
+            3,
+        )];
+        let new = vec![finding(
+            Code::SyncInNoSync,
+            &["c::root", "c::helper", "c::y", "c::z"],
+            "c::sink",
+            3,
+        )];
+        let (kept, suppressed, _) = check(&old, new);
+        assert_eq!((kept, suppressed), (vec![], 1));
+    }
+
+    /// Two calls of the root reach the sink: fixing one leaves the other's entry valid and
+    /// makes the fixed one's stale.
+    #[test]
+    fn each_call_of_the_root_is_its_own_entry() {
+        let old = [
+            finding(Code::SyncInNoSync, &["c::root", "c::a"], "c::sink", 3),
+            finding(Code::SyncInNoSync, &["c::root", "c::b"], "c::sink", 5),
+        ];
+        let new = vec![finding(
+            Code::SyncInNoSync,
+            &["c::root", "c::b"],
+            "c::sink",
+            5,
+        )];
+        let (kept, suppressed, text) = check(&old, new);
+        assert_eq!(text.matches("[[finding]]").count(), 2, "{text}");
+        assert_eq!(suppressed, 1);
+        let codes: Vec<Code> = kept.iter().map(|(c, _)| *c).collect();
+        assert_eq!(codes, [Code::StaleBaselineEntry], "{kept:?}");
     }
 
     #[test]

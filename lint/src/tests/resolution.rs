@@ -53,7 +53,7 @@ fn name_collision_uses_the_receiver_type() {
 fn unknown_receiver_is_name_only_and_a_warning() {
     let src = with_prelude("#[no_sync] fn a(x: Unknown) { x.synchronize(); }\n");
     let f = findings(&src);
-    // Every known `synchronize` is a candidate: one warning per (root, sink).
+    // Every known `synchronize` is a candidate: one warning per (call, sink).
     assert_eq!(f.len(), 3, "{}", check(&src));
     assert!(
         f.iter().all(|l| l.contains("possible-sync-in-no-sync")),
