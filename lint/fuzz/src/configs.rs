@@ -1,0 +1,118 @@
+//! Target `config`: the input is a configuration file, read both as `--config FILE` and as
+//! a `Cargo.toml` whose `[package.metadata.nosync-lint]` / `[workspace.metadata.nosync-lint]`
+//! tables cargo would hand over, merged as the lint merges them, and matched against a small
+//! fixed crate (roots, sinks, allow, levels).
+
+use crate::{Expect, check, spec};
+use nosync_lint::config::{self, Config};
+use nosync_lint::engine::{analyze_crates, sort};
+use nosync_lint::source::SourceMap;
+use std::path::PathBuf;
+
+/// The fixed crate `t`: plain fns, inherent and trait methods, generics, a cudarc call and
+/// one attribute root, for configured paths to match (or not).
+pub const CONFIG_CRATE: &str = r#"use nosync::{no_sync, synchronizes};
+use cudarc::driver::CudaStream;
+use std::sync::Arc;
+
+pub mod engine {
+    use crate::vendor::{Device, Session};
+
+    #[derive(Default)]
+    pub struct Engine<T> {
+        pub session: Session,
+        pub steps: Vec<T>,
+    }
+
+    impl<T> Engine<T> {
+        pub fn step(&mut self) {
+            self.session.submit();
+            self.checkpoint();
+            self.session.wait();
+            self.session.fence();
+        }
+
+        pub fn checkpoint(&self) {
+            self.session.wait();
+        }
+    }
+}
+
+pub mod vendor {
+    pub trait Device {
+        fn fence(&self);
+    }
+
+    #[derive(Default)]
+    pub struct Session;
+
+    impl Session {
+        pub fn submit(&self) {}
+        pub fn wait(&self) {}
+    }
+
+    impl Device for Session {
+        fn fence(&self) {}
+    }
+}
+
+pub fn tick(session: &vendor::Session, stream: &Arc<CudaStream>) {
+    session.wait();
+    stream.synchronize().ok();
+}
+
+#[no_sync]
+pub fn hot(stream: &Arc<CudaStream>) {
+    helper(stream);
+}
+
+fn helper(stream: &Arc<CudaStream>) {
+    stream.synchronize().ok();
+    wait_here();
+}
+
+#[synchronizes]
+pub fn wait_here() {}
+"#;
+
+/// Reads `text` as the manifest's tables and as `--config`, then analyses the fixed crate.
+pub fn config_file(text: &str) {
+    let root = PathBuf::from("/mem/t");
+    let mut sources = SourceMap::new(&root);
+    let mut cfg = Config::default();
+    let mut diags = Vec::new();
+    let manifest = root.join("Cargo.toml");
+    sources.add(manifest.clone(), text.to_owned());
+    for table in manifest_tables(text) {
+        config::load_manifest_table(&manifest, &table, &mut cfg, &mut sources, &mut diags);
+    }
+    let file = root.join("nosync.toml");
+    sources.add(file.clone(), text.to_owned());
+    // The file is in the source map already: loading it reads no disk and cannot fail.
+    config::load_file(&file, &mut cfg, &mut sources, &mut diags).expect("in-memory config");
+    let lib = root.join("src/lib.rs");
+    sources.add(lib.clone(), CONFIG_CRATE.to_owned());
+    let mut a = analyze_crates(root, vec![spec("t", lib)], &cfg, sources);
+    a.diagnostics.extend(diags);
+    sort(&mut a.diagnostics);
+    check(&a, Expect::default());
+}
+
+/// The `[package.metadata.nosync-lint]` and `[workspace.metadata.nosync-lint]` tables of a
+/// manifest, as the JSON that `cargo metadata` reports them in.
+fn manifest_tables(text: &str) -> Vec<serde_json::Value> {
+    let Ok(manifest) = toml::from_str::<toml::Table>(text) else {
+        return Vec::new();
+    };
+    ["package", "workspace"]
+        .iter()
+        .filter_map(|section| {
+            manifest
+                .get(*section)?
+                .get("metadata")?
+                .get("nosync-lint")
+                .cloned()
+        })
+        .filter_map(|t| serde_json::to_value(t).ok())
+        .collect()
+}

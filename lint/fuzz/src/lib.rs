@@ -1,0 +1,182 @@
+//! The harness behind the fuzz targets: inputs go through the lint's library exactly as
+//! `cargo nosync-lint` runs it after `cargo metadata` (config loading, parse → macro
+//! expansion → resolve → call graph → analysis, level overrides, every renderer), and the
+//! result is checked. A broken invariant panics, which libFuzzer reports as a crash.
+//!
+//! What counts as a crash: any panic (libfuzzer-sys aborts on a panic in any thread, so a
+//! panic the lint catches and reports is a crash too), an `internal-error` diagnostic, a
+//! span that does not lie inside its file on char boundaries, a diagnostic that renders
+//! empty, machine output that is not valid JSON, and (in the two-file target) a lost
+//! sentinel finding. Hangs and memory blow-ups are libFuzzer's `-timeout` and
+//! `-rss_limit_mb`.
+
+use nosync_lint::cli_output::{Style, write_machine};
+use nosync_lint::config::Config;
+use nosync_lint::diagnostics::{Code, Diagnostic, Origin, Span};
+use nosync_lint::engine::{Analysis, analyze_crates};
+use nosync_lint::levels::{LevelOverrides, exit_status};
+use nosync_lint::render::human;
+use nosync_lint::source::SourceMap;
+use nosync_lint::workspace::{CrateSpec, DepTarget};
+use std::path::PathBuf;
+
+/// The in-memory crate of the one-file and config targets: `/mem/t/src/lib.rs`.
+const MEM_ROOT: &str = "/mem/t";
+
+/// A library crate `name` rooted at `file`, with `cudarc` and `nosync` as external
+/// dependencies and the feature `on` enabled (as the lint's unit tests build it).
+pub fn spec(name: &str, file: PathBuf) -> CrateSpec {
+    let origin = Origin {
+        package_id: name.into(),
+        package_name: name.into(),
+        manifest_path: file.with_file_name("Cargo.toml"),
+        target_name: name.into(),
+        target_kind: vec!["lib".into()],
+        target_src_path: file.clone(),
+    };
+    CrateSpec {
+        name: name.into(),
+        root: file,
+        features: ["on".to_owned()].into_iter().collect(),
+        deps: ["cudarc", "nosync"]
+            .iter()
+            .map(|d| (d.to_string(), DepTarget::External(d.to_string())))
+            .collect(),
+        check_roots: true,
+        is_lib: true,
+        origin,
+    }
+}
+
+/// Target `pipeline`: `text` is the root file of crate `t`, in memory.
+pub fn one_file(text: &str) {
+    let root = PathBuf::from(MEM_ROOT);
+    let file = root.join("src/lib.rs");
+    let mut sources = SourceMap::new(&root);
+    sources.add(file.clone(), text.to_owned());
+    let a = analyze_crates(root, vec![spec("t", file)], &Config::default(), sources);
+    check(&a, Expect::default());
+}
+
+/// What a target knows must be in the analysis besides the general invariants.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Expect {
+    /// A `sync-in-no-sync` finding whose message names both of these.
+    pub finding: Option<(&'static str, &'static str)>,
+}
+
+/// Every invariant of an analysis; panics with the first one broken.
+pub fn check(a: &Analysis, expect: Expect) {
+    let mut diagnostics = a.diagnostics.clone();
+    let mut overrides = LevelOverrides::default();
+    for (code, level, _) in &a.config_levels {
+        // A bad entry is a `config-error` in the CLI; either way no panic.
+        let _ = overrides.push_config([(code.as_str(), level.as_str())]);
+    }
+    overrides.apply(&mut diagnostics);
+    let status = exit_status(&diagnostics);
+    assert!(status == 0 || status == 1, "exit status {status}");
+    for d in &diagnostics {
+        assert!(
+            d.code != Code::InternalError,
+            "internal-error: {} at {:?}",
+            d.message,
+            d.primary
+        );
+        for s in spans(d) {
+            if let Err(e) = check_span(&a.sources, s) {
+                panic!("{e} in `{}: {}`", d.code.as_str(), d.message);
+            }
+        }
+        let text = human::render(d, &a.sources, false);
+        assert!(!text.is_empty(), "empty rendering of `{}`", d.message);
+        let _ = human::render(d, &a.sources, true);
+    }
+    render_machine(a, &diagnostics);
+    if let Some((root, sink)) = expect.finding {
+        let found = diagnostics.iter().any(|d| {
+            d.code == Code::SyncInNoSync && d.message.contains(root) && d.message.contains(sink)
+        });
+        assert!(found, "the finding {root} → {sink} is missing");
+    }
+}
+
+/// The short, cargo-JSON and SARIF renderings: each written in full, the JSON ones valid.
+/// SARIF only when there is a finding: most of a SARIF log is the constant rules table
+/// (two thirds of an execution's time on small inputs), and what depends on the input
+/// beyond the JSON renderer's locations is the findings' code flows and fingerprints.
+fn render_machine(a: &Analysis, diagnostics: &[Diagnostic]) {
+    let mut styles = vec![
+        Style::Short,
+        Style::Json {
+            ansi: false,
+            short: false,
+        },
+        Style::Json {
+            ansi: true,
+            short: true,
+        },
+    ];
+    if diagnostics.iter().any(|d| d.finding.is_some()) {
+        styles.push(Style::Sarif);
+    }
+    for style in styles {
+        let mut out = Vec::new();
+        write_machine(style, diagnostics, a, None, &mut out).expect("writing to a Vec");
+        let text = String::from_utf8(out).expect("machine output is UTF-8");
+        match style {
+            Style::Json { .. } => {
+                for line in text.lines() {
+                    if let Err(e) = serde_json::from_str::<serde_json::Value>(line) {
+                        panic!("invalid JSON line ({e}): {line}");
+                    }
+                }
+            }
+            Style::Sarif => {
+                if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
+                    panic!("invalid SARIF ({e})");
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn spans(d: &Diagnostic) -> impl Iterator<Item = &Span> {
+    let notes = d.notes.iter().filter_map(|n| n.span.as_ref());
+    let hops = d
+        .finding
+        .iter()
+        .flat_map(|f| f.chain.iter().map(|h| &h.call_site));
+    std::iter::once(&d.primary).chain(notes).chain(hops)
+}
+
+fn check_span(sources: &SourceMap, s: &Span) -> Result<(), String> {
+    let Some(text) = sources.text(&s.file) else {
+        return Err(format!("span into an unknown file {:?}", s.file));
+    };
+    let ok = s.byte_start <= s.byte_end
+        && s.byte_end <= text.len()
+        && text.is_char_boundary(s.byte_start)
+        && text.is_char_boundary(s.byte_end)
+        && s.line_start >= 1
+        && s.column_start >= 1
+        && (s.line_start, s.column_start) <= (s.line_end, s.column_end);
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("bad span {s:?} (file has {} bytes)", text.len()))
+    }
+}
+
+mod files;
+pub use files::{split, two_files};
+
+mod configs;
+pub use configs::config_file;
+
+/// `data` as source text: libFuzzer's bytes when they are UTF-8 (the lint reads files with
+/// `read_to_string`, so non-UTF-8 text never reaches the parser).
+pub fn text(data: &[u8]) -> Option<&str> {
+    std::str::from_utf8(data).ok()
+}
