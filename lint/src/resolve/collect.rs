@@ -78,6 +78,7 @@ pub fn build<'a>(
         }
     }
     link(&mut map, &supers, &impls, sources, &mut diags);
+    map.reach = super::reach::closure(&map.crates);
     (map, diags)
 }
 

@@ -8,6 +8,7 @@
 mod collect;
 pub mod configured;
 pub mod macros;
+mod reach;
 mod scope;
 pub mod ty;
 
@@ -138,6 +139,8 @@ pub struct DefMap<'a> {
     pub local_fns: HashMap<FnId, Vec<(String, FnId)>>,
     /// Built-in sinks by canonical path.
     pub builtin: HashMap<String, FnId>,
+    /// What each crate can call (by crate index), for name-only guesses.
+    pub reach: Vec<reach::Reach>,
     /// The `macro_rules!` invocations that generated items, by the invocation's span
     /// (which every generated item carries).
     pub macro_origins: HashMap<SpanIr, MacroOrigin>,

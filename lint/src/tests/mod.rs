@@ -157,6 +157,7 @@ mod limits;
 mod macros;
 mod net;
 mod pipeline;
+mod reach;
 mod resolution;
 mod scopes;
 mod std_paths;

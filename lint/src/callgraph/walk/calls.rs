@@ -172,7 +172,7 @@ impl Walker<'_, '_> {
         args: &[Typed],
         span: SpanIr,
     ) -> Typed {
-        let (targets, known) = self.method_targets(&recv.0, name);
+        let (targets, known) = self.method_targets(&recv.0, name, args.len());
         let via = self.via.take();
         let spec = self.spec.take();
         let mut ret = None;
@@ -218,6 +218,7 @@ impl Walker<'_, '_> {
         &mut self,
         recv: &Ty,
         name: &str,
+        arity: usize,
     ) -> (Vec<(FnId, Confidence)>, bool) {
         for t in self.map.deref_chain(recv) {
             match &t {
@@ -248,7 +249,7 @@ impl Walker<'_, '_> {
                     ));
                     return (targets, true);
                 }
-                Ty::Unknown => return (self.name_only(name), false),
+                Ty::Unknown => return (self.name_only(name, arity), false),
                 _ => return (Vec::new(), true),
             }
         }
@@ -288,7 +289,11 @@ impl Walker<'_, '_> {
         out
     }
 
-    pub(super) fn name_only(&self, name: &str) -> Vec<(FnId, Confidence)> {
+    /// Methods named `name` that a call `recv.name(..)` with `arity` arguments on a
+    /// receiver of unknown type could be: in a crate the caller can reach (its own or
+    /// its dependency closure; cudarc's built-in sinks only if cudarc is a dependency),
+    /// taking as many arguments, and not a method every type has through std traits.
+    pub(super) fn name_only(&self, name: &str, arity: usize) -> Vec<(FnId, Confidence)> {
         if STD_METHODS.contains(&name) {
             return Vec::new();
         }
@@ -299,7 +304,13 @@ impl Walker<'_, '_> {
             .into_iter()
             .flatten()
             .copied()
-            .filter(|&f| self.map.func(f).ir.is_some() || NAME_ONLY_OK.contains(&name))
+            .filter(|&f| {
+                let fd = self.map.func(f);
+                let arity_ok = fd.ir.is_none_or(|ir| ir.params.len() == arity);
+                (fd.ir.is_some() || NAME_ONLY_OK.contains(&name))
+                    && arity_ok
+                    && self.map.can_call(self.module, f)
+            })
             .collect();
         if cands.len() > NAME_ONLY_CAP {
             return Vec::new();

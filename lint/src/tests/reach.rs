@@ -1,0 +1,78 @@
+//! Name-only guesses go only where a call can go: into the caller's crate and its
+//! dependency closure, to methods taking as many arguments.
+
+use super::*;
+
+/// `opaque()` resolves nowhere: `x`'s type is unknown, so `x.fetch(1)` is a guess.
+const UNKNOWN_RECV: &str =
+    "use nosync::no_sync;\n#[no_sync] pub fn step() { let x = opaque(); x.fetch(1); }\n";
+
+fn lib_with_fetch(name: &str) -> String {
+    format!(
+        "use nosync::synchronizes;\npub struct {name};\n\
+         impl {name} {{ #[synchronizes] pub fn fetch(&self, _i: usize) {{}} }}\n"
+    )
+}
+
+fn findings_of(out: &str) -> Vec<&str> {
+    out.lines()
+        .filter(|l| l.contains("sync-in-no-sync"))
+        .collect()
+}
+
+#[test]
+fn a_name_only_guess_never_goes_into_a_crate_the_caller_does_not_depend_on() {
+    let files = [
+        ("app/src/lib.rs", UNKNOWN_RECV),
+        ("dep/src/lib.rs", &lib_with_fetch("Near") as &str),
+        ("other/src/lib.rs", &lib_with_fetch("Far")),
+    ];
+    let crates = [
+        ("app", "app/src/lib.rs"),
+        ("dep", "dep/src/lib.rs"),
+        ("other", "other/src/lib.rs"),
+    ];
+    // app depends on dep only: `x.fetch(1)` may be `Near::fetch`, never `Far::fetch`.
+    let out = check_tree_deps(&files, &crates, &[(0, 1)]);
+    let found = findings_of(&out);
+    assert_eq!(found.len(), 1, "{out}");
+    assert!(
+        found[0].contains("possible-sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `Near::fetch`"),
+        "{out}"
+    );
+    // Through a dependency of a dependency too.
+    let out = check_tree_deps(&files, &crates, &[(0, 2), (2, 1)]);
+    assert_eq!(findings_of(&out).len(), 2, "{out}");
+    // No dependency at all: nothing to guess, whatever else is analysed.
+    let out = check_tree_deps(&files, &crates, &[]);
+    assert_eq!(findings_of(&out), Vec::<&str>::new(), "{out}");
+}
+
+#[test]
+fn a_name_only_guess_takes_as_many_arguments_as_the_call() {
+    let src = "use nosync::{no_sync, synchronizes};\npub struct D;\n\
+        impl D { #[synchronizes] pub fn fetch(&self, _i: usize) {} }\n\
+        #[no_sync] pub fn two() { let x = opaque(); x.fetch(1, 2); }\n\
+        #[no_sync] pub fn one() { let x = opaque(); x.fetch(1); }\n";
+    let out = check(src);
+    let found = findings_of(&out);
+    assert_eq!(found.len(), 1, "{out}");
+    assert!(found[0].contains("`one` is #[no_sync]"), "{out}");
+}
+
+#[test]
+fn cudarc_sinks_are_guessed_only_for_crates_that_depend_on_cudarc() {
+    let src =
+        "use nosync::no_sync;\n#[no_sync] pub fn step() { let s = opaque(); s.synchronize(); }\n";
+    let with = analyze_src(src, &Config::default(), SourceMap::new(Path::new(ROOT)));
+    assert!(render(&with, false).contains("possible-sync-in-no-sync"));
+    let root = PathBuf::from(ROOT);
+    let file = root.join("src/lib.rs");
+    let mut sources = SourceMap::new(&root);
+    sources.add(file.clone(), src.to_owned());
+    let mut s = spec("t", file);
+    s.deps.retain(|(n, _)| n != "cudarc");
+    let without = analyze_crates(root, vec![s], &Config::default(), sources);
+    let out = render(&without, false);
+    assert!(!out.contains("sync-in-no-sync"), "{out}");
+}
