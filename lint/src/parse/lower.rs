@@ -191,6 +191,8 @@ impl Lower<'_> {
 
     fn module(&mut self, m: &syn::ItemMod, dir: &Path, top: bool) -> Item {
         let name = m.ident.to_string();
+        // `mod r#type;` is the file `type.rs` (naga).
+        let file_name = syn::ext::IdentExt::unraw(&m.ident).to_string();
         let path_attr = m.attrs.iter().find_map(|a| match &a.meta {
             syn::Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
                 syn::Expr::Lit(syn::ExprLit {
@@ -208,7 +210,7 @@ impl Lower<'_> {
         };
         let kind = match &m.content {
             Some((_, items)) => {
-                let sub = path_attr.map_or_else(|| dir.join(&name), |p| base.join(p));
+                let sub = path_attr.map_or_else(|| dir.join(&file_name), |p| base.join(p));
                 ModKind::Inline(self.items(items, &sub, false))
             }
             None => {
@@ -216,8 +218,8 @@ impl Lower<'_> {
                 let candidates = match path_attr {
                     Some(p) => vec![base.join(p)],
                     None => vec![
-                        dir.join(format!("{name}.rs")),
-                        dir.join(&name).join("mod.rs"),
+                        dir.join(format!("{file_name}.rs")),
+                        dir.join(&file_name).join("mod.rs"),
                     ],
                 };
                 // One name per file, however it is reached (`#[path = "../x.rs"]`).

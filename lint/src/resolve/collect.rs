@@ -1,5 +1,6 @@
 //! Building the [`DefMap`] from the parsed item trees.
 
+use super::modfiles::{self, ModuleFiles};
 use super::*;
 use crate::diagnostics::{Code, Diagnostic};
 use crate::known::sinks::CUDARC_SINKS;
@@ -8,8 +9,6 @@ use crate::parse::Parsed;
 use crate::parse::ir::{ImplIr, Item, ModKind};
 use crate::source::SourceMap;
 use crate::workspace::CrateSpec;
-use std::collections::HashSet;
-use std::path::PathBuf;
 
 /// Attribute names, as the `nosync` crate exports them.
 const ATTR_ROOT: &str = "no_sync";
@@ -61,7 +60,7 @@ pub fn build<'a>(
             &mut impls,
             &mut supers,
             &mut crate_diags,
-            &mut HashSet::from([spec.root.clone()]),
+            &mut ModuleFiles::new(root, spec.root.clone()),
         );
         cx.0.push((root, &file.items[..]));
         let collected = crate::net::catch(|| {
@@ -191,7 +190,7 @@ type Cx<'c, 'a> = (
     &'c mut Vec<Pending<'a>>,
     &'c mut Vec<PendingSupers<'a>>,
     &'c mut Vec<Diagnostic>,
-    &'c mut HashSet<PathBuf>,
+    &'c mut ModuleFiles,
 );
 
 fn collect_items<'a>(
@@ -253,12 +252,16 @@ fn collect_items<'a>(
                 define(map, m, name, Def::Mod(child));
                 match kind {
                     ModKind::Inline(inner) => work.push((child, inner)),
-                    ModKind::File { path, .. } if !loaded.insert(path.clone()) => {
-                        diags.push(recursive_module(name, path, *span, sources));
-                    }
                     ModKind::File { path, .. } => {
-                        if let Some(f) = parsed.get(path, krate) {
-                            work.push((child, &f.items));
+                        match loaded.enter(&map.modules, m, child, path) {
+                            Ok(()) => {
+                                if let Some(f) = parsed.get(path, krate) {
+                                    work.push((child, &f.items));
+                                }
+                            }
+                            Err(why) => {
+                                diags.push(modfiles::refused(why, name, path, *span, sources))
+                            }
                         }
                     }
                     ModKind::Missing(tried) => {
@@ -286,22 +289,6 @@ fn collect_items<'a>(
             Item::MacroRules(_) | Item::MacroCall(_) => {}
         }
     }
-}
-
-fn recursive_module(
-    name: &str,
-    path: &std::path::Path,
-    span: SpanIr,
-    sources: &SourceMap,
-) -> Diagnostic {
-    let shown = sources.display(path);
-    let msg = format!(
-        "module `{name}` names `{}`, which is already part of the module tree",
-        shown.display()
-    );
-    Diagnostic::new(Code::MissingModule, msg, sources.span(span))
-        .with_label("loaded again here")
-        .with_note("a `#[path]` that points back into the tree would recurse forever; it is not loaded again", None)
 }
 
 fn missing_module(

@@ -8,6 +8,7 @@
 mod collect;
 pub mod configured;
 pub mod macros;
+mod modfiles;
 mod reach;
 mod scope;
 pub mod ty;

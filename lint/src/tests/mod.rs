@@ -155,6 +155,7 @@ fn with_prelude(body: &str) -> String {
 mod findings;
 mod limits;
 mod macros;
+mod modules;
 mod net;
 mod pipeline;
 mod reach;

@@ -1,0 +1,87 @@
+//! Module files declared where the lint must look for them itself: inside `macro_rules!`
+//! expansions (tokio's `cfg_*!` macros), inside inline modules, under `#[path]`.
+
+use super::check_tree;
+
+/// nalgebra's shape: one file included by `#[path]` as a module of several modules of one
+/// crate (benches, per-version glam glue) was reported as "already part of the module
+/// tree" and analysed once; each inclusion is its own module, as in rustc. A file that
+/// includes itself is still refused, and so is a file naming a `mod r#type;` found in `type.rs`.
+#[test]
+fn one_file_may_be_several_modules_but_never_its_own_descendant() {
+    let out = check_tree(
+        &[
+            (
+                "src/lib.rs",
+                "use nosync::no_sync;\npub mod v1;\npub mod v2;\nmod r#type;\n\
+                 #[no_sync]\npub fn step() {\n    v1::glue::wait();\n    v2::glue::wait();\n    r#type::wait();\n}\n",
+            ),
+            ("src/v1.rs", "#[path = \"common/glue.rs\"]\npub mod glue;\n"),
+            ("src/v2.rs", "#[path = \"common/glue.rs\"]\npub mod glue;\n"),
+            (
+                "src/common/glue.rs",
+                "#[nosync::synchronizes]\npub fn wait() {}\n#[path = \"glue.rs\"]\nmod again;\n",
+            ),
+            ("src/type.rs", "#[nosync::synchronizes]\npub fn wait() {}\n"),
+        ],
+        &[("nal", "src/lib.rs")],
+    );
+    let lines: Vec<&str> = out.lines().filter(|l| !l.starts_with("  ")).collect();
+    assert_eq!(
+        lines,
+        [
+            "src/common/glue.rs:3:1 missing-module: module `again` names `src/common/glue.rs`, which is the file of a module that contains it",
+            "src/lib.rs:7:5 sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `wait`",
+            "src/lib.rs:8:5 sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `wait`",
+            "src/lib.rs:9:5 sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `wait`",
+        ],
+        "{out}"
+    );
+    assert!(
+        out.contains("this call reaches `nal::v1::glue::wait`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("this call reaches `nal::v2::glue::wait`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("this call reaches `nal::r#type::wait`"),
+        "{out}"
+    );
+}
+
+/// A lattice of files each including the next twice would be 2^n modules: a file is at
+/// most `MAX_LOADS` (64) modules of a crate, then refused with a diagnostic.
+#[test]
+fn a_lattice_of_double_inclusions_stays_bounded() {
+    let names: Vec<String> = (0..=20).map(|i| format!("src/f{i}.rs")).collect();
+    let texts: Vec<String> = (0..20)
+        .map(|i| {
+            let next = format!("f{}.rs", i + 1);
+            format!("#[path = \"{next}\"]\nmod a;\n#[path = \"{next}\"]\nmod b;\n")
+        })
+        .chain(["pub fn leaf() {}\n".to_owned()])
+        .collect();
+    let mut files: Vec<(&str, &str)> = vec![("src/lib.rs", "#[path = \"f0.rs\"]\nmod f0;\n")];
+    files.extend(
+        names
+            .iter()
+            .map(String::as_str)
+            .zip(texts.iter().map(String::as_str)),
+    );
+    let out = check_tree(&files, &[("lat", "src/lib.rs")]);
+    let lines: Vec<&str> = out.lines().filter(|l| !l.starts_with("  ")).collect();
+    // f0..f6 are 2^i <= 64 modules each; from f7 on, each file is 64 modules (its
+    // declarations are reached 128 times): both declarations of f6..f19 are refused, each
+    // reported once (a file's diagnostics are reported once).
+    let mut expected: Vec<String> = (6..20)
+        .flat_map(|i| {
+            [(1, "a"), (3, "b")].map(|(line, m)| {
+                format!("src/f{i}.rs:{line}:1 missing-module: module `{m}` names `src/f{}.rs`, which is already 64 modules of this crate", i + 1)
+            })
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(lines, expected, "{out}");
+}
