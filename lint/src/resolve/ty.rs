@@ -4,6 +4,7 @@
 use super::*;
 use crate::known::std::{SMART_POINTERS, WRAPPERS};
 use crate::parse::ir::PathIr;
+use std::cell::Cell;
 
 /// A resolved type.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,7 +87,14 @@ struct TyCx<'c> {
     generics: &'c [GenericParam],
     self_ty: Option<&'c Ty>,
     subst: &'c [(String, Ty)],
+    /// Type nodes left to resolve for this written type: aliases that name themselves
+    /// several times over (`type A = (A, A, A, A);`) multiply at every level, which the
+    /// depth cap alone bounds only exponentially.
+    budget: &'c Cell<u32>,
 }
+
+/// Most type nodes resolved for one written type (aliases expanded included).
+const MAX_TYPE_NODES: u32 = 4096;
 
 impl DefMap<'_> {
     /// Resolves a written type in module `m`, with `generics` in scope and `Self` = `self_ty`.
@@ -102,14 +110,16 @@ impl DefMap<'_> {
             generics,
             self_ty,
             subst: &[],
+            budget: &Cell::new(MAX_TYPE_NODES),
         };
         self.resolve_ty_in(m, t, &cx, depth)
     }
 
     fn resolve_ty_in(&self, m: ModId, t: &TypeRef, cx: &TyCx<'_>, depth: usize) -> Ty {
-        if depth > MAX_DEPTH {
+        if depth > MAX_DEPTH || cx.budget.get() == 0 {
             return Ty::Unknown;
         }
+        cx.budget.set(cx.budget.get() - 1);
         let d = depth + 1;
         match t {
             TypeRef::Ref(inner) => self.resolve_ty_in(m, inner, cx, d),
@@ -150,7 +160,7 @@ impl DefMap<'_> {
                 Some(TypeData {
                     kind: TypeKind::Alias(..),
                     ..
-                }) => self.resolve_alias(&c, &args(self), d),
+                }) => self.expand_alias(&c, &args(self), cx.budget, d),
                 _ => Ty::Adt(c, args(self)),
             },
             Some(Def::Trait(c)) => Ty::Dyn(vec![c]),
@@ -163,6 +173,10 @@ impl DefMap<'_> {
     /// to the arguments given, the missing ones to their defaults (which may name the
     /// parameters before them), or to an unknown type.
     pub fn resolve_alias(&self, canon: &str, args: &[Ty], depth: usize) -> Ty {
+        self.expand_alias(canon, args, &Cell::new(MAX_TYPE_NODES), depth)
+    }
+
+    fn expand_alias(&self, canon: &str, args: &[Ty], budget: &Cell<u32>, depth: usize) -> Ty {
         if depth > MAX_DEPTH {
             return Ty::Unknown;
         }
@@ -182,6 +196,7 @@ impl DefMap<'_> {
                         generics: &[],
                         self_ty: None,
                         subst: &subst,
+                        budget,
                     };
                     self.resolve_ty_in(*module, def, &cx, depth + 1)
                 }
@@ -193,6 +208,7 @@ impl DefMap<'_> {
             generics: &[],
             self_ty: None,
             subst: &subst,
+            budget,
         };
         // Aliases of aliases carry the depth (`type A = A;` ends).
         self.resolve_ty_in(*module, t, &cx, depth + 1)

@@ -174,3 +174,18 @@ fn anyhow_result_of_a_crate_not_analysed() {
         "{out}"
     );
 }
+
+/// Aliases that expand to themselves many times over stay bounded: with a depth cap
+/// alone, a 64-wide tuple of itself is 64^depth resolutions (it hung); a budget of type
+/// nodes per written type ends it.
+#[test]
+fn self_multiplying_aliases_are_bounded() {
+    let wide = vec!["W<T>"; 64].join(", ");
+    let src = with_prelude(&format!(
+        "pub type W<T> = ({wide});\npub type B = (B, B, B, B);\n\
+         pub type C<T> = std::result::Result<C<C<T>>, C<C<T>>>;\n\
+         #[no_sync] fn a(x: W<u8>, y: B, z: C<u8>) -> C<B> {{ x.go(); y.go(); z.go(); todo!() }}\n",
+    ));
+    let out = check(&src);
+    assert!(out.ends_with("  stats: 0 edges, 0 unresolved\n"), "{out}");
+}
