@@ -3,12 +3,15 @@
 //! fn the calls that could not be resolved. Bodies are walked in parallel.
 
 mod returns;
+mod specialise;
+
+pub use specialise::Spec;
 mod walk;
 
 use crate::diagnostics::{Confidence, Diagnostic};
 use crate::net::Caught;
 use crate::parse::ir::SpanIr;
-use crate::resolve::{DefMap, FnData, FnId, Ty};
+use crate::resolve::{DefMap, FnId};
 use crate::source::SourceMap;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -25,9 +28,10 @@ pub struct Edge {
     pub uncertain: Option<String>,
     /// Set for a call dispatched through a trait bound or `dyn Trait` to one of its impls.
     pub via: Option<String>,
-    /// For a call of a provided trait method on a known type: that type (the edge is
-    /// redirected to the method specialised to it, see [`build`]).
-    pub spec: Option<crate::resolve::Ty>,
+    /// For a call that specialises its callee (a provided trait method on a known type,
+    /// known types for `dyn`/generic parameters): the edge is redirected to the callee
+    /// specialised to them, see [`build`].
+    pub spec: Option<Spec>,
     /// Set when the edge is a value's `Drop` rather than a call written in the source.
     pub dropped: Option<Dropped>,
 }
@@ -65,9 +69,6 @@ impl CallGraph {
         self.unresolved.iter().map(Vec::len).sum()
     }
 }
-
-/// Most provided-method specialisations created (a bound on pathological inputs).
-const MAX_SPECIALISED: usize = 20_000;
 
 type Walked = (Vec<Edge>, Vec<Unresolved>);
 
@@ -110,19 +111,19 @@ fn walk_error(map: &DefMap<'_>, f: FnId, caught: &Caught, sources: &SourceMap) -
 }
 
 /// Walks every fn body of `map` and builds the graph. A provided trait method called
-/// on a known type gets a node of its own for that type (`<Gather as Map1>::map`),
-/// walked with `Self` = that type, so that its `self.f()` reaches that type's impl
-/// only; specialisations are created in rounds until none is new.
+/// on a known type, and a fn given a value of a known type for a `dyn Trait` or
+/// generic parameter, get a node of their own for those types (see [`specialise`]);
+/// specialisations are created in rounds until none is new.
 pub fn build(map: &mut DefMap<'_>, sources: &SourceMap) -> (CallGraph, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let mut per_fn = walk_all(map, map.fn_ids().collect(), sources, &mut diags);
-    let mut spec_ids: HashMap<(FnId, String), FnId> = HashMap::new();
+    let mut spec_ids = specialise::Ids::default();
     for _round in 0..16 {
         let mut created = Vec::new();
         for (edges, _) in per_fn.iter_mut() {
             for e in edges.iter_mut() {
-                let Some(ty) = e.spec.take() else { continue };
-                if let Some(id) = specialised(map, &mut spec_ids, e.to, ty, &mut created) {
+                let Some(spec) = e.spec.take() else { continue };
+                if let Some(id) = specialise::node(map, &mut spec_ids, e.to, spec, &mut created) {
                     e.to = id;
                 }
             }
@@ -133,48 +134,6 @@ pub fn build(map: &mut DefMap<'_>, sources: &SourceMap) -> (CallGraph, Vec<Diagn
         per_fn.extend(walk_all(map, created, sources, &mut diags));
     }
     (assemble(map, per_fn), diags)
-}
-
-/// The node of provided method `decl` for type `ty`, created on first request.
-fn specialised(
-    map: &mut DefMap<'_>,
-    ids: &mut HashMap<(FnId, String), FnId>,
-    decl: FnId,
-    ty: Ty,
-    created: &mut Vec<FnId>,
-) -> Option<FnId> {
-    let canon = ty.canon()?.to_owned();
-    // A sink ends every chain: the declaration itself is the better name for it.
-    if map.fns[decl as usize].marks.sink.is_some() {
-        return None;
-    }
-    if let Some(&id) = ids.get(&(decl, canon.clone())) {
-        return Some(id);
-    }
-    if ids.len() >= MAX_SPECIALISED {
-        return None;
-    }
-    let d = &map.fns[decl as usize];
-    let trait_ = d.trait_.clone().unwrap_or_default();
-    let spec = FnData {
-        name: d.name.clone(),
-        path: format!("<{canon} as {trait_}>::{}", d.name),
-        module: d.module,
-        span: d.span,
-        ir: d.ir,
-        self_ty: None,
-        self_canon: Some(canon.clone()),
-        impl_generics: d.impl_generics,
-        trait_: d.trait_.clone(),
-        is_trait_decl: false,
-        marks: d.marks.clone(),
-        self_override: Some(ty),
-    };
-    let id = map.fns.len() as FnId;
-    map.fns.push(spec);
-    ids.insert((decl, canon), id);
-    created.push(id);
-    Some(id)
 }
 
 fn assemble(map: &DefMap<'_>, per_fn: Vec<Walked>) -> CallGraph {

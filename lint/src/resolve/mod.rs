@@ -140,6 +140,9 @@ pub struct DefMap<'a> {
     pub local_fns: HashMap<FnId, Vec<(String, FnId)>>,
     /// Built-in sinks by canonical path.
     pub builtin: HashMap<String, FnId>,
+    /// For a fn specialised to concrete argument types (see `callgraph::specialise`):
+    /// the parameters (by position, not counting `self`) bound to them, and how sure.
+    pub arg_specs: HashMap<FnId, Vec<(usize, Ty, crate::diagnostics::Confidence)>>,
     /// What each crate can call (by crate index), for name-only guesses.
     pub reach: Vec<reach::Reach>,
     /// The `macro_rules!` invocations that generated items, by the invocation's span

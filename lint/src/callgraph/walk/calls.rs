@@ -245,7 +245,7 @@ impl Walker<'_, '_> {
                         .and_then(|(f, _)| self.map.func(*f).trait_.clone())
                         .unwrap_or_default();
                     self.via = Some(format!(
-                        "dispatched through `{tr}` to one of its {impls} impls"
+                        "dispatched through `{tr}` to one of its {impls} impls: the concrete type is not known here"
                     ));
                     return (targets, true);
                 }
@@ -345,22 +345,25 @@ impl Walker<'_, '_> {
                 }
             }
         }
+        let spec = self.spec_for(f, args);
+        let via = if fd.is_trait_decl {
+            None
+        } else {
+            self.via.clone()
+        };
+        let narrowed = spec.as_ref().and_then(|s| self.narrowed_note(f, s));
+        let via = match (via, narrowed) {
+            (Some(v), Some(n)) => Some(format!("{v}, {n}")),
+            (v, n) => v.or(n),
+        };
         self.edges.push(Edge {
             from: self.from,
             to: f,
             tag,
             site: span,
             uncertain,
-            spec: if fd.is_trait_decl && fd.ir.is_some_and(|ir| ir.body.is_some()) {
-                self.spec.clone()
-            } else {
-                None
-            },
-            via: if fd.is_trait_decl {
-                None
-            } else {
-                self.via.clone()
-            },
+            spec,
+            via,
             dropped: None,
         });
         (self.ret_type(f, recv), tag.max(Confidence::Inferred))

@@ -4,6 +4,7 @@
 
 mod calls;
 mod drops;
+mod narrow;
 mod patterns;
 
 use super::{Dropped, Edge, Unresolved};
@@ -84,13 +85,20 @@ pub fn walk_fn(map: &DefMap<'_>, f: FnId) -> (Vec<Edge>, Vec<Unresolved>) {
         let by_ref = ir.self_param != Some(false);
         w.bind_param("self", (st.clone(), Confidence::Exact), by_ref);
     }
-    for p in &ir.params {
-        let ty = w
-            .map
-            .resolve_type(w.module, &p.ty, &w.generics, w.self_ty.as_ref(), 0);
+    let narrowed = map.arg_specs.get(&f).map(Vec::as_slice).unwrap_or_default();
+    for (i, p) in ir.params.iter().enumerate() {
+        // A parameter the caller passed a concrete type for (a specialised node) has it.
+        let ty = match narrowed.iter().find(|(j, ..)| *j == i) {
+            Some((_, t, c)) => (t.clone(), *c),
+            None => (
+                w.map
+                    .resolve_type(w.module, &p.ty, &w.generics, w.self_ty.as_ref(), 0),
+                Confidence::Exact,
+            ),
+        };
         if let Some(name) = &p.name {
             let by_ref = matches!(p.ty, crate::parse::ir::TypeRef::Ref(_));
-            w.bind_param(name, (ty, Confidence::Exact), by_ref);
+            w.bind_param(name, ty, by_ref);
         }
     }
     w.block(body);

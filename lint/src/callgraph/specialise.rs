@@ -1,0 +1,108 @@
+//! Specialised nodes: a callee walked again with more types known than its declaration
+//! gives, so that its calls on them reach one impl instead of every impl.
+//!
+//! - A provided trait method called on a known type gets a node for that type
+//!   (`<Gather as Map1>::map`), walked with `Self` = that type: its `self.f()` reaches
+//!   that type's impl only.
+//! - A fn given a value of a known concrete type for a parameter declared `&dyn Trait`,
+//!   `Box<dyn Trait>`, `Arc<dyn Trait>`, `impl Trait` or `T: Trait` gets a node for
+//!   those argument types, walked with the parameters bound to them: its calls on the
+//!   parameter reach that type's impl only (candle-nn's `softmax_last_dim` passes
+//!   `&SoftmaxLastDim` to `apply_op1_no_bwd<C: CustomOp1>`, whose `c.cuda_fwd(..)` is
+//!   then `SoftmaxLastDim`'s and no other op's). A specialised callee passes the types
+//!   on, so the narrowing follows the chain.
+//!
+//! Sinks and roots are never specialised (a sink ends a chain; a root ends another
+//! root's search). The number of nodes is bounded per fn and in all; past a bound the
+//! call goes to the unspecialised fn, which dispatches to every impl and says so.
+
+use super::*;
+use crate::resolve::{FnData, Ty};
+
+/// What a call knows that its callee's declaration does not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spec {
+    /// `Self` of a provided trait method called on a known type.
+    pub self_ty: Option<Ty>,
+    /// Dispatching parameters (by position, not counting `self`) with the concrete type
+    /// the call passes, and how sure that type is.
+    pub args: Vec<(usize, Ty, Confidence)>,
+}
+
+/// Most specialised nodes in all, and per fn (bounds on pathological inputs: a fn
+/// called with many different concrete types falls back to dispatching to every impl).
+const MAX_SPECIALISED: usize = 20_000;
+const MAX_PER_FN: usize = 16;
+
+/// The specialised nodes created so far: by (fn, what is known), and how many per fn.
+#[derive(Default)]
+pub struct Ids {
+    by_key: HashMap<(FnId, String), FnId>,
+    per_fn: HashMap<FnId, usize>,
+}
+
+/// The node of `decl` specialised to `spec`, created on first request (then pushed to
+/// `created`, to be walked); `None` when `decl` stays as it is.
+pub fn node(
+    map: &mut DefMap<'_>,
+    ids: &mut Ids,
+    decl: FnId,
+    spec: Spec,
+    created: &mut Vec<FnId>,
+) -> Option<FnId> {
+    let d = &map.fns[decl as usize];
+    if d.marks.sink.is_some() || d.marks.root {
+        return None;
+    }
+    let canon = match &spec.self_ty {
+        Some(t) => Some(t.canon()?.to_owned()),
+        None if spec.args.is_empty() => return None,
+        None => None,
+    };
+    let key = (decl, format!("{canon:?} {:?}", spec.args));
+    if let Some(&id) = ids.by_key.get(&key) {
+        return Some(id);
+    }
+    let n = ids.per_fn.entry(decl).or_default();
+    if ids.by_key.len() >= MAX_SPECIALISED || *n >= MAX_PER_FN {
+        return None;
+    }
+    *n += 1;
+    let fd = specialised_data(d, canon.as_deref(), spec.self_ty);
+    let id = map.fns.len() as FnId;
+    map.fns.push(fd);
+    // A specialised node specialised again keeps what it already knew.
+    let mut args = map.arg_specs.get(&decl).cloned().unwrap_or_default();
+    args.retain(|(i, ..)| spec.args.iter().all(|(j, ..)| j != i));
+    args.extend(spec.args);
+    map.arg_specs.insert(id, args);
+    ids.by_key.insert(key, id);
+    created.push(id);
+    Some(id)
+}
+
+/// `d` with `Self` = `self_ty` (a provided method on type `canon`), or as it is.
+fn specialised_data<'a>(d: &FnData<'a>, canon: Option<&str>, self_ty: Option<Ty>) -> FnData<'a> {
+    let trait_ = d.trait_.clone().unwrap_or_default();
+    FnData {
+        name: d.name.clone(),
+        path: match canon {
+            Some(c) => format!("<{c} as {trait_}>::{}", d.name),
+            None => d.path.clone(),
+        },
+        module: d.module,
+        span: d.span,
+        ir: d.ir,
+        self_ty: if canon.is_some() {
+            None
+        } else {
+            d.self_ty.clone()
+        },
+        self_canon: canon.map(str::to_owned).or_else(|| d.self_canon.clone()),
+        impl_generics: d.impl_generics,
+        trait_: d.trait_.clone(),
+        is_trait_decl: canon.is_none() && d.is_trait_decl,
+        marks: d.marks.clone(),
+        self_override: self_ty.or_else(|| d.self_override.clone()),
+    }
+}
