@@ -13,6 +13,10 @@ pub const NOT_CHECKABLE: &[(&str, &str)] = &[
         "missing-module",
         "`mod absent;` deliberately names a file that does not exist (missing-module)",
     ),
+    (
+        "fallback-gate",
+        "a git dependency deliberately names a repository that does not exist, so cargo cannot resolve the graph (workspace-fallback)",
+    ),
 ];
 
 /// Extra lint arguments for a fixture, one per line; `$FIXTURE` is its absolute directory.

@@ -64,7 +64,7 @@ codes! {
     ConfigError = "config-error", Deny,
         "the lint's configuration is invalid or names a path that matches nothing";
     WorkspaceFallback = "workspace-fallback", Warn,
-        "cargo could not resolve dependencies; only workspace members were analysed";
+        "cargo could not resolve the dependency graph; it was rebuilt from the members and what is on disk";
     InternalError = "internal-error", Deny,
         "the lint hit an internal error on part of the input; that part was skipped, the rest analysed, and the run exits 2";
     StaleBaselineEntry = "stale-baseline-entry", Warn,

@@ -4,8 +4,13 @@
 //! Analysed: the workspace members, path dependencies, and registry/git dependencies
 //! that depend (transitively) on `cudarc` or `nosync`. cudarc itself is never parsed:
 //! its blocking APIs come from a built-in table. `--no-deps` keeps members only. When
-//! cargo cannot resolve dependencies (offline, no lock file), the members are analysed
-//! alone and a `workspace-fallback` warning says so.
+//! cargo cannot resolve dependencies (offline, a yanked requirement, an unreachable git
+//! dependency), [`offline`] rebuilds the graph from `cargo metadata --no-deps` and what
+//! is on disk, with the requested features applied as cargo would, and a
+//! `workspace-fallback` warning says what was and was not analysed.
+
+mod disk;
+pub mod offline;
 
 use crate::diagnostics::{Code, Diagnostic, Origin, Span};
 use anyhow::{Context, Result};
@@ -76,8 +81,8 @@ pub fn load(opts: &WorkspaceOptions) -> Result<(Workspace, Vec<Diagnostic>)> {
         match metadata(opts, false) {
             Ok(m) => m,
             Err(e) => {
-                let m = metadata(opts, true).with_context(|| format!("{e:#}"))?;
-                diags.push(fallback_warning(&m, &e));
+                let (m, report) = fallback(opts, &e)?;
+                diags.push(fallback_warning(&m, &e, &report));
                 m
             }
         }
@@ -135,6 +140,52 @@ fn metadata(opts: &WorkspaceOptions, no_deps: bool) -> Result<Metadata> {
     cmd.exec().context("`cargo metadata` failed")
 }
 
+/// The graph rebuilt offline after `cargo metadata` failed with `e`.
+fn fallback(opts: &WorkspaceOptions, e: &anyhow::Error) -> Result<(Metadata, offline::Report)> {
+    let said = cargo_error(e);
+    let m = metadata(opts, true).with_context(|| said.clone())?;
+    let disk = disk::Disk::scan(m.workspace_root.as_std_path(), cargo_home());
+    let req = offline::FeatureRequest {
+        features: opts.features.clone(),
+        all_features: opts.all_features,
+        no_default_features: opts.no_default_features,
+    };
+    offline::resolve(m, &req, &disk).map_err(|err| {
+        anyhow::anyhow!("{err} (`cargo metadata` failed, so the lint resolved the workspace itself; cargo said: {said})")
+    })
+}
+
+fn cargo_home() -> PathBuf {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .unwrap_or_default()
+}
+
+/// Cargo's own `error:` line (and what it says under it), not its progress lines.
+fn cargo_error(e: &anyhow::Error) -> String {
+    let text = e
+        .chain()
+        .find_map(|c| match c.downcast_ref::<cargo_metadata::Error>() {
+            Some(cargo_metadata::Error::CargoMetadata { stderr }) => Some(stderr.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| format!("{e:#}"));
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let Some(start) = lines.iter().position(|l| l.starts_with("error")) else {
+        let last = lines.iter().rev().find(|l| !l.is_empty());
+        return last.copied().unwrap_or("").to_owned();
+    };
+    // The error line and what cargo says right under it, up to a blank line or "Caused by".
+    let said: Vec<&str> = lines[start..]
+        .iter()
+        .take_while(|l| !l.is_empty() && !l.starts_with("Caused by"))
+        .take(3)
+        .copied()
+        .collect();
+    said.join("; ")
+}
+
 fn host_triple() -> Option<String> {
     let out =
         std::process::Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
@@ -147,28 +198,52 @@ fn host_triple() -> Option<String> {
         .map(str::to_owned)
 }
 
-fn fallback_warning(m: &Metadata, e: &anyhow::Error) -> Diagnostic {
+fn fallback_warning(m: &Metadata, e: &anyhow::Error, r: &offline::Report) -> Diagnostic {
     let manifest = m.workspace_root.join("Cargo.toml").into_std_path_buf();
     let span = Span::start_of(PathBuf::from("Cargo.toml"));
-    let cause = format!("{e:#}");
-    let first = cause
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    Diagnostic::new(
+    let members: Vec<String> = r
+        .members
+        .iter()
+        .map(|(name, features)| match features.as_slice() {
+            [] => format!("`{name}` (no features)"),
+            f => format!("`{name}` ({})", f.join(", ")),
+        })
+        .collect();
+    let mut d = Diagnostic::new(
         Code::WorkspaceFallback,
-        "could not resolve dependencies; only workspace members were analysed",
+        "cargo could not resolve the dependency graph; it was rebuilt from what is on disk",
         span,
     )
-    .with_note(format!("cargo said: {first}"), None)
+    .with_note(format!("cargo said: {}", cargo_error(e)), None)
     .with_note(
         format!(
-            "run `cargo fetch --manifest-path {}` to analyse dependencies too",
-            manifest.display()
+            "analysed the members with these features: {}",
+            members.join("; ")
         ),
         None,
     )
+    .with_note(
+        format!("dependencies found on disk: {}", listed(&r.found)),
+        None,
+    );
+    if !r.missing.is_empty() {
+        let note = format!("not on disk, so not analysed: {}", listed(&r.missing));
+        d = d.with_note(note, None);
+    }
+    d.with_help(format_args!(
+        "once `cargo metadata --manifest-path {}` works, the lint uses cargo's own resolution",
+        manifest.display()
+    ))
+}
+
+/// At most 12 names, then how many more.
+fn listed(names: &std::collections::BTreeSet<String>) -> String {
+    let shown: Vec<&str> = names.iter().take(12).map(String::as_str).collect();
+    match names.len() {
+        0 => "none".to_owned(),
+        n if n <= 12 => shown.join(", "),
+        n => format!("{}, and {} more", shown.join(", "), n - 12),
+    }
 }
 
 /// The packages to analyse, in metadata order, and the members whose roots are checked.
@@ -428,3 +503,6 @@ pub fn relative(root: &Path, path: &Path) -> PathBuf {
     path.strip_prefix(root)
         .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
 }
+
+#[cfg(test)]
+mod tests;

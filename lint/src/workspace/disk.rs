@@ -1,0 +1,419 @@
+//! What the offline fallback finds on disk: the lock file's versions, the local registry's
+//! unpacked crates, cargo's git checkouts, path dependencies, and their manifests.
+
+use super::offline::{DepDecl, Node, NodeKind};
+use cargo_metadata::cargo_platform::{Cfg, Platform};
+use cargo_metadata::semver::{Version, VersionReq};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+const CRATES_IO: &str = "registry+https://github.com/rust-lang/crates.io-index";
+
+/// A `[[package]]` of `Cargo.lock`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Locked {
+    name: String,
+    version: Version,
+    source: Option<String>,
+}
+
+/// Where dependencies' sources may already be.
+#[derive(Debug, Default)]
+pub struct Disk {
+    cargo_home: PathBuf,
+    lock: Vec<Locked>,
+    /// Unpacked registry crates: name → (version, directory).
+    registry: HashMap<String, Vec<(Version, PathBuf)>>,
+    /// The host's target triple and `cfg`s, for `[target.'cfg(..)'.dependencies]`.
+    host: Option<(String, Vec<Cfg>)>,
+}
+
+impl Disk {
+    /// Reads the workspace's `Cargo.lock` (if any), lists the local registry and asks
+    /// rustc for the host's cfgs.
+    pub fn scan(workspace_root: &Path, cargo_home: PathBuf) -> Disk {
+        let lock = std::fs::read_to_string(workspace_root.join("Cargo.lock"))
+            .map(|t| parse_lock(&t))
+            .unwrap_or_default();
+        let registry = list_registry(&cargo_home.join("registry/src"));
+        Disk {
+            cargo_home,
+            lock,
+            registry,
+            host: host_cfg(),
+        }
+    }
+
+    pub fn cargo_home(&self) -> &Path {
+        &self.cargo_home
+    }
+
+    /// Whether a `[target.X.dependencies]` platform applies to the host (unknown host: yes).
+    pub fn host_matches(&self, p: &Platform) -> bool {
+        self.host
+            .as_ref()
+            .is_none_or(|(triple, cfgs)| p.matches(triple, cfgs))
+    }
+
+    /// The manifest of the package `d` names, declared by a package in `from_dir`.
+    pub fn locate(&self, from_dir: &Path, d: &DepDecl) -> Option<PathBuf> {
+        if let Some(path) = &d.path {
+            let manifest = from_dir.join(path).join("Cargo.toml");
+            return manifest
+                .is_file()
+                .then(|| crate::source::normalize(&manifest));
+        }
+        if let Some(url) = &d.git {
+            return self.locate_git(url, &d.package);
+        }
+        let locked = self
+            .lock
+            .iter()
+            .filter(|l| l.name == d.package && d.req.matches(&l.version))
+            .filter(|l| {
+                l.source
+                    .as_deref()
+                    .is_some_and(|s| s.starts_with("registry+"))
+            })
+            .map(|l| l.version.clone());
+        let on_disk = self
+            .registry
+            .get(&d.package)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let pick = |v: &Version| on_disk.iter().find(|(have, _)| have == v);
+        let chosen = match locked.max() {
+            Some(v) => pick(&v),
+            None => on_disk
+                .iter()
+                .filter(|(v, _)| d.req.matches(v))
+                .max_by(|a, b| a.0.cmp(&b.0)),
+        };
+        chosen.map(|(_, dir)| dir.join("Cargo.toml"))
+    }
+
+    /// A git dependency: the locked commit's checkout, else any checkout of the repository.
+    fn locate_git(&self, url: &str, package: &str) -> Option<PathBuf> {
+        let commit = self
+            .lock
+            .iter()
+            .find(|l| {
+                l.name == package && l.source.as_deref().is_some_and(|s| s.starts_with("git+"))
+            })
+            .and_then(|l| {
+                l.source
+                    .as_deref()?
+                    .rsplit_once('#')
+                    .map(|(_, c)| c.to_owned())
+            });
+        let repo = url
+            .trim_start_matches("git+")
+            .split(['?', '#'])
+            .next()
+            .unwrap_or(url);
+        let repo_name = repo
+            .trim_end_matches('/')
+            .trim_end_matches(".git")
+            .rsplit('/')
+            .next()?;
+        let checkouts = self.cargo_home.join("git/checkouts");
+        let mut revs: Vec<PathBuf> = read_dirs(&checkouts)
+            .into_iter()
+            .filter(|d| {
+                d.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{repo_name}-")))
+            })
+            .flat_map(|d| read_dirs(&d))
+            .filter(|rev| {
+                commit.as_ref().is_none_or(|c| {
+                    c.starts_with(&*rev.file_name().unwrap_or_default().to_string_lossy())
+                })
+            })
+            .collect();
+        revs.sort();
+        revs.iter().find_map(|rev| find_package(rev, package, 3))
+    }
+}
+
+fn parse_lock(text: &str) -> Vec<Locked> {
+    let Ok(table) = toml::from_str::<toml::Table>(text) else {
+        return Vec::new();
+    };
+    let packages = table
+        .get("package")
+        .and_then(|p| p.as_array())
+        .cloned()
+        .unwrap_or_default();
+    packages
+        .iter()
+        .filter_map(|p| {
+            Some(Locked {
+                name: p.get("name")?.as_str()?.to_owned(),
+                version: Version::parse(p.get("version")?.as_str()?).ok()?,
+                source: p.get("source").and_then(|s| s.as_str()).map(str::to_owned),
+            })
+        })
+        .collect()
+}
+
+/// `registry/src/<index>/<name>-<version>/` directories, by name.
+fn list_registry(src: &Path) -> HashMap<String, Vec<(Version, PathBuf)>> {
+    let mut out: HashMap<String, Vec<(Version, PathBuf)>> = HashMap::new();
+    for index in read_dirs(src) {
+        for dir in read_dirs(&index) {
+            let file = dir
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            if let Some((name, version)) = split_name_version(&file) {
+                out.entry(name).or_default().push((version, dir));
+            }
+        }
+    }
+    out
+}
+
+/// `tokio-util-0.7.1` → (`tokio-util`, 0.7.1): the first `-` followed by a version.
+fn split_name_version(dir: &str) -> Option<(String, Version)> {
+    dir.match_indices('-').find_map(|(i, _)| {
+        let v = Version::parse(&dir[i + 1..]).ok()?;
+        Some((dir[..i].to_owned(), v))
+    })
+}
+
+fn read_dirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// The manifest of package `name` at most `depth` directories below `dir`.
+fn find_package(dir: &Path, name: &str, depth: usize) -> Option<PathBuf> {
+    let manifest = dir.join("Cargo.toml");
+    let here = std::fs::read_to_string(&manifest)
+        .ok()
+        .and_then(|t| toml::from_str::<toml::Table>(&t).ok());
+    let pkg_name = here
+        .as_ref()
+        .and_then(|t| t.get("package")?.get("name")?.as_str().map(str::to_owned));
+    if pkg_name.as_deref() == Some(name) {
+        return Some(manifest);
+    }
+    if depth == 0 {
+        return None;
+    }
+    read_dirs(dir)
+        .iter()
+        .filter(|d| !d.ends_with("target") && !d.ends_with(".git"))
+        .find_map(|d| find_package(d, name, depth - 1))
+}
+
+fn host_cfg() -> Option<(String, Vec<Cfg>)> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let out = std::process::Command::new(rustc)
+        .args(["--print", "cfg"])
+        .output()
+        .ok()?;
+    let cfgs = String::from_utf8(out.stdout)
+        .ok()?
+        .lines()
+        .filter_map(|l| Cfg::from_str(l).ok())
+        .collect();
+    Some((super::host_triple()?, cfgs))
+}
+
+/// A dependency's manifest, read for the fallback.
+#[derive(Debug)]
+pub struct Manifest {
+    path: PathBuf,
+    name: String,
+    version: Version,
+    edition: String,
+    features: BTreeMap<String, Vec<String>>,
+    deps: Vec<DepDecl>,
+    lib: Option<(String, PathBuf)>,
+}
+
+impl Manifest {
+    /// Reads and parses `path`; `None` if it is unreadable or names no package.
+    pub fn read(path: &Path, disk: &Disk) -> Option<Manifest> {
+        let table: toml::Table = toml::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+        let pkg = table.get("package")?.as_table()?;
+        let name = pkg.get("name")?.as_str()?.to_owned();
+        let version = pkg
+            .get("version")
+            .and_then(|v| v.as_str())
+            .and_then(|v| Version::parse(v).ok());
+        let dir = path.parent()?.to_path_buf();
+        Some(Manifest {
+            lib: lib_target(&table, &name, &dir),
+            version: version.unwrap_or(Version::new(0, 0, 0)),
+            edition: pkg
+                .get("edition")
+                .and_then(|e| e.as_str())
+                .unwrap_or("2015")
+                .to_owned(),
+            features: features(&table),
+            deps: dependencies(&table, disk),
+            path: path.to_path_buf(),
+            name,
+        })
+    }
+
+    /// The resolver's node, with the `cargo_metadata::Package` JSON it contributes.
+    pub fn into_node(self, git: Option<&str>, cargo_home: &Path) -> Node {
+        let dir = self.path.parent().unwrap_or(Path::new("")).to_path_buf();
+        let source = match git {
+            Some(url) => Value::from(url),
+            None if self.path.starts_with(cargo_home) => Value::from(CRATES_IO),
+            None => Value::Null,
+        };
+        let id = match source.as_str() {
+            Some(s) => format!("{s}#{}@{}", self.name, self.version),
+            None => format!(
+                "path+file://{}#{}@{}",
+                dir.display(),
+                self.name,
+                self.version
+            ),
+        };
+        let targets: Vec<Value> = self.lib.iter().map(|(lib, root)| {
+            json!({ "name": lib, "kind": ["lib"], "crate_types": ["lib"], "src_path": root, "edition": self.edition })
+        }).collect();
+        let package = json!({
+            "name": self.name, "version": self.version.to_string(), "id": id, "source": source,
+            "dependencies": [], "targets": targets, "features": self.features,
+            "manifest_path": self.path, "edition": self.edition,
+        });
+        Node {
+            id,
+            kind: NodeKind::Found(package),
+            lib: self.lib.map(|(l, _)| l),
+            features: self.features,
+            deps: self.deps,
+            manifest: self.path,
+        }
+    }
+}
+
+fn lib_target(table: &toml::Table, name: &str, dir: &Path) -> Option<(String, PathBuf)> {
+    let lib = table.get("lib").and_then(|l| l.as_table());
+    let lib_name = lib
+        .and_then(|l| l.get("name")?.as_str())
+        .unwrap_or(name)
+        .replace('-', "_");
+    let root = lib
+        .and_then(|l| l.get("path")?.as_str())
+        .map_or_else(|| dir.join("src/lib.rs"), |p| dir.join(p));
+    root.is_file()
+        .then(|| (lib_name, crate::source::normalize(&root)))
+}
+
+fn features(table: &toml::Table) -> BTreeMap<String, Vec<String>> {
+    let Some(f) = table.get("features").and_then(|f| f.as_table()) else {
+        return BTreeMap::new();
+    };
+    f.iter()
+        .map(|(k, v)| {
+            let list = v.as_array().map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            });
+            (k.clone(), list.unwrap_or_default())
+        })
+        .collect()
+}
+
+/// Normal dependencies, including `[target.X.dependencies]` that apply to the host.
+fn dependencies(table: &toml::Table, disk: &Disk) -> Vec<DepDecl> {
+    let mut tables: Vec<&toml::Table> = table
+        .get("dependencies")
+        .and_then(|d| d.as_table())
+        .into_iter()
+        .collect();
+    if let Some(targets) = table.get("target").and_then(|t| t.as_table()) {
+        for (spec, t) in targets {
+            let applies = Platform::from_str(spec).is_ok_and(|p| disk.host_matches(&p));
+            if applies && let Some(d) = t.get("dependencies").and_then(|d| d.as_table()) {
+                tables.push(d);
+            }
+        }
+    }
+    tables
+        .iter()
+        .flat_map(|t| t.iter())
+        .filter_map(|(k, v)| dep_decl(k, v))
+        .collect()
+}
+
+fn dep_decl(key: &str, v: &toml::Value) -> Option<DepDecl> {
+    let t = v.as_table();
+    let get = |k: &str| t.and_then(|t| t.get(k));
+    let req = match v {
+        toml::Value::String(s) => s.as_str(),
+        _ => get("version").and_then(|v| v.as_str()).unwrap_or("*"),
+    };
+    let flag = |k: &str, default: bool| get(k).and_then(|v| v.as_bool()).unwrap_or(default);
+    Some(DepDecl {
+        key: key.to_owned(),
+        package: get("package")
+            .and_then(|p| p.as_str())
+            .unwrap_or(key)
+            .to_owned(),
+        req: VersionReq::parse(req).unwrap_or(VersionReq::STAR),
+        optional: flag("optional", false),
+        default_features: flag("default-features", flag("default_features", true)),
+        features: get("features")
+            .and_then(|f| f.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        dev: false,
+        path: get("path").and_then(|p| p.as_str()).map(PathBuf::from),
+        git: get("git")
+            .and_then(|g| g.as_str())
+            .map(|g| format!("git+{g}")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_directories_split_at_the_version() {
+        let split = |d: &str| split_name_version(d).map(|(n, v)| format!("{n} {v}"));
+        assert_eq!(
+            split("tokio-util-0.7.1").as_deref(),
+            Some("tokio-util 0.7.1")
+        );
+        assert_eq!(
+            split("foo-1.0.0-alpha.1").as_deref(),
+            Some("foo 1.0.0-alpha.1")
+        );
+        assert_eq!(split("no-version"), None);
+    }
+
+    #[test]
+    fn lock_packages_are_read_with_their_sources() {
+        let lock = "version = 4\n[[package]]\nname = \"a\"\nversion = \"1.2.3\"\nsource = \"registry+x\"\n\n[[package]]\nname = \"m\"\nversion = \"0.1.0\"\n";
+        let got = parse_lock(lock);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].source.as_deref(), Some("registry+x"));
+        assert_eq!(got[1].version, Version::new(0, 1, 0));
+    }
+}

@@ -1,0 +1,445 @@
+//! The fallback when `cargo metadata` cannot resolve the dependency graph (offline with
+//! an empty cache, a yanked requirement, a git dependency that cannot be fetched): the
+//! graph is rebuilt from what is already on disk, as cargo would have resolved it.
+//!
+//! The input is `cargo metadata --no-deps` (members, their targets, `[features]` and
+//! declared dependencies, all without the network). Features are applied as cargo
+//! applies them: the defaults unless `--no-default-features`, `--features` (also
+//! `pkg/feat`) and `--all-features` on the selected members, then every feature's
+//! implications, `dep:` and implicit optional-dependency features, `dep/feat` and weak
+//! `dep?/feat`, and each dependency's `features = [..]` and `default-features`.
+//! Dependencies are found on disk: the `Cargo.lock`'s version when there is one, else the
+//! highest version in the local registry that satisfies the requirement; path
+//! dependencies in place; git dependencies in cargo's checkouts. The result is a
+//! [`Metadata`] with a resolve graph, so selection works exactly as after a full run.
+
+use super::disk::{Disk, Manifest};
+use anyhow::{Result, bail};
+use cargo_metadata::semver::VersionReq;
+use cargo_metadata::{DependencyKind, Metadata, Package};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+
+/// A dependency as a manifest declares it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DepDecl {
+    /// The name features and code use (the rename, else the package name).
+    pub key: String,
+    pub package: String,
+    pub req: VersionReq,
+    pub optional: bool,
+    pub default_features: bool,
+    pub features: Vec<String>,
+    pub dev: bool,
+    /// A path dependency's directory.
+    pub path: Option<PathBuf>,
+    /// A git dependency's URL.
+    pub git: Option<String>,
+}
+
+/// A package the resolver knows.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub id: String,
+    pub kind: NodeKind,
+    /// The lib target's crate name.
+    pub lib: Option<String>,
+    pub features: BTreeMap<String, Vec<String>>,
+    pub deps: Vec<DepDecl>,
+    pub manifest: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeKind {
+    /// A workspace member (its `Package` is already in the metadata).
+    Member,
+    /// Found on disk, with the `cargo_metadata::Package` JSON it contributes.
+    Found(Value),
+    /// Not parsed: a built-in crate (cudarc: its APIs are the built-in table, so its own
+    /// dependencies do not matter) or a package not on disk. A package without targets,
+    /// so that code naming it still resolves to it (`cudarc::..` to the built-in table).
+    Unparsed(Value),
+}
+
+/// What the fallback analysed and what it could not find.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// Each member with its enabled features.
+    pub members: Vec<(String, Vec<String>)>,
+    /// Dependencies found on disk, as `name version`.
+    pub found: BTreeSet<String>,
+    /// Dependencies not on disk, as `name req`.
+    pub missing: BTreeSet<String>,
+}
+
+/// What the user asked for on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct FeatureRequest {
+    pub features: Vec<String>,
+    pub all_features: bool,
+    pub no_default_features: bool,
+}
+
+enum Act {
+    Feature(usize, String),
+    Dep(usize, usize),
+}
+
+struct Resolver<'d> {
+    disk: &'d Disk,
+    nodes: Vec<Node>,
+    by_manifest: HashMap<PathBuf, usize>,
+    enabled: Vec<BTreeSet<String>>,
+    /// Per node: enabled dependency (index into its `deps`) → the node it leads to.
+    deps_on: Vec<BTreeMap<usize, Option<usize>>>,
+    weak: Vec<(usize, String, String)>,
+    missing: BTreeSet<String>,
+    work: Vec<Act>,
+}
+
+/// Rebuilds `m` (from `cargo metadata --no-deps`) into metadata with a resolve graph.
+pub fn resolve(mut m: Metadata, req: &FeatureRequest, disk: &Disk) -> Result<(Metadata, Report)> {
+    let mut r = Resolver::new(disk);
+    let members: Vec<&Package> = m.workspace_packages();
+    for p in &members {
+        r.add(member_node(p, disk));
+    }
+    let selected: Vec<usize> = match m.root_package() {
+        Some(root) => members
+            .iter()
+            .position(|p| p.id == root.id)
+            .into_iter()
+            .collect(),
+        None => (0..members.len()).collect(),
+    };
+    let names: Vec<String> = members.iter().map(|p| p.name.to_string()).collect();
+    request(&mut r, req, &selected, &names)?;
+    for n in 0..members.len() {
+        r.start(n);
+    }
+    r.run();
+    let report = r.report(&names);
+    let (packages, nodes) = r.into_metadata_parts()?;
+    m.packages.extend(packages);
+    m.resolve = Some(serde_json::from_value(
+        json!({ "nodes": nodes, "root": null }),
+    )?);
+    Ok((m, report))
+}
+
+/// The command line's features on the selected members, checked as cargo checks them.
+fn request(
+    r: &mut Resolver<'_>,
+    req: &FeatureRequest,
+    sel: &[usize],
+    names: &[String],
+) -> Result<()> {
+    for n in 0..names.len() {
+        if !(req.no_default_features && sel.contains(&n)) {
+            r.work.push(Act::Feature(n, "default".to_owned()));
+        }
+    }
+    if req.all_features {
+        for &n in sel {
+            let node = &r.nodes[n];
+            let optional = node
+                .deps
+                .iter()
+                .filter(|d| d.optional)
+                .map(|d| d.key.clone());
+            let all: Vec<String> = node.features.keys().cloned().chain(optional).collect();
+            r.work.extend(all.into_iter().map(|f| Act::Feature(n, f)));
+        }
+    }
+    let mut unknown = Vec::new();
+    for f in req
+        .features
+        .iter()
+        .flat_map(|f| f.split([',', ' ']))
+        .filter(|f| !f.is_empty())
+    {
+        let (targets, feat): (Vec<usize>, &str) = match f.split_once('/') {
+            Some((pkg, feat)) => (
+                names.iter().position(|n| n == pkg).into_iter().collect(),
+                feat,
+            ),
+            None => (sel.to_vec(), f),
+        };
+        let has = |n: &usize| {
+            r.nodes[*n].features.contains_key(feat)
+                || r.nodes[*n].deps.iter().any(|d| d.optional && d.key == feat)
+        };
+        let hits: Vec<usize> = targets.into_iter().filter(has).collect();
+        if hits.is_empty() {
+            unknown.push(f.to_owned());
+        }
+        r.work
+            .extend(hits.into_iter().map(|n| Act::Feature(n, feat.to_owned())));
+    }
+    if !unknown.is_empty() {
+        bail!(
+            "none of the selected packages contains these features: {}",
+            unknown.join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn member_node(p: &Package, disk: &Disk) -> Node {
+    let deps = p
+        .dependencies
+        .iter()
+        .filter(|d| d.kind != DependencyKind::Build)
+        .filter(|d| d.target.as_ref().is_none_or(|t| disk.host_matches(t)))
+        .map(|d| DepDecl {
+            key: d.rename.clone().unwrap_or_else(|| d.name.clone()),
+            package: d.name.clone(),
+            req: d.req.clone(),
+            optional: d.optional,
+            default_features: d.uses_default_features,
+            features: d.features.clone(),
+            dev: d.kind == DependencyKind::Development,
+            path: d.path.clone().map(|p| p.into_std_path_buf()),
+            git: d
+                .source
+                .as_ref()
+                .map(|s| s.repr.clone())
+                .filter(|s| s.starts_with("git+")),
+        })
+        .collect();
+    Node {
+        id: p.id.repr.clone(),
+        kind: NodeKind::Member,
+        lib: p
+            .targets
+            .iter()
+            .find(|t| super::is_lib(t))
+            .map(|t| t.name.replace('-', "_")),
+        features: p.features.clone(),
+        deps,
+        manifest: p.manifest_path.clone().into_std_path_buf(),
+    }
+}
+
+/// A dependency that is not parsed (built in, or not on disk), as a package without targets.
+fn unparsed_node(d: &DepDecl) -> Node {
+    let id = format!("unparsed+{}#{}@{}", d.package, d.package, d.req);
+    let package = json!({
+        "name": d.package, "version": "0.0.0", "id": id, "source": "unparsed",
+        "dependencies": [], "targets": [], "features": {}, "manifest_path": "",
+    });
+    Node {
+        id,
+        kind: NodeKind::Unparsed(package),
+        lib: None,
+        features: BTreeMap::new(),
+        deps: Vec::new(),
+        manifest: PathBuf::from(format!("<unparsed {} {}>", d.package, d.req)),
+    }
+}
+
+impl<'d> Resolver<'d> {
+    fn new(disk: &'d Disk) -> Self {
+        Resolver {
+            disk,
+            nodes: Vec::new(),
+            by_manifest: HashMap::new(),
+            enabled: Vec::new(),
+            deps_on: Vec::new(),
+            weak: Vec::new(),
+            missing: BTreeSet::new(),
+            work: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, node: Node) -> usize {
+        let i = self.nodes.len();
+        self.by_manifest.insert(node.manifest.clone(), i);
+        self.nodes.push(node);
+        self.enabled.push(BTreeSet::new());
+        self.deps_on.push(BTreeMap::new());
+        i
+    }
+
+    /// Queues node `n`'s dependencies that are always on (not optional; dev only for members).
+    fn start(&mut self, n: usize) {
+        let member = self.nodes[n].kind == NodeKind::Member;
+        for (i, d) in self.nodes[n].deps.iter().enumerate() {
+            if !d.optional && (member || !d.dev) {
+                self.work.push(Act::Dep(n, i));
+            }
+        }
+    }
+
+    fn run(&mut self) {
+        while let Some(act) = self.work.pop() {
+            match act {
+                Act::Feature(n, f) => self.feature(n, f),
+                Act::Dep(n, i) => self.dep(n, i),
+            }
+        }
+    }
+
+    fn feature(&mut self, n: usize, f: String) {
+        if !self.enabled[n].insert(f.clone()) {
+            return;
+        }
+        match self.nodes[n].features.get(&f).cloned() {
+            Some(values) => values.iter().for_each(|v| self.value(n, v)),
+            // An optional dependency's implicit feature.
+            None => self.value(n, &format!("dep:{f}")),
+        }
+    }
+
+    /// One entry of a feature's list: `feat`, `dep:x`, `x/feat` or `x?/feat`.
+    fn value(&mut self, n: usize, v: &str) {
+        if let Some(key) = v.strip_prefix("dep:") {
+            self.enable_key(n, key);
+        } else if let Some((key, feat)) = v.split_once('/') {
+            match key.strip_suffix('?') {
+                Some(weak) => {
+                    self.weak.push((n, weak.to_owned(), feat.to_owned()));
+                    self.apply_weak(n);
+                }
+                None => {
+                    self.enable_key(n, key);
+                    self.weak.push((n, key.to_owned(), feat.to_owned()));
+                    self.apply_weak(n);
+                }
+            }
+        } else {
+            self.work.push(Act::Feature(n, v.to_owned()));
+        }
+    }
+
+    fn enable_key(&mut self, n: usize, key: &str) {
+        let hits: Vec<usize> = (0..self.nodes[n].deps.len())
+            .filter(|&i| self.nodes[n].deps[i].key == key)
+            .collect();
+        self.work.extend(hits.into_iter().map(|i| Act::Dep(n, i)));
+    }
+
+    /// `x/feat` and `x?/feat` of node `n` whose dependency `x` is on: `feat` on `x`.
+    fn apply_weak(&mut self, n: usize) {
+        let mut acts = Vec::new();
+        for (_, key, feat) in self.weak.iter().filter(|w| w.0 == n) {
+            for (&i, &t) in &self.deps_on[n] {
+                if let Some(t) = t
+                    && self.nodes[n].deps[i].key == *key
+                {
+                    acts.push(Act::Feature(t, feat.clone()));
+                }
+            }
+        }
+        self.work.extend(acts);
+    }
+
+    fn dep(&mut self, n: usize, i: usize) {
+        if self.deps_on[n].contains_key(&i) {
+            return;
+        }
+        let d = self.nodes[n].deps[i].clone();
+        let target = self.locate(n, &d);
+        self.deps_on[n].insert(i, target);
+        let Some(t) = target else { return };
+        if d.default_features {
+            self.work.push(Act::Feature(t, "default".to_owned()));
+        }
+        self.work
+            .extend(d.features.iter().map(|f| Act::Feature(t, f.clone())));
+        self.apply_weak(n);
+    }
+
+    /// The node `d` of node `n` leads to, loading it from disk the first time; a
+    /// dependency not on disk leads to a [`NodeKind::Missing`] node.
+    fn locate(&mut self, n: usize, d: &DepDecl) -> Option<usize> {
+        let dir = self.nodes[n]
+            .manifest
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let builtin = super::BUILTIN_CRATES.contains(&d.package.as_str());
+        let found = if builtin {
+            None
+        } else {
+            self.disk.locate(&dir, d)
+        };
+        let manifest = found.clone().unwrap_or_else(|| unparsed_node(d).manifest);
+        if let Some(&t) = self.by_manifest.get(&manifest) {
+            return Some(t);
+        }
+        let loaded = found.and_then(|m| Manifest::read(&m, self.disk));
+        let Some(loaded) = loaded else {
+            if !builtin {
+                self.missing.insert(format!("{} {}", d.package, d.req));
+            }
+            return Some(self.add(unparsed_node(d)));
+        };
+        let t = self.add(loaded.into_node(d.git.as_deref(), self.disk.cargo_home()));
+        self.start(t);
+        Some(t)
+    }
+
+    fn report(&self, names: &[String]) -> Report {
+        Report {
+            members: names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    (
+                        n.clone(),
+                        self.enabled[i]
+                            .iter()
+                            .filter(|f| self.nodes[i].features.contains_key(*f))
+                            .cloned()
+                            .collect(),
+                    )
+                })
+                .collect(),
+            found: self.nodes[names.len()..]
+                .iter()
+                .filter_map(|n| match &n.kind {
+                    NodeKind::Found(p) => Some(format!(
+                        "{} {}",
+                        p["name"].as_str()?,
+                        p["version"].as_str()?
+                    )),
+                    _ => None,
+                })
+                .collect(),
+            missing: self.missing.clone(),
+        }
+    }
+
+    /// The packages found or missing (as `Package`s) and the resolve graph's nodes.
+    fn into_metadata_parts(self) -> Result<(Vec<Package>, Vec<Value>)> {
+        let mut packages = Vec::new();
+        let mut nodes = Vec::new();
+        for (i, node) in self.nodes.iter().enumerate() {
+            if let NodeKind::Found(p) | NodeKind::Unparsed(p) = &node.kind {
+                packages.push(serde_json::from_value::<Package>(p.clone())?);
+            }
+            let deps: Vec<Value> = self.deps_on[i]
+                .iter()
+                .filter_map(|(&d, &t)| Some((d, t?)))
+                .map(|(d, t)| {
+                    let decl = &node.deps[d];
+                    // The extern name: the rename, else the lib target's crate name.
+                    let name = match &self.nodes[t].lib {
+                        Some(lib) if decl.key == decl.package => lib.clone(),
+                        _ => decl.key.replace('-', "_"),
+                    };
+                    json!({ "name": name, "pkg": self.nodes[t].id, "dep_kinds": [] })
+                })
+                .collect();
+            let dependencies: Vec<&str> = deps.iter().filter_map(|d| d["pkg"].as_str()).collect();
+            let features: Vec<&String> = self.enabled[i]
+                .iter()
+                .filter(|f| node.features.contains_key(*f))
+                .collect();
+            nodes.push(json!({ "id": node.id, "deps": deps, "dependencies": dependencies, "features": features }));
+        }
+        Ok((packages, nodes))
+    }
+}

@@ -1,0 +1,198 @@
+//! The offline fallback's resolution, on small workspaces written to a temp dir: cargo's
+//! feature rules, and where dependencies are found on disk.
+
+use super::offline::{self, FeatureRequest};
+use super::*;
+use std::fs;
+
+const APP: &str = r#"[package]
+name = "app"
+version = "0.1.0"
+edition = "2021"
+
+[workspace]
+
+[features]
+default = ["std"]
+std = []
+cuda = ["dep:cudarc", "gpu-lib/cuda"]
+extra = ["helper?/fast"]
+
+[dependencies]
+gpu-lib = { path = "../gpu-lib" }
+helper = { version = "1.0", optional = true }
+cudarc = { version = "0.19", optional = true }
+"#;
+
+const GPU_LIB: &str = r#"[package]
+name = "gpu-lib"
+version = "0.2.0"
+
+[lib]
+name = "gpu"
+
+[features]
+cuda = ["dep:cudarc"]
+
+[dependencies]
+cudarc = { version = "0.19", optional = true }
+"#;
+
+const HELPER: &str = "[package]\nname = \"helper\"\nversion = \"VERSION\"\n[features]\nfast = []\n";
+
+/// A workspace `app` (path dependency `gpu-lib`) and a cargo home whose registry has
+/// `helper` 1.0.0 and 1.2.0; `lock` is written as `app/Cargo.lock` when given.
+fn setup(name: &str, lock: Option<&str>) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("nosync-offline-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    let write = |p: &str, text: &str| {
+        let p = dir.join(p);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    };
+    write("app/Cargo.toml", APP);
+    write("app/src/lib.rs", "");
+    write("gpu-lib/Cargo.toml", GPU_LIB);
+    write("gpu-lib/src/lib.rs", "");
+    for v in ["1.0.0", "1.2.0"] {
+        write(
+            &format!("home/registry/src/index/helper-{v}/Cargo.toml"),
+            &HELPER.replace("VERSION", v),
+        );
+        write(
+            &format!("home/registry/src/index/helper-{v}/src/lib.rs"),
+            "",
+        );
+    }
+    if let Some(lock) = lock {
+        write("app/Cargo.lock", lock);
+    }
+    (dir.join("app"), dir.join("home"))
+}
+
+/// Resolves `app` offline with `req`: each package's enabled features and extern names,
+/// one line each (`name: features | deps`), and the report.
+fn resolve(name: &str, req: FeatureRequest, lock: Option<&str>) -> (Vec<String>, offline::Report) {
+    let (app, home) = setup(name, lock);
+    let m = MetadataCommand::new()
+        .manifest_path(app.join("Cargo.toml"))
+        .no_deps()
+        .exec()
+        .unwrap();
+    let disk = disk::Disk::scan(&app, home.clone());
+    let (m, report) = offline::resolve(m, &req, &disk).unwrap();
+    let resolve = m.resolve.unwrap();
+    let mut lines: Vec<String> = resolve
+        .nodes
+        .iter()
+        .map(|n| {
+            let pkg = m.packages.iter().find(|p| p.id == n.id).unwrap();
+            let deps: Vec<&str> = n.deps.iter().map(|d| d.name.as_str()).collect();
+            let features: Vec<String> = n.features.iter().map(|f| f.to_string()).collect();
+            format!(
+                "{} {}: {} | {}",
+                pkg.name,
+                pkg.version,
+                features.join(","),
+                deps.join(",")
+            )
+        })
+        .collect();
+    lines.sort();
+    let _ = fs::remove_dir_all(app.parent().unwrap());
+    (lines, report)
+}
+
+fn req(features: &[&str], all: bool, no_default: bool) -> FeatureRequest {
+    FeatureRequest {
+        features: features.iter().map(|f| f.to_string()).collect(),
+        all_features: all,
+        no_default_features: no_default,
+    }
+}
+
+#[test]
+fn the_defaults_apply_and_optional_dependencies_stay_off() {
+    let (lines, report) = resolve("defaults", req(&[], false, false), None);
+    assert_eq!(
+        lines,
+        ["app 0.1.0: default,std | gpu", "gpu-lib 0.2.0:  | "]
+    );
+    assert_eq!(report.found.iter().collect::<Vec<_>>(), ["gpu-lib 0.2.0"]);
+    assert!(report.missing.is_empty());
+}
+
+#[test]
+fn a_feature_enables_dep_colon_and_a_dependency_s_feature() {
+    let (lines, _) = resolve("cuda", req(&["cuda"], false, false), None);
+    assert_eq!(
+        lines,
+        [
+            "app 0.1.0: cuda,default,std | cudarc,gpu",
+            "cudarc 0.0.0:  | ",
+            "gpu-lib 0.2.0: cuda | cudarc",
+        ]
+    );
+}
+
+#[test]
+fn all_features_enable_every_optional_dependency_and_weak_features_follow() {
+    let (lines, report) = resolve("all", req(&[], true, false), None);
+    assert_eq!(
+        lines,
+        [
+            // `helper` is the implicit feature of the optional dependency (cudarc has
+            // none: `dep:cudarc` is written).
+            "app 0.1.0: cuda,default,extra,helper,std | cudarc,gpu,helper",
+            "cudarc 0.0.0:  | ",
+            "gpu-lib 0.2.0: cuda | cudarc",
+            // The highest version on disk that satisfies `1.0`; `helper?/fast` applies.
+            "helper 1.2.0: fast | ",
+        ]
+    );
+    // cudarc is the built-in table, never looked for on disk.
+    assert!(report.missing.is_empty(), "{report:?}");
+}
+
+#[test]
+fn a_weak_feature_does_not_enable_its_dependency() {
+    let (lines, _) = resolve("weak", req(&["extra"], false, true), None);
+    assert_eq!(lines, ["app 0.1.0: extra | gpu", "gpu-lib 0.2.0:  | "]);
+}
+
+#[test]
+fn the_lock_file_picks_the_version() {
+    let lock = "version = 4\n[[package]]\nname = \"helper\"\nversion = \"1.0.0\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n";
+    let (lines, _) = resolve("lock", req(&["helper"], false, false), Some(lock));
+    assert!(lines.contains(&"helper 1.0.0:  | ".to_owned()), "{lines:?}");
+}
+
+#[test]
+fn an_unknown_feature_is_an_error_as_in_cargo() {
+    let (app, home) = setup("unknown", None);
+    let m = MetadataCommand::new()
+        .manifest_path(app.join("Cargo.toml"))
+        .no_deps()
+        .exec()
+        .unwrap();
+    let disk = disk::Disk::scan(&app, home);
+    let err =
+        offline::resolve(m, &req(&["nonexistent", "app/std"], false, false), &disk).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "none of the selected packages contains these features: nonexistent"
+    );
+    let _ = fs::remove_dir_all(app.parent().unwrap());
+}
+
+#[test]
+fn cargo_s_error_line_is_quoted_not_its_progress() {
+    let stderr = "    Updating crates.io index\nerror: failed to select a version for the requirement `wgpu = \"^0.18.0\"`\n  version 0.18.0 is yanked\nlocation searched: crates.io index\nrequired by package `x`\n";
+    let e = anyhow::Error::new(cargo_metadata::Error::CargoMetadata {
+        stderr: stderr.to_owned(),
+    });
+    assert_eq!(
+        cargo_error(&e),
+        "error: failed to select a version for the requirement `wgpu = \"^0.18.0\"`; version 0.18.0 is yanked; location searched: crates.io index"
+    );
+}
