@@ -84,7 +84,9 @@ impl DefMap<'_> {
             return ty.canon().and_then(|c| self.assoc(c, name));
         }
         if let Some(ids) = self.methods.get(canon).and_then(|t| t.get(name)) {
-            return ids.first().map(|&f| Def::Fn(f));
+            // An inherent fn comes before trait impls' fns of the same name.
+            let inherent = ids.iter().find(|&&f| self.func(f).trait_.is_none());
+            return inherent.or(ids.first()).map(|&f| Def::Fn(f));
         }
         self.trait_method(canon, name).map(Def::Fn)
     }

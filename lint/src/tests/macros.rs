@@ -134,3 +134,25 @@ fn exported_macros_of_other_crates_and_dollar_crate() {
         "app/src/lib.rs:4:38 sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `wait`\n  = this call reaches `gpu::wait`, which blocks the host\n  via 4:38 app::a (exact)\n  via 2:12 app::Dev::sync_b (exact)\napp/src/lib.rs:5:29 sync-in-no-sync: `b` is #[no_sync] but reaches a host-blocking call: `wait`\n  = this call reaches `gpu::wait`, which blocks the host\n  via 5:29 app::b (exact)\n  via 3:1 app::helper (exact)\n  stats: 5 edges, 0 unresolved\n"
     );
 }
+
+/// A generated inherent method shadows generated trait impls' methods of the same name
+/// (candle's `binary_op!(add, Add)` in `impl Tensor` next to `bin_trait!(Add, add)`):
+/// `t.add(u)` and `Tensor::add(t, u)` call the inherent one, which does not wait;
+/// `<Tensor as Add<f64>>::add` names the trait impl, which does.
+#[test]
+fn generated_inherent_methods_shadow_generated_trait_methods() {
+    let src = with_prelude(
+        "pub struct Tensor;\nimpl Tensor { #[synchronizes] fn affine(&self) -> Tensor { Tensor } }\n\
+         macro_rules! binary_op { ($n:ident) => { pub fn $n(&self, rhs: &Tensor) -> Tensor { Tensor } }; }\n\
+         macro_rules! bin_trait { ($tr:ident, $n:ident) => {\n\
+         impl std::ops::$tr<f64> for Tensor { type Output = Tensor; fn $n(self, rhs: f64) -> Tensor { self.affine() } } }; }\n\
+         impl Tensor { binary_op!(add); }\nbin_trait!(Add, add);\n\
+         #[no_sync] fn m(t: &Tensor, u: &Tensor) -> Tensor { t.add(u) }\n\
+         #[no_sync] fn p(t: &Tensor, u: &Tensor) -> Tensor { Tensor::add(t, u) }\n\
+         #[no_sync] fn q(t: Tensor) -> Tensor { <Tensor as std::ops::Add<f64>>::add(t, 1.0) }\n",
+    );
+    assert_eq!(
+        check(&src),
+        "13:40 sync-in-no-sync: `q` is #[no_sync] but reaches a host-blocking call: `Tensor::affine`\n  = this call reaches `t::Tensor::affine`, which blocks the host\n  via 13:40 t::q (exact)\n  via 10:1 <t::Tensor as ops::Add>::add (exact)\n  stats: 4 edges, 0 unresolved\n"
+    );
+}

@@ -146,6 +146,18 @@ impl Walker<'_, '_> {
                         .copied()
                         .find(|&f| self.map.func(f).trait_.as_deref() == Some(t.as_str()))
                 }),
+            // `<T as std::ops::Add>::add`: the impl of that external trait, by its name
+            // (else the method lookup would pick an inherent `add` of `T`).
+            (Ty::Adt(c, _), Some(Def::External(segs))) => {
+                let last = segs.last().map(String::as_str);
+                let ids = self.map.methods.get(c).and_then(|m| m.get(method));
+                ids.and_then(|ids| {
+                    ids.iter().copied().find(|&f| {
+                        let tr = self.map.func(f).trait_.as_deref();
+                        tr.is_some_and(|t| t.rsplit("::").next() == last)
+                    })
+                })
+            }
             _ => None,
         };
         match (impl_fn, trait_) {
@@ -227,6 +239,13 @@ impl Walker<'_, '_> {
                 }
                 Ty::Adt(c, _) => {
                     if let Some(ids) = self.map.methods.get(c).and_then(|m| m.get(name)) {
+                        // Inherent methods shadow trait methods of the same name (Rust's
+                        // method lookup): `Tensor::add` before `<Tensor as Add>::add`.
+                        let inherent = |&&f: &&FnId| self.map.func(f).trait_.is_none();
+                        let ids: Vec<FnId> = match ids.iter().any(|f| inherent(&f)) {
+                            true => ids.iter().filter(inherent).copied().collect(),
+                            false => ids.clone(),
+                        };
                         return (ids.iter().map(|&f| (f, Confidence::Exact)).collect(), true);
                     }
                     if let Some(f) = self.provided_method(c, name) {
