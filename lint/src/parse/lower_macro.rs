@@ -36,9 +36,18 @@ impl Lower<'_> {
         Item::MacroCall(self.macro_call(&m.mac, m.span()))
     }
 
-    /// The tokens on the first line of a rule's body (where the generated items start).
+    /// The tokens on the first line of a rule's body (where the generated items start),
+    /// inside the repetitions it opens with (`$( pub fn $name ..`).
     fn first_line(&self, body: &Group) -> SpanIr {
-        let mut toks = body.stream().into_iter();
+        let mut ts = body.stream();
+        for _ in 0..8 {
+            let toks: Vec<TokenTree> = ts.clone().into_iter().take(2).collect();
+            match toks.as_slice() {
+                [TokenTree::Punct(p), TokenTree::Group(g)] if p.as_char() == '$' => ts = g.stream(),
+                _ => break,
+            }
+        }
+        let mut toks = ts.into_iter();
         let Some(first) = toks.next() else {
             return self.sp(body.span_open());
         };
