@@ -153,6 +153,6 @@ fn generated_inherent_methods_shadow_generated_trait_methods() {
     );
     assert_eq!(
         check(&src),
-        "13:40 sync-in-no-sync: `q` is #[no_sync] but reaches a host-blocking call: `Tensor::affine`\n  = this call reaches `t::Tensor::affine`, which blocks the host\n  via 13:40 t::q (exact)\n  via 10:1 <t::Tensor as ops::Add>::add (exact)\n  stats: 4 edges, 0 unresolved\n"
+        "13:40 sync-in-no-sync: `q` is #[no_sync] but reaches a host-blocking call: `Tensor::affine`\n  = this call reaches `t::Tensor::affine`, which blocks the host\n  via 13:40 t::q (exact)\n  via 10:1 <t::Tensor as Add>::add (exact)\n  stats: 4 edges, 0 unresolved\n"
     );
 }

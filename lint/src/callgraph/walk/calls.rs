@@ -146,18 +146,6 @@ impl Walker<'_, '_> {
                         .copied()
                         .find(|&f| self.map.func(f).trait_.as_deref() == Some(t.as_str()))
                 }),
-            // `<T as std::ops::Add>::add`: the impl of that external trait, by its name
-            // (else the method lookup would pick an inherent `add` of `T`).
-            (Ty::Adt(c, _), Some(Def::External(segs))) => {
-                let last = segs.last().map(String::as_str);
-                let ids = self.map.methods.get(c).and_then(|m| m.get(method));
-                ids.and_then(|ids| {
-                    ids.iter().copied().find(|&f| {
-                        let tr = self.map.func(f).trait_.as_deref();
-                        tr.is_some_and(|t| t.rsplit("::").next() == last)
-                    })
-                })
-            }
             _ => None,
         };
         match (impl_fn, trait_) {
