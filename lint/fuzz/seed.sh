@@ -4,11 +4,12 @@
 # (a.rs NUL b.rs) and the committed config seeds. Run from lint/fuzz.
 set -eu
 repo=$(cd ../.. && pwd)
-mkdir -p corpus/pipeline corpus/pipeline_files corpus/config
+mkdir -p corpus/pipeline corpus/pipeline_twice corpus/pipeline_files corpus/config
 n=0
 for f in $(find "$repo/fixtures" "$repo/lint/src" "$repo/runtime/src" -name '*.rs' | sort); do
     n=$((n + 1))
     cp "$f" "corpus/pipeline/seed-$n.rs"
+    cp "$f" "corpus/pipeline_twice/seed-$n.rs"
 done
 n=0
 for dir in $(find "$repo/fixtures" -name src -type d | sort); do
