@@ -4,7 +4,7 @@
 # (a.rs NUL b.rs) and the committed config seeds. Run from lint/fuzz.
 set -eu
 repo=$(cd ../.. && pwd)
-mkdir -p corpus/pipeline corpus/pipeline_twice corpus/pipeline_files corpus/config
+mkdir -p corpus/pipeline corpus/pipeline_twice corpus/pipeline_files corpus/config corpus/baseline
 n=0
 for f in $(find "$repo/fixtures" "$repo/lint/src" "$repo/runtime/src" -name '*.rs' | sort); do
     n=$((n + 1))
@@ -23,6 +23,7 @@ for dir in $(find "$repo/fixtures" -name src -type d | sort); do
     done
 done
 cp seeds/config/*.toml corpus/config/
+cp seeds/baseline/*.toml corpus/baseline/
 n=0
 for f in $(find "$repo/fixtures" -name '*.toml' -not -path '*/target/*' | sort); do
     n=$((n + 1))

@@ -10,15 +10,16 @@
 //! (`pipeline_twice`) and a lost sentinel finding (`pipeline_files`). Hangs and memory blow-ups are libFuzzer's `-timeout` and
 //! `-rss_limit_mb`.
 
+use nosync_lint::baseline::{self, Baseline};
 use nosync_lint::cli_output::{Style, write_machine};
 use nosync_lint::config::Config;
-use nosync_lint::diagnostics::{Code, Diagnostic, Origin, Span};
+use nosync_lint::diagnostics::{Code, Diagnostic, Level, Origin, Span};
 use nosync_lint::engine::{Analysis, analyze_crates};
 use nosync_lint::levels::LevelOverrides;
 use nosync_lint::render::human;
 use nosync_lint::source::SourceMap;
 use nosync_lint::workspace::{CrateSpec, DepTarget};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The in-memory crate of the one-file and config targets: `/mem/t/src/lib.rs`.
 const MEM_ROOT: &str = "/mem/t";
@@ -128,11 +129,35 @@ pub fn check(a: &Analysis, expect: Expect) {
         assert!(!text.is_empty(), "empty rendering of `{}`", d.message);
     }
     render_machine(a, &diagnostics, expect.sarif);
+    baseline_round_trip(&diagnostics);
     if let Some((root, sink)) = expect.finding {
         let found = diagnostics.iter().any(|d| {
             d.code == Code::SyncInNoSync && d.message.contains(root) && d.message.contains(sink)
         });
         assert!(found, "the finding {root} → {sink} is missing");
+    }
+}
+
+/// `--write-baseline` then `--baseline` on the same diagnostics: the written file parses,
+/// accepts every reported finding and has no stale entry.
+fn baseline_round_trip(diagnostics: &[Diagnostic]) {
+    if !diagnostics.iter().any(|d| d.finding.is_some()) {
+        return;
+    }
+    let text = baseline::write(diagnostics);
+    let written = match Baseline::parse(Path::new("nosync-baseline.toml"), text.clone()) {
+        Ok(b) => b,
+        Err(e) => panic!("a written baseline does not parse ({e:#}):\n{text}"),
+    };
+    let applied = written.apply(diagnostics.to_vec());
+    for d in &applied.diagnostics {
+        let reported_finding = d.finding.is_some() && d.level != Level::Allow;
+        assert!(
+            !reported_finding && d.code != Code::StaleBaselineEntry,
+            "the baseline written for these diagnostics leaves `{}: {}`:\n{text}",
+            d.code.as_str(),
+            d.message
+        );
     }
 }
 
@@ -184,7 +209,7 @@ fn spans(d: &Diagnostic) -> impl Iterator<Item = &Span> {
     std::iter::once(&d.primary).chain(notes).chain(hops)
 }
 
-fn check_span(sources: &SourceMap, s: &Span) -> Result<(), String> {
+pub(crate) fn check_span(sources: &SourceMap, s: &Span) -> Result<(), String> {
     let Some(text) = sources.text(&s.file) else {
         return Err(format!("span into an unknown file {:?}", s.file));
     };
@@ -207,6 +232,9 @@ pub use files::{split, two_files};
 
 mod configs;
 pub use configs::config_file;
+
+mod baselines;
+pub use baselines::baseline_file;
 
 /// `data` as source text: libFuzzer's bytes when they are UTF-8 (the lint reads files with
 /// `read_to_string`, so non-UTF-8 text never reaches the parser).
