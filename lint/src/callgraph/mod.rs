@@ -4,6 +4,7 @@
 
 mod returns;
 mod specialise;
+pub mod tags;
 
 pub use specialise::Spec;
 mod walk;

@@ -5,6 +5,7 @@
 use super::{NAME_ONLY_CAP, Typed, Walker, unknown};
 use crate::callgraph::Edge;
 use crate::callgraph::returns::{cudarc_ret, std_assoc_ret, std_method_ret};
+use crate::callgraph::tags::{self, How, WRITTEN};
 use crate::diagnostics::Confidence;
 use crate::known::sinks::{Condition, NAME_ONLY_OK};
 use crate::known::std::{INHERENT as STD_INHERENT, TRAIT_METHODS as STD_METHODS};
@@ -31,7 +32,7 @@ impl Walker<'_, '_> {
                 .get(&self.from)
                 .and_then(|l| l.iter().find(|(n, _)| n == name))
         {
-            return self.call_fn(f, Confidence::Exact, None, args, span, 0);
+            return self.call_fn(f, tags::edge(How::Path, WRITTEN), None, args, span, 0);
         }
         if let Some(q) = &path.qself {
             return self.call_qualified(q, path, args, span);
@@ -40,14 +41,16 @@ impl Walker<'_, '_> {
             && let Some(recv) = self.type_param_or_self(first)
         {
             let rest = self.shift_args(args);
-            return self.method_call((recv, Confidence::Exact), method, &rest, span);
+            return self.method_call((recv, WRITTEN), method, &rest, span);
         }
         match self.map.resolve_path(self.module, &names, path.global) {
             Some(Def::Fn(f)) if self.map.func(f).is_trait_decl => {
                 self.call_trait_path(f, args, span)
             }
-            Some(Def::Fn(f)) => self.call_fn(f, Confidence::Exact, None, args, span, 0),
-            Some(Def::Type(c)) => (Ty::Adt(c, Vec::new()), Confidence::Exact),
+            Some(Def::Fn(f)) => {
+                self.call_fn(f, tags::edge(How::Path, WRITTEN), None, args, span, 0)
+            }
+            Some(Def::Type(c)) => (Ty::Adt(c, Vec::new()), WRITTEN),
             Some(Def::External(segs)) => self.call_external(&segs, args, span),
             Some(_) => unknown(),
             None => self.unresolved_path(path, span),
@@ -67,7 +70,7 @@ impl Walker<'_, '_> {
         let recv = if has_impl {
             recv
         } else {
-            (Ty::Param(vec![tr]), Confidence::Exact)
+            (Ty::Param(vec![tr]), WRITTEN)
         };
         self.method_call(recv, &name, &rest, span)
     }
@@ -101,12 +104,12 @@ impl Walker<'_, '_> {
     pub(super) fn call_external(&mut self, segs: &[String], args: &[Typed], span: SpanIr) -> Typed {
         let joined = segs.join("::");
         if let Some(&f) = self.map.builtin.get(&joined) {
-            return self.call_fn(f, Confidence::Exact, None, args, span, 1);
+            return self.call_fn(f, tags::edge(How::Path, WRITTEN), None, args, span, 1);
         }
         let args: Vec<Ty> = args.iter().map(|(t, _)| t.clone()).collect();
         (
             std_assoc_ret(segs, &args).unwrap_or(Ty::Unknown),
-            Confidence::Inferred,
+            tags::derived(WRITTEN),
         )
     }
 
@@ -149,19 +152,21 @@ impl Walker<'_, '_> {
             _ => None,
         };
         match (impl_fn, trait_) {
-            (Some(f), _) => self.call_fn(f, Confidence::Exact, Some(&recv), args, span, 1),
+            (Some(f), _) => self.call_fn(
+                f,
+                tags::edge(How::Path, WRITTEN),
+                Some(&recv),
+                args,
+                span,
+                1,
+            ),
             (None, Some(Def::Trait(t))) => self.method_call(
-                (Ty::Param(vec![t]), Confidence::Exact),
+                (Ty::Param(vec![t]), WRITTEN),
                 method,
                 &self.shift_args(args),
                 span,
             ),
-            _ => self.method_call(
-                (recv, Confidence::Exact),
-                method,
-                &self.shift_args(args),
-                span,
-            ),
+            _ => self.method_call((recv, WRITTEN), method, &self.shift_args(args), span),
         }
     }
 
@@ -176,12 +181,8 @@ impl Walker<'_, '_> {
         let via = self.via.take();
         let spec = self.spec.take();
         let mut ret = None;
-        for (f, tag) in &targets {
-            let tag = if *tag == Confidence::NameOnly {
-                Confidence::NameOnly
-            } else {
-                (*tag).max(recv.1)
-            };
+        for (f, how) in &targets {
+            let tag = tags::edge(*how, recv.1);
             self.via = via.clone();
             self.spec = spec.clone();
             let r = self.call_fn(*f, tag, Some(&recv.0), args, span, 0);
@@ -219,7 +220,7 @@ impl Walker<'_, '_> {
         recv: &Ty,
         name: &str,
         arity: usize,
-    ) -> (Vec<(FnId, Confidence)>, bool) {
+    ) -> (Vec<(FnId, How)>, bool) {
         for t in self.map.deref_chain(recv) {
             match &t {
                 Ty::Adt(c, _) if c.starts_with("std::") && STD_INHERENT.contains(&name) => {
@@ -234,11 +235,11 @@ impl Walker<'_, '_> {
                             true => ids.iter().filter(inherent).copied().collect(),
                             false => ids.clone(),
                         };
-                        return (ids.iter().map(|&f| (f, Confidence::Exact)).collect(), true);
+                        return (ids.iter().map(|&f| (f, How::Receiver)).collect(), true);
                     }
                     if let Some(f) = self.provided_method(c, name) {
                         self.spec = Some(t.clone());
-                        return (vec![(f, Confidence::Exact)], true);
+                        return (vec![(f, How::Receiver)], true);
                     }
                 }
                 Ty::Param(traits) | Ty::Dyn(traits) => {
@@ -271,11 +272,11 @@ impl Walker<'_, '_> {
 
     /// A call through a trait bound or `dyn`: the trait's method and every impl of it
     /// (only the method when it is itself a sink).
-    pub(super) fn dispatch(&self, traits: &[String], name: &str) -> Vec<(FnId, Confidence)> {
+    pub(super) fn dispatch(&self, traits: &[String], name: &str) -> Vec<(FnId, How)> {
         let mut out = Vec::new();
         for tr in traits {
             if let Some(decl) = self.map.trait_method(tr, name) {
-                out.push((decl, Confidence::Exact));
+                out.push((decl, How::Receiver));
                 // A `#[synchronizes]` declaration covers every impl: one finding, at the trait.
                 if self.map.func(decl).marks.sink.is_some() {
                     break;
@@ -288,7 +289,7 @@ impl Walker<'_, '_> {
                     .into_iter()
                     .flatten()
                 {
-                    out.push((imp, Confidence::Inferred));
+                    out.push((imp, How::AnyImpl));
                 }
                 break;
             }
@@ -300,7 +301,7 @@ impl Walker<'_, '_> {
     /// receiver of unknown type could be: in a crate the caller can reach (its own or
     /// its dependency closure; cudarc's built-in sinks only if cudarc is a dependency),
     /// taking as many arguments, and not a method every type has through std traits.
-    pub(super) fn name_only(&self, name: &str, arity: usize) -> Vec<(FnId, Confidence)> {
+    pub(super) fn name_only(&self, name: &str, arity: usize) -> Vec<(FnId, How)> {
         if STD_METHODS.contains(&name) {
             return Vec::new();
         }
@@ -322,10 +323,7 @@ impl Walker<'_, '_> {
         if cands.len() > NAME_ONLY_CAP {
             return Vec::new();
         }
-        cands
-            .into_iter()
-            .map(|f| (f, Confidence::NameOnly))
-            .collect()
+        cands.into_iter().map(|f| (f, How::Name)).collect()
     }
 
     /// Records an edge to `f` (unless a condition rules it out) and returns its result type.
@@ -373,7 +371,7 @@ impl Walker<'_, '_> {
             via,
             dropped: None,
         });
-        (self.ret_type(f, recv), tag.max(Confidence::Inferred))
+        (self.ret_type(f, recv), tags::derived(tag))
     }
 
     pub(super) fn ret_type(&self, f: FnId, recv: Option<&Ty>) -> Ty {

@@ -8,6 +8,7 @@ mod narrow;
 mod patterns;
 
 use super::{Dropped, Edge, Unresolved};
+use crate::callgraph::tags::{self, WRITTEN};
 use crate::diagnostics::Confidence;
 use crate::parse::ir::{Block, Expr, GenericParam, PathIr, SpanIr, Stmt};
 use crate::resolve::{Def, DefMap, FnId, ModId, Ty};
@@ -18,7 +19,7 @@ const NAME_ONLY_CAP: usize = 8;
 type Typed = (Ty, Confidence);
 
 fn unknown() -> Typed {
-    (Ty::Unknown, Confidence::Exact)
+    (Ty::Unknown, WRITTEN)
 }
 
 struct Local {
@@ -83,7 +84,7 @@ pub fn walk_fn(map: &DefMap<'_>, f: FnId) -> (Vec<Edge>, Vec<Unresolved>) {
     };
     if let Some(st) = &w.self_ty {
         let by_ref = ir.self_param != Some(false);
-        w.bind_param("self", (st.clone(), Confidence::Exact), by_ref);
+        w.bind_param("self", (st.clone(), WRITTEN), by_ref);
     }
     let narrowed = map.arg_specs.get(&f).map(Vec::as_slice).unwrap_or_default();
     for (i, p) in ir.params.iter().enumerate() {
@@ -93,7 +94,7 @@ pub fn walk_fn(map: &DefMap<'_>, f: FnId) -> (Vec<Edge>, Vec<Unresolved>) {
             None => (
                 w.map
                     .resolve_type(w.module, &p.ty, &w.generics, w.self_ty.as_ref(), 0),
-                Confidence::Exact,
+                WRITTEN,
             ),
         };
         if let Some(name) = &p.name {
@@ -156,12 +157,13 @@ impl Walker<'_, '_> {
         scope
     }
 
-    /// An edge to a `Drop` impl: `what` is dropped at `site`.
-    fn drop_edge(&mut self, to: FnId, tag: Confidence, site: SpanIr, what: Dropped) {
+    /// An edge to a `Drop` impl: `what`, whose type is known as sure as `ty`, is
+    /// dropped at `site`.
+    fn drop_edge(&mut self, to: FnId, ty: Confidence, site: SpanIr, what: Dropped) {
         self.edges.push(Edge {
             from: self.from,
             to,
-            tag,
+            tag: tags::edge(tags::How::Drop, ty),
             site,
             uncertain: None,
             via: None,
@@ -224,9 +226,9 @@ impl Walker<'_, '_> {
             (Some(t), _) => (
                 self.map
                     .resolve_type(self.module, t, &self.generics, self.self_ty.as_ref(), 0),
-                Confidence::Exact,
+                WRITTEN,
             ),
-            (None, Some((t, c))) => (t, c.max(Confidence::Inferred)),
+            (None, Some((t, c))) => (t, tags::derived(c)),
             (None, None) => unknown(),
         }
     }
@@ -260,7 +262,7 @@ impl Walker<'_, '_> {
             Expr::Path(p) => self.path_value(p),
             Expr::Field { base, name } => {
                 let (bt, c) = self.expr(base);
-                (self.field(&bt, name), c.max(Confidence::Inferred))
+                (self.field(&bt, name), tags::derived(c))
             }
             Expr::Try(inner) => {
                 let (t, c) = self.expr(inner);
@@ -275,7 +277,7 @@ impl Walker<'_, '_> {
             }
             Expr::Struct { path, fields } => {
                 self.exprs(fields);
-                (self.type_of_path(path), Confidence::Exact)
+                (self.type_of_path(path), WRITTEN)
             }
             Expr::Block(b) => self.block(b),
             Expr::Closure(body) => {
@@ -292,7 +294,7 @@ impl Walker<'_, '_> {
                         self.self_ty.as_ref(),
                         0,
                     ),
-                    Confidence::Exact,
+                    WRITTEN,
                 )
             }
             Expr::Escape => unknown(),
@@ -346,7 +348,7 @@ impl Walker<'_, '_> {
         {
             return l.ty.clone();
         }
-        (self.type_of_path(p), Confidence::Exact)
+        (self.type_of_path(p), WRITTEN)
     }
 
     fn type_of_path(&self, p: &PathIr) -> Ty {

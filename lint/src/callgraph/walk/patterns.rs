@@ -1,7 +1,6 @@
 //! Bindings introduced by patterns, typed from the matched value.
 
 use super::{Typed, Walker};
-use crate::diagnostics::Confidence;
 use crate::parse::ir::{Pat, PathIr};
 use crate::resolve::{Def, Ty};
 
@@ -34,7 +33,7 @@ impl Walker<'_, '_> {
                 let fields = self.pattern_fields(path, &ty.0);
                 for (i, p) in ps.iter().enumerate() {
                     let t = fields.get(i).map_or(Ty::Unknown, |(_, t)| t.clone());
-                    self.bind_pat(p, (t, ty.1.max(Confidence::Inferred)), d);
+                    self.bind_pat(p, (t, crate::callgraph::tags::derived(ty.1)), d);
                 }
             }
             Pat::Struct(path, fs) => {
@@ -44,7 +43,7 @@ impl Walker<'_, '_> {
                         .iter()
                         .find(|(n, _)| n == name)
                         .map_or(Ty::Unknown, |(_, t)| t.clone());
-                    self.bind_pat(p, (t, ty.1.max(Confidence::Inferred)), d);
+                    self.bind_pat(p, (t, crate::callgraph::tags::derived(ty.1)), d);
                 }
             }
             Pat::Or(p) => self.bind_pat(p, ty, d),
