@@ -182,10 +182,11 @@ fn core(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, mut sources: Source
         let lost = "the invocations not expanded yet are analysed as written";
         c.diagnostic("expanding", "`macro_rules!` invocations", lost, at.clone())
     };
-    let expansions = net::guard(&mut diags, what, || {
-        resolve::macros::expand_all(&mut parsed, &cfgs, &crates)
+    let expanded = net::guard(&mut diags, what, || {
+        resolve::macros::expand_all(&mut parsed, &cfgs, &crates, &mut sources)
     });
-    let expansions = expansions.unwrap_or_default();
+    let (expansions, d) = expanded.unwrap_or_default();
+    diags.extend(d);
     stats.macro_expansions = expansions.expanded;
     stats.macro_failures = expansions.failed;
     let (mut map, d) = resolve::build(&crates, &parsed, &sources);

@@ -116,7 +116,7 @@ impl Lower<'_> {
                 alias: e.rename.as_ref().map(|(_, i)| i.to_string()),
                 span: self.sp(e.span()),
             }),
-            syn::Item::Macro(m) => out.push(self.item_macro(m)),
+            syn::Item::Macro(m) => out.push(self.item_macro(m, dir, top)),
             _ => {}
         }
     }
@@ -187,6 +187,12 @@ impl Lower<'_> {
             span: self.sp(i.self_ty.span()),
             macros,
         }
+    }
+
+    /// What a `#[path]` on a `mod` is relative to: the file's directory at its top level,
+    /// else the directory of the enclosing inline module.
+    pub(super) fn path_base<'d>(&'d self, dir: &'d Path, top: bool) -> &'d Path {
+        if top { &self.file_dir } else { dir }
     }
 
     fn module(&mut self, m: &syn::ItemMod, dir: &Path, top: bool) -> Item {

@@ -7,15 +7,17 @@
 //! invocation stood) and lowers it with every span fixed at the invocation.
 
 use super::cfg::CfgCtx;
-use super::ir::{FnIr, ImplIr, Item, MacroCallIr, MacroRulesIr, ModKind, SpanIr, TypeRef};
+use super::ir::{FnIr, ImplIr, Item, MacroCallIr, MacroRulesIr, SpanIr, TypeRef};
 use super::lower::{Lower, path_names};
 use super::prescan;
 use proc_macro2::{Group, TokenStream, TokenTree};
+use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 
 impl Lower<'_> {
     /// `macro_rules! name { .. }` or an invocation `path! { .. }` at module level.
-    pub(super) fn item_macro(&mut self, m: &syn::ItemMacro) -> Item {
+    /// `dir` and `top` say where a `mod x;` of the expansion is looked for.
+    pub(super) fn item_macro(&mut self, m: &syn::ItemMacro, dir: &Path, top: bool) -> Item {
         let path = path_names(&m.mac.path);
         if path.last().is_some_and(|n| n == "macro_rules")
             && let Some(name) = &m.ident
@@ -33,7 +35,10 @@ impl Lower<'_> {
                 bodies,
             });
         }
-        Item::MacroCall(self.macro_call(&m.mac, m.span()))
+        let mut call = self.macro_call(&m.mac, m.span());
+        call.mod_dir = dir.to_path_buf();
+        call.path_base = self.path_base(dir, top).to_path_buf();
+        Item::MacroCall(call)
     }
 
     /// The tokens on the first line of a rule's body (where the generated items start),
@@ -68,6 +73,8 @@ impl Lower<'_> {
             path: path_names(&mac.path),
             tokens: mac.tokens.to_string(),
             span: self.sp(span),
+            mod_dir: PathBuf::new(),
+            path_base: PathBuf::new(),
         }
     }
 }
@@ -105,7 +112,7 @@ pub enum Position {
 /// An expansion lowered for its [`Position`].
 #[derive(Debug, Default)]
 pub struct Expanded {
-    /// Module position: the items (file modules, which cannot be located, dropped).
+    /// Module position: the items (a `mod x;` is looked for where the invocation stands).
     pub items: Vec<Item>,
     /// Impl and trait position: the methods and associated types.
     pub fns: Vec<FnIr>,
@@ -114,9 +121,15 @@ pub struct Expanded {
     pub macros: Vec<MacroCallIr>,
 }
 
-/// Parses the expansion text `src` as items of `pos` and lowers them, every span `at`.
-/// `None` when the text does not parse (or is too deep for syn).
-pub fn lower_expansion(src: &str, at: SpanIr, cfg: &CfgCtx, pos: Position) -> Option<Expanded> {
+/// Parses the expansion text `src` of `call` as items of `pos` and lowers them, every span
+/// at the invocation. `None` when the text does not parse (or is too deep for syn).
+pub fn lower_expansion(
+    src: &str,
+    call: &MacroCallIr,
+    cfg: &CfgCtx,
+    pos: Position,
+) -> Option<Expanded> {
+    let at = call.span;
     if prescan::too_deep(src).is_some() {
         return None;
     }
@@ -124,8 +137,8 @@ pub fn lower_expansion(src: &str, at: SpanIr, cfg: &CfgCtx, pos: Position) -> Op
         file: at.file,
         offset: 0,
         cfg,
-        mod_dir: Default::default(),
-        file_dir: Default::default(),
+        mod_dir: call.mod_dir.clone(),
+        file_dir: call.path_base.clone(),
         depth: 0,
         truncated: false,
         fixed: Some(at),
@@ -135,8 +148,7 @@ pub fn lower_expansion(src: &str, at: SpanIr, cfg: &CfgCtx, pos: Position) -> Op
     match pos {
         Position::Module => {
             let file = syn::parse_file(src).ok()?;
-            let items = lower.items(&file.items, std::path::Path::new(""), false);
-            out.items = items.into_iter().filter(|i| !is_file_mod(i)).collect();
+            out.items = lower.items(&file.items, &call.mod_dir, true);
         }
         Position::Impl => {
             let imp: syn::ItemImpl =
@@ -158,15 +170,4 @@ pub fn lower_expansion(src: &str, at: SpanIr, cfg: &CfgCtx, pos: Position) -> Op
         }
     }
     Some(out)
-}
-
-/// `mod x;` inside an expansion cannot be located.
-fn is_file_mod(i: &Item) -> bool {
-    matches!(
-        i,
-        Item::Mod {
-            kind: ModKind::File { .. } | ModKind::Missing(_),
-            ..
-        }
-    )
 }

@@ -64,7 +64,7 @@ pub fn parse_all(
 ) -> (Parsed, Vec<Diagnostic>) {
     let mut parsed = Parsed::default();
     let mut diags = Vec::new();
-    let mut wave: Vec<FileJob> = roots
+    let wave: Vec<FileJob> = roots
         .iter()
         .map(|(p, cfg)| FileJob {
             path: p.clone(),
@@ -72,11 +72,24 @@ pub fn parse_all(
             mod_dir: p.parent().map(Path::to_path_buf).unwrap_or_default(),
         })
         .collect();
+    parse_jobs(&mut parsed, wave, cfgs, sources, &mut diags);
+    (parsed, diags)
+}
+
+/// Parses the files of `wave` not parsed yet and their module trees, wave by wave, into
+/// `parsed` (also for files named later, in macro expansions).
+pub fn parse_jobs(
+    parsed: &mut Parsed,
+    mut wave: Vec<FileJob>,
+    cfgs: &[CfgCtx],
+    sources: &mut SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) {
     while !wave.is_empty() {
         wave.retain(|j| !parsed.files.contains_key(&(j.path.clone(), j.cfg)));
         wave.sort_by(|a, b| (&a.path, a.cfg).cmp(&(&b.path, b.cfg)));
         wave.dedup_by(|a, b| a.path == b.path && a.cfg == b.cfg);
-        let loaded = load_wave(&wave, sources, &mut diags);
+        let loaded = load_wave(&wave, sources, diags);
         // Runs on the caller's rayon pool: [`crate::engine`] installs one with large stacks.
         let results: Vec<FileResult> = loaded
             .par_iter()
@@ -97,7 +110,14 @@ pub fn parse_all(
         }
         wave = next;
     }
-    (parsed, diags)
+}
+
+/// The `mod x;` files named in `items` (inline modules included) that `parsed` lacks.
+pub fn unparsed_children(parsed: &Parsed, items: &[Item], cfg: usize) -> Vec<FileJob> {
+    let mut jobs = Vec::new();
+    collect_children(items, cfg, &mut jobs);
+    jobs.retain(|j| !parsed.files.contains_key(&(j.path.clone(), j.cfg)));
+    jobs
 }
 
 fn load_wave(

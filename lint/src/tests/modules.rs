@@ -3,6 +3,77 @@
 
 use super::check_tree;
 
+/// tokio 1.16's shape: `cfg_aio! { pub mod bsd { mod poll_aio; } }` in `src/io/mod.rs`, with
+/// the macro wrapping each item in a `#[cfg]`. The lint looked for `bsd/poll_aio.rs`
+/// relative to nothing (a `missing-module` on a published crate), and dropped every
+/// `mod x;` at an expansion's top level (`cfg_rt! { pub mod runtime; }`) unanalysed.
+#[test]
+fn modules_declared_inside_macro_expansions_are_found_and_analysed() {
+    let cfg_macros = "macro_rules! cfg_io {\n    ($($item:item)*) => {\n        \
+                      $( #[cfg(feature = \"on\")] $item )*\n    }\n}\n";
+    let lib = format!(
+        "use nosync::{{no_sync, synchronizes}};\n{cfg_macros}\
+         cfg_io! {{\n    pub mod io;\n}}\n\
+         #[no_sync]\npub fn step() {{\n    io::bsd::wait();\n    io::flush();\n}}\n"
+    );
+    let out = check_tree(
+        &[
+            ("src/lib.rs", &lib),
+            (
+                "src/io/mod.rs",
+                "cfg_io! {\n    pub mod bsd {\n        mod poll_aio;\n        \
+                 pub use poll_aio::wait;\n    }\n    mod driver;\n}\n\
+                 pub fn flush() { driver::drain(); }\n",
+            ),
+            (
+                "src/io/bsd/poll_aio.rs",
+                "#[nosync::synchronizes]\npub fn wait() {}\n",
+            ),
+            (
+                "src/io/driver.rs",
+                "#[nosync::synchronizes]\npub fn drain() {}\n",
+            ),
+        ],
+        &[("tk", "src/lib.rs")],
+    );
+    assert_eq!(
+        out,
+        "src/lib.rs:12:5 sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `wait`\n  \
+         = this call reaches `tk::io::bsd::poll_aio::wait`, which blocks the host\n  \
+         via 12:5 tk::step (exact)\n\
+         src/lib.rs:13:5 sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `drain`\n  \
+         = this call reaches `tk::io::driver::drain`, which blocks the host\n  \
+         via 13:5 tk::step (exact)\n  \
+         via 8:18 tk::io::flush (exact)\n  \
+         stats: 3 edges, 0 unresolved\n"
+    );
+}
+
+/// In an expansion inside an inline module, a file is looked for under the inline
+/// module's directory (the parse error shows `here.rs` was read); a file that really is
+/// missing is reported (it was dropped silently).
+#[test]
+fn expansions_in_inline_modules_look_in_their_directory_and_report_missing_files() {
+    let out = check_tree(
+        &[
+            (
+                "src/lib.rs",
+                "macro_rules! wrap { ($($i:item)*) => { $($i)* } }\nwrap! { mod gone; }\n\
+                 mod inner {\n    wrap! { pub mod deep { pub mod here; } }\n}\n",
+            ),
+            ("src/inner/deep/here.rs", "fn f( {\n"),
+        ],
+        &[("mm", "src/lib.rs")],
+    );
+    assert_eq!(
+        out,
+        "src/inner/deep/here.rs:1:7 parse-error: syntax error: cannot parse string into token stream\n\
+         src/lib.rs:2:1 missing-module: file not found for module `gone`\n  \
+         = declared here\n  \
+         stats: 0 edges, 0 unresolved\n"
+    );
+}
+
 /// nalgebra's shape: one file included by `#[path]` as a module of several modules of one
 /// crate (benches, per-version glam glue) was reported as "already part of the module
 /// tree" and analysed once; each inclusion is its own module, as in rustc. A file that

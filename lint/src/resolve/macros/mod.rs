@@ -16,13 +16,16 @@
 mod rules;
 mod scope;
 
+use crate::diagnostics::Diagnostic;
 use crate::parse::Parsed;
 use crate::parse::cfg::CfgCtx;
 use crate::parse::ir::{FnIr, Item, MacroCallIr, MacroOrigin, ModKind, SpanIr};
 use crate::parse::lower_macro::{Expanded, Position, lower_expansion};
+use crate::source::SourceMap;
 use crate::workspace::CrateSpec;
 use scope::{Defs, MacroDef};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 
 const MAX_EXPANSIONS: usize = 10_000;
 /// Longest expansion text accepted (self-doubling macros stop here).
@@ -45,9 +48,16 @@ pub struct Expansions {
 }
 
 /// Expands item-position macro calls in every parsed file, in place; `cfgs[i]` and
-/// `crates[i]` belong to crate `i` (the second half of a file's key).
-pub fn expand_all(parsed: &mut Parsed, cfgs: &[CfgCtx], crates: &[CrateSpec]) -> Expansions {
-    expand_all_within(parsed, cfgs, crates, MAX_TOTAL_EXPANSION)
+/// `crates[i]` belong to crate `i` (the second half of a file's key). A `mod x;` in an
+/// expansion names the file it would name written at the invocation (tokio declares most
+/// of its modules in `cfg_*!` macros); the files found are parsed, and expanded in turn.
+pub fn expand_all(
+    parsed: &mut Parsed,
+    cfgs: &[CfgCtx],
+    crates: &[CrateSpec],
+    sources: &mut SourceMap,
+) -> (Expansions, Vec<Diagnostic>) {
+    expand_all_within(parsed, cfgs, crates, sources, MAX_TOTAL_EXPANSION)
 }
 
 /// One expansion run: the definitions, the crates, the budget and what was done.
@@ -71,23 +81,54 @@ fn expand_all_within(
     parsed: &mut Parsed,
     cfgs: &[CfgCtx],
     crates: &[CrateSpec],
+    sources: &mut SourceMap,
     budget: usize,
+) -> (Expansions, Vec<Diagnostic>) {
+    let mut count = Expansions::default();
+    let mut diags = Vec::new();
+    let mut todo: Vec<_> = parsed.files.keys().cloned().collect();
+    // Each round expands the files parsed in the round before (a file is parsed once), so
+    // it ends when no expansion names a file not parsed yet.
+    while !todo.is_empty() {
+        todo.sort();
+        count = expand_files(parsed, &todo, (cfgs, crates, budget), count);
+        let mut jobs = Vec::new();
+        for key in &todo {
+            let items = &parsed.files[key].items;
+            jobs.extend(crate::parse::unparsed_children(parsed, items, key.1));
+        }
+        let before: HashSet<_> = parsed.files.keys().cloned().collect();
+        crate::parse::parse_jobs(parsed, jobs, cfgs, sources, &mut diags);
+        todo = parsed
+            .files
+            .keys()
+            .filter(|k| !before.contains(*k))
+            .cloned()
+            .collect();
+    }
+    (count, diags)
+}
+
+/// One round: the invocations of the files `keys`, with the definitions of all parsed files.
+fn expand_files(
+    parsed: &mut Parsed,
+    keys: &[(PathBuf, usize)],
+    (cfgs, crates, budget): (&[CfgCtx], &[CrateSpec], usize),
+    count: Expansions,
 ) -> Expansions {
     let defs = Defs::collect(parsed);
     if defs.is_empty() {
-        return Expansions::default();
+        return count;
     }
     let mut run = Run {
         defs: &defs,
         crates,
         budget,
-        count: Expansions::default(),
+        count,
         origins: HashMap::new(),
     };
     let default_cfg = CfgCtx::default();
-    let mut keys: Vec<_> = parsed.files.keys().cloned().collect();
-    keys.sort();
-    for key in &keys {
+    for key in keys {
         let at = At {
             krate: key.1,
             cfg: cfgs.get(key.1).unwrap_or(&default_cfg),
@@ -210,7 +251,7 @@ impl Run<'_> {
         if src.len() > MAX_EXPANSION_LEN.min(left) {
             return None;
         }
-        let out = lower_expansion(&src, call.span, at.cfg, pos)?;
+        let out = lower_expansion(&src, call, at.cfg, pos)?;
         if let Some(&body) = def.bodies.get(rule) {
             let origin = MacroOrigin {
                 name: def.name.clone(),
@@ -250,7 +291,7 @@ mod tests {
         sources.add(file.clone(), src);
         let cfgs = [CfgCtx::default()];
         let (mut parsed, _) = crate::parse::parse_all(&[(file, 0)], &cfgs, &mut sources);
-        let n = super::expand_all_within(&mut parsed, &cfgs, &[], 1 << 20);
+        let (n, _) = super::expand_all_within(&mut parsed, &cfgs, &[], &mut sources, 1 << 20);
         assert!(n.bytes <= (1 << 20) + super::MAX_EXPANSION_LEN, "{n:?}");
         assert!(n.failed > 0 && n.expanded < 200, "{n:?}");
     }
