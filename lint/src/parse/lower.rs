@@ -189,68 +189,6 @@ impl Lower<'_> {
         }
     }
 
-    /// What a `#[path]` on a `mod` is relative to: the file's directory at its top level,
-    /// else the directory of the enclosing inline module.
-    pub(super) fn path_base<'d>(&'d self, dir: &'d Path, top: bool) -> &'d Path {
-        if top { &self.file_dir } else { dir }
-    }
-
-    fn module(&mut self, m: &syn::ItemMod, dir: &Path, top: bool) -> Item {
-        let name = m.ident.to_string();
-        // `mod r#type;` is the file `type.rs` (naga).
-        let file_name = syn::ext::IdentExt::unraw(&m.ident).to_string();
-        let path_attr = m.attrs.iter().find_map(|a| match &a.meta {
-            syn::Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s),
-                    ..
-                }) => Some(s.value()),
-                _ => None,
-            },
-            _ => None,
-        });
-        let base = if top {
-            self.file_dir.clone()
-        } else {
-            dir.to_path_buf()
-        };
-        let kind = match &m.content {
-            Some((_, items)) => {
-                let sub = path_attr.map_or_else(|| dir.join(&file_name), |p| base.join(p));
-                ModKind::Inline(self.items(items, &sub, false))
-            }
-            None => {
-                let has_attr = path_attr.is_some();
-                let candidates = match path_attr {
-                    Some(p) => vec![base.join(p)],
-                    None => vec![
-                        dir.join(format!("{file_name}.rs")),
-                        dir.join(&file_name).join("mod.rs"),
-                    ],
-                };
-                // One name per file, however it is reached (`#[path = "../x.rs"]`).
-                match candidates.iter().find(|c| c.is_file()) {
-                    Some(found) => ModKind::File {
-                        owns_dir: has_attr || found.ends_with("mod.rs"),
-                        path: crate::source::normalize(found),
-                    },
-                    None => ModKind::Missing(
-                        candidates
-                            .iter()
-                            .map(|c| crate::source::lexical(c))
-                            .collect(),
-                    ),
-                }
-            }
-        };
-        Item::Mod {
-            name,
-            span: self.sp(m.span()),
-            kind,
-            is_pub: !matches!(m.vis, syn::Visibility::Inherited),
-        }
-    }
-
     pub fn func(
         &mut self,
         sig: &syn::Signature,

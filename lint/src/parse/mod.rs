@@ -11,6 +11,7 @@ pub mod ir;
 pub(crate) mod lower;
 mod lower_expr;
 pub(crate) mod lower_macro;
+mod lower_mod;
 mod prescan;
 
 use crate::diagnostics::{Code, Diagnostic};

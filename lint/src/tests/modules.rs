@@ -156,3 +156,45 @@ fn a_lattice_of_double_inclusions_stays_bounded() {
     expected.sort();
     assert_eq!(lines, expected, "{out}");
 }
+
+/// rustix / socket2 / tempfile / heapless choose a module's file with `#[cfg_attr(pred,
+/// path = "..")]`: the lint read only a plain `#[path]` and reported `missing-module`
+/// for `sys.rs`, never analysing the platform code. The first `path` whose predicate
+/// holds and whose file exists is the file (unknown predicates hold, so `unix` and
+/// `windows` both do: the first written wins); a false predicate's path is not taken.
+#[test]
+fn cfg_attr_path_chooses_the_module_file() {
+    let out = check_tree(
+        &[
+            (
+                "src/lib.rs",
+                "use nosync::no_sync;\n\
+                 #[cfg_attr(feature = \"off\", path = \"sys/none.rs\")]\n\
+                 #[cfg_attr(unix, path = \"sys/unix.rs\")]\n\
+                 #[cfg_attr(windows, path = \"sys/windows.rs\")]\n\
+                 mod sys;\n\
+                 #[cfg_attr(all(), cfg_attr(feature = \"on\", path = \"poly/std.rs\"))]\nmod poly;\n\
+                 #[no_sync]\npub fn step() {\n    sys::wait();\n    poly::wait();\n}\n",
+            ),
+            // Only the file that must be chosen has the sink.
+            ("src/sys/none.rs", "pub fn wait() {}\n"),
+            (
+                "src/sys/unix.rs",
+                "#[nosync::synchronizes]\npub fn wait() {}\n",
+            ),
+            ("src/sys/windows.rs", "pub fn wait() {}\n"),
+            (
+                "src/poly/std.rs",
+                "#[nosync::synchronizes]\npub fn wait() {}\n",
+            ),
+        ],
+        &[("ca", "src/lib.rs")],
+    );
+    let lines: Vec<&str> = out.lines().filter(|l| !l.starts_with("  ")).collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(out.contains("via 10:5 ca::step (exact)"), "{out}");
+    assert!(out.contains("via 11:5 ca::step (exact)"), "{out}");
+    assert!(out.contains("this call reaches `ca::sys::wait`"), "{out}");
+    assert!(out.contains("this call reaches `ca::poly::wait`"), "{out}");
+    assert!(!out.contains("missing-module"), "{out}");
+}
