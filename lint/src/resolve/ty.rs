@@ -171,7 +171,7 @@ impl DefMap<'_> {
 
     /// The type alias `canon` stands for when used with `args`: its parameters are bound
     /// to the arguments given, the missing ones to their defaults (which may name the
-    /// parameters before them), or to an unknown type.
+    /// parameters before them), or to an unknown type. A type that is no alias is itself.
     pub fn resolve_alias(&self, canon: &str, args: &[Ty], depth: usize) -> Ty {
         self.expand_alias(canon, args, &Cell::new(MAX_TYPE_NODES), depth)
     }

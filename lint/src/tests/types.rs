@@ -189,3 +189,25 @@ fn self_multiplying_aliases_are_bounded() {
     let out = check(&src);
     assert!(out.ends_with("  stats: 0 edges, 0 unresolved\n"), "{out}");
 }
+
+/// Values built through an alias (`Dev { .. }`, `Pair(..)`, `Dev::open()`) have the aliased type.
+#[test]
+fn constructors_through_an_alias() {
+    let src = with_prelude(
+        "pub struct Device { s: Arc<CudaStream> }\n\
+         impl Device { pub fn open() -> Self { todo!() } pub fn wait(&self) { self.s.synchronize() } }\n\
+         pub struct Wrap(Device);\nimpl Wrap { pub fn wait(&self) { self.0.wait() } }\n\
+         pub type Dev = Device;\npub type Pair = Wrap;\n\
+         #[no_sync] fn a(s: Arc<CudaStream>) { let d = Dev { s }; d.wait(); }\n\
+         #[no_sync] fn b() { let p = Pair(Dev::open()); p.wait(); }\n",
+    );
+    let out = check(&src);
+    assert_eq!(
+        sink_lines(&out),
+        [
+            "10:60 sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`",
+            "11:50 sync-in-no-sync: `b` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`",
+        ],
+        "{out}"
+    );
+}

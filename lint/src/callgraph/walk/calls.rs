@@ -50,7 +50,7 @@ impl Walker<'_, '_> {
             Some(Def::Fn(f)) => {
                 self.call_fn(f, tags::edge(How::Path, WRITTEN), None, args, span, 0)
             }
-            Some(Def::Type(c)) => (Ty::Adt(c, Vec::new()), WRITTEN),
+            Some(Def::Type(c)) => (self.map.resolve_alias(&c, &[], 0), WRITTEN),
             Some(Def::External(segs)) => self.call_external(&segs, args, span),
             Some(_) => unknown(),
             None => self.unresolved_path(path, span),

@@ -356,7 +356,7 @@ impl Walker<'_, '_> {
             return self.self_ty.clone().unwrap_or(Ty::Unknown);
         }
         match self.map.resolve_path(self.module, &p.names(), p.global) {
-            Some(Def::Type(c)) => Ty::Adt(c, Vec::new()),
+            Some(Def::Type(c)) => self.map.resolve_alias(&c, &[], 0),
             Some(Def::Value(c)) => match self.map.values.get(&c) {
                 Some((m, t)) => self.map.resolve_type(*m, t, &[], None, 0),
                 None => Ty::Unknown,
