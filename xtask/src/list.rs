@@ -8,6 +8,8 @@
 //!
 //! `git NAME URL COMMIT`: a workspace at that commit (located as `<scratch>/git/NAME`, else cloned).
 //! `crate NAME REQ`: a published crate, the version cargo picks for the requirement `REQ`.
+//! `known=CODE@FILE:LINE` fields (after those) name diagnostics expected on that input, each
+//! with a reason in a comment: a file the published package leaves out, a documented limit.
 //! Anything after a `--` field is passed to the lint as extra arguments.
 
 use std::fmt;
@@ -26,6 +28,8 @@ pub struct Input {
     pub source: Source,
     /// Extra arguments for the lint (after `--`).
     pub args: Vec<String>,
+    /// Expected diagnostics, as `CODE@FILE:LINE`.
+    pub known: Vec<String>,
 }
 
 /// A line that is not an input, with its 1-based number.
@@ -78,7 +82,24 @@ fn parse_line(line: &str) -> Result<Input, String> {
         None => (&fields[..], &[][..]),
     };
     let args = args.iter().map(|a| (*a).to_owned()).collect();
-    match head {
+    let (known, head): (Vec<&str>, Vec<&str>) = head.iter().partition(|f| f.starts_with("known="));
+    let known: Vec<String> = known
+        .iter()
+        .map(|k| k["known=".len()..].to_owned())
+        .collect();
+    if let Some(bad) = known.iter().find(|k| !k.contains('@') || !k.contains(':')) {
+        return Err(format!("`known={bad}` is not CODE@FILE:LINE"));
+    }
+    if known.iter().any(|k| k.starts_with("internal-error@")) {
+        return Err("an `internal-error` is never known: it is a bug to fix".to_owned());
+    }
+    let input = |name: &str, source, args| Input {
+        name: name.to_owned(),
+        source,
+        args,
+        known: known.clone(),
+    };
+    match head.as_slice() {
         ["git", name, url, commit] => {
             if commit.len() != 40 || !commit.chars().all(|c| c.is_ascii_hexdigit()) {
                 return Err(format!("`{commit}` is not a 40-digit commit hash"));
@@ -105,14 +126,6 @@ fn parse_line(line: &str) -> Result<Input, String> {
     }
 }
 
-fn input(name: &str, source: Source, args: Vec<String>) -> Input {
-    Input {
-        name: name.to_owned(),
-        source,
-        args,
-    }
-}
-
 /// The key an input is known by in the table and the scratch directory.
 pub fn key(input: &Input) -> String {
     match &input.source {
@@ -136,7 +149,7 @@ mod tests {
             git candle https://github.com/huggingface/candle 2a13b0f3ff62f7e67013597f2996f764c5735e21\n\
             \n\
             crate tokio =1.16.1   # the missing-module case\n\
-            crate burn-cuda * -- --exclude x -p y\n";
+            crate burn-cuda * known=parse-error@src/a.rs:3 -- --exclude x -p y\n";
         let inputs = parse(text).unwrap();
         assert_eq!(
             inputs,
@@ -148,6 +161,7 @@ mod tests {
                         commit: "2a13b0f3ff62f7e67013597f2996f764c5735e21".into(),
                     },
                     args: vec![],
+                    known: vec![],
                 },
                 Input {
                     name: "tokio".into(),
@@ -155,11 +169,13 @@ mod tests {
                         req: "=1.16.1".into()
                     },
                     args: vec![],
+                    known: vec![],
                 },
                 Input {
                     name: "burn-cuda".into(),
                     source: Source::Crate { req: "*".into() },
                     args: vec!["--exclude".into(), "x".into(), "-p".into(), "y".into()],
+                    known: vec!["parse-error@src/a.rs:3".into()],
                 },
             ]
         );
@@ -173,7 +189,8 @@ mod tests {
             git x https://example.org/x deadbeef\n\
             svn y z\n\
             crate serde 1\n\
-            crate serde 1\n";
+            crate serde 1\n\
+            crate serde 2 known=src/lib.rs\n";
         let errors = parse(text).unwrap_err();
         let shown: Vec<String> = errors.iter().map(ToString::to_string).collect();
         assert_eq!(
@@ -182,6 +199,7 @@ mod tests {
                 "line 1: `crate` takes 3 fields, found 2",
                 "line 2: `deadbeef` is not a 40-digit commit hash",
                 "line 3: unknown kind `svn` (expected `git` or `crate`)",
+                "line 6: `known=src/lib.rs` is not CODE@FILE:LINE",
                 "line 0: input `serde@1` is listed twice",
             ]
         );

@@ -23,14 +23,42 @@ pub struct Outcome {
     pub timed_out: bool,
     pub wall: Duration,
     pub peak_rss_kib: Option<u64>,
+    /// User + system CPU time (from GNU time), which the machine's load does not inflate.
+    pub cpu: Option<Duration>,
     /// `-v`'s `crates: .., files: ..` figures, by name.
     pub stats: BTreeMap<String, u64>,
     /// Reported diagnostics by code.
     pub codes: BTreeMap<String, usize>,
-    /// `file:line: [code] message` of each diagnostic that means a lint bug.
-    pub bugs: Vec<String>,
+    /// Each diagnostic with a code that means a lint bug.
+    pub bugs: Vec<Bug>,
     /// The panic message line, if the lint panicked.
     pub panic: Option<String>,
+}
+
+/// A diagnostic with one of the [`BUG_CODES`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bug {
+    pub code: String,
+    pub file: String,
+    pub line: u64,
+    pub message: String,
+}
+
+impl Bug {
+    /// `CODE@FILE:LINE`, as a list's `known=` field names it.
+    pub fn key(&self) -> String {
+        format!("{}@{}:{}", self.code, self.file, self.line)
+    }
+}
+
+impl std::fmt::Display for Bug {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}: [{}] {}",
+            self.file, self.line, self.code, self.message
+        )
+    }
 }
 
 /// Codes that on a published crate mean the lint is wrong (not the code under analysis).
@@ -53,7 +81,7 @@ pub fn run(r: &Run<'_>) -> std::io::Result<Outcome> {
     let timed = Path::new(GNU_TIME).is_file();
     let mut cmd = if timed {
         let mut c = Command::new(GNU_TIME);
-        c.args(["-f", "%M", "-o"]).arg(&rss_file).arg(r.lint);
+        c.args(["-f", "%M %U %S", "-o"]).arg(&rss_file).arg(r.lint);
         c
     } else {
         Command::new(r.lint)
@@ -120,14 +148,20 @@ fn vm_hwm(pid: u32) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// GNU time's `-o` file: `%M`, preceded by `Command terminated by signal N` when it was.
+/// GNU time's `-o` file: `%M %U %S`, preceded by `Command terminated by signal N` when it was.
 fn read_time_output(text: &str, o: &mut Outcome) {
     for line in text.lines() {
         if let Some(sig) = line.strip_prefix("Command terminated by signal ") {
             o.signal = Some(sig.trim().to_owned());
             o.code = None;
-        } else if let Ok(kib) = line.trim().parse() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if let [rss, user, sys] = fields[..]
+            && let (Ok(kib), Ok(u), Ok(s)) = (rss.parse(), user.parse::<f64>(), sys.parse::<f64>())
+        {
             o.peak_rss_kib = Some(kib);
+            o.cpu = Some(Duration::from_secs_f64(u + s));
         }
     }
 }
@@ -145,12 +179,12 @@ pub fn read_messages(text: &str, o: &mut Outcome) {
         let code = m["code"]["code"].as_str().unwrap_or("(none)").to_owned();
         if BUG_CODES.contains(&code.as_str()) {
             let span = &m["spans"][0];
-            o.bugs.push(format!(
-                "{}:{}: [{code}] {}",
-                span["file_name"].as_str().unwrap_or("?"),
-                span["line_start"],
-                m["message"].as_str().unwrap_or("")
-            ));
+            o.bugs.push(Bug {
+                code: code.clone(),
+                file: span["file_name"].as_str().unwrap_or("?").to_owned(),
+                line: span["line_start"].as_u64().unwrap_or(0),
+                message: m["message"].as_str().unwrap_or("").to_owned(),
+            });
         }
         *o.codes.entry(code).or_default() += 1;
     }
@@ -224,10 +258,12 @@ mod tests {
         read_messages(stream, &mut o);
         let codes: Vec<(&str, usize)> = o.codes.iter().map(|(k, v)| (k.as_str(), *v)).collect();
         assert_eq!(codes, [("missing-module", 1), ("sync-in-no-sync", 2)]);
+        let bugs: Vec<String> = o.bugs.iter().map(ToString::to_string).collect();
         assert_eq!(
-            o.bugs,
+            bugs,
             ["src/lib.rs:4: [missing-module] file not found for module `x`"]
         );
+        assert_eq!(o.bugs[0].key(), "missing-module@src/lib.rs:4");
     }
 
     #[test]
@@ -236,10 +272,11 @@ mod tests {
             code: Some(0),
             ..Outcome::default()
         };
-        read_time_output("Command terminated by signal 11\n81234\n", &mut o);
+        read_time_output("Command terminated by signal 11\n81234 1.50 0.25\n", &mut o);
         assert_eq!(
             (o.code, o.signal.as_deref(), o.peak_rss_kib),
             (None, Some("11"), Some(81234))
         );
+        assert_eq!(o.cpu, Some(Duration::from_millis(1750)));
     }
 }

@@ -17,10 +17,13 @@ pub struct Row {
     pub error: Option<String>,
     /// The untimed `cargo metadata --all-features` failed (the lint then falls back).
     pub metadata_error: Option<String>,
+    /// The list's `known=` entries of this input.
+    pub known: Vec<String>,
 }
 
 impl Row {
-    /// A panic, timeout, signal, tool error (exit 2) or a bug code.
+    /// A panic, timeout, signal, tool error (exit 2), a bug code the list does not expect,
+    /// or a `known=` entry that was not reported (the list is out of date).
     pub fn failed(&self) -> bool {
         let Some(o) = &self.outcome else {
             return true;
@@ -29,7 +32,29 @@ impl Row {
             || o.panic.is_some()
             || o.signal.is_some()
             || !matches!(o.code, Some(0 | 1))
-            || !o.bugs.is_empty()
+            || !self.unexpected().is_empty()
+            || !self.stale().is_empty()
+    }
+
+    /// The bug-code diagnostics that no `known=` entry names.
+    fn unexpected(&self) -> Vec<&run::Bug> {
+        let bugs = self.outcome.iter().flat_map(|o| &o.bugs);
+        bugs.filter(|b| !self.known.contains(&b.key())).collect()
+    }
+
+    /// The `known=` entries that no diagnostic matched.
+    fn stale(&self) -> Vec<&str> {
+        let bugs: Vec<String> = self
+            .outcome
+            .iter()
+            .flat_map(|o| &o.bugs)
+            .map(run::Bug::key)
+            .collect();
+        self.known
+            .iter()
+            .filter(|k| !bugs.contains(k))
+            .map(String::as_str)
+            .collect()
     }
 
     fn result(&self) -> String {
@@ -46,12 +71,20 @@ impl Row {
         if let Some(sig) = &o.signal {
             bad.push(format!("signal {sig}"));
         }
+        let unexpected = self.unexpected();
         for code in run::BUG_CODES {
-            if let Some(n) = o.codes.get(code) {
+            let n = unexpected.iter().filter(|b| b.code == code).count();
+            if n > 0 {
                 bad.push(format!("{code} {n}"));
             }
         }
+        let stale = self.stale().len();
+        if stale > 0 {
+            bad.push(format!("{stale} known not seen"));
+        }
+        let known = o.bugs.len() - unexpected.len();
         match (bad.is_empty(), o.code) {
+            (true, Some(c @ (0 | 1))) if known > 0 => format!("ok (exit {c}; {known} known)"),
             (true, Some(c @ (0 | 1))) => format!("ok (exit {c})"),
             (true, Some(c)) => format!("**exit {c}**"),
             (true, None) => "**killed**".to_owned(),
@@ -89,6 +122,7 @@ fn run_one(input: &Input, key: &str, lint: &Path, args: &Args, host: Option<&str
         outcome: None,
         error: None,
         metadata_error: None,
+        known: input.known.clone(),
     };
     let located = match fetch::locate(input, &args.scratch) {
         Ok(l) => l,
@@ -115,8 +149,8 @@ fn run_one(input: &Input, key: &str, lint: &Path, args: &Args, host: Option<&str
 
 pub fn render(rows: &[Row], header: &str) -> String {
     let mut s = String::from(header);
-    s.push_str("| input | version | crates | files | lines | roots | findings | wall | peak RSS | result |\n");
-    s.push_str("|---|---|--:|--:|--:|--:|---|--:|--:|---|\n");
+    s.push_str("| input | version | crates | files | lines | roots | findings | wall | CPU | peak RSS | result |\n");
+    s.push_str("|---|---|--:|--:|--:|--:|---|--:|--:|--:|---|\n");
     let mut total = [0u64; 4];
     for row in rows {
         let stat = |k: &str| row.outcome.as_ref().and_then(|o| o.stats.get(k).copied());
@@ -125,19 +159,24 @@ pub fn render(rows: &[Row], header: &str) -> String {
             *t += f.unwrap_or(0);
         }
         let shown = figures.map(|f| f.map_or_else(|| "–".to_owned(), |n| n.to_string()));
-        let (findings, wall, rss) = row.outcome.as_ref().map_or_else(
-            || ("–".to_owned(), "–".to_owned(), "–".to_owned()),
-            |o| {
+        let (findings, wall, cpu, rss) = row.outcome.as_ref().map_or_else(
+            || {
                 (
-                    findings(o),
-                    format!("{:.1} s", o.wall.as_secs_f64()),
-                    rss(o),
+                    "–".to_owned(),
+                    "–".to_owned(),
+                    "–".to_owned(),
+                    "–".to_owned(),
                 )
+            },
+            |o| {
+                let secs = |d: std::time::Duration| format!("{:.1} s", d.as_secs_f64());
+                let cpu = o.cpu.map_or_else(|| "?".to_owned(), secs);
+                (findings(o), secs(o.wall), cpu, rss(o))
             },
         );
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {findings} | {wall} | {rss} | {} |",
+            "| {} | {} | {} | {findings} | {wall} | {cpu} | {rss} | {} |",
             row.key,
             row.version,
             shown.join(" | "),
@@ -183,9 +222,21 @@ fn details(rows: &[Row]) -> String {
         if let Some(e) = &row.metadata_error {
             lines.push(format!("cargo metadata --all-features failed: {e}"));
         }
+        lines.extend(
+            row.stale()
+                .iter()
+                .map(|k| format!("known={k} was not reported")),
+        );
         if let Some(o) = &row.outcome {
             lines.extend(o.panic.iter().cloned());
-            lines.extend(o.bugs.iter().cloned());
+            for b in &o.bugs {
+                let tag = if row.known.contains(&b.key()) {
+                    "known: "
+                } else {
+                    ""
+                };
+                lines.push(format!("{tag}{b}"));
+            }
         }
         if !lines.is_empty() {
             let _ = writeln!(s, "\n{}:", row.key);
