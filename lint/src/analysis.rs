@@ -18,6 +18,7 @@
 
 use crate::callgraph::{CallGraph, Dropped, Edge};
 use crate::diagnostics::{Code, Confidence, Diagnostic, Finding, Hop};
+use crate::known::sinks::SinkKind;
 use crate::parse::ir::SpanIr;
 use crate::resolve::{DefMap, FnData, FnId};
 use crate::source::SourceMap;
@@ -247,7 +248,7 @@ fn finding_key(map: &DefMap<'_>, root: FnId, chain: &[&Edge]) -> FindingKey {
         None => sink.path.clone(),
     };
     (
-        chain_code(chain).0,
+        chain_code(chain, sink).0,
         chain.first().map(|e| e.site),
         (r.span, r.name.clone()),
         (sink.span, sink_id),
@@ -279,18 +280,24 @@ fn short(f: &FnData<'_>) -> String {
     }
 }
 
-/// The code of a chain: `possible-` as soon as one edge is name-only or undecided.
-fn chain_code(chain: &[&Edge]) -> (Code, Confidence) {
+/// The code of a chain to `sink`: `setup-` for one-time setup, else `possible-` as soon as
+/// one edge is name-only or undecided or the sink only may block.
+fn chain_code(chain: &[&Edge], sink: &FnData<'_>) -> (Code, Confidence) {
     let confidence = chain
         .iter()
         .map(|e| e.tag)
         .max()
         .unwrap_or(Confidence::Exact);
     let uncertain = chain.iter().any(|e| e.uncertain.is_some());
-    match confidence == Confidence::NameOnly || uncertain {
-        true => (Code::PossibleSyncInNoSync, confidence),
-        false => (Code::SyncInNoSync, confidence),
-    }
+    let code = match sink.marks.sink_kind {
+        SinkKind::Setup => Code::SetupSyncInNoSync,
+        SinkKind::May => Code::PossibleSyncInNoSync,
+        SinkKind::Blocks if confidence == Confidence::NameOnly || uncertain => {
+            Code::PossibleSyncInNoSync
+        }
+        SinkKind::Blocks => Code::SyncInNoSync,
+    };
+    (code, confidence)
 }
 
 fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -> Diagnostic {
@@ -298,32 +305,31 @@ fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -
         map.func(root),
         map.func(chain.last().map_or(root, |e| e.to)),
     );
-    let (code, confidence) = chain_code(chain);
+    let (code, confidence) = chain_code(chain, sink);
     let reason = sink.marks.sink.clone().unwrap_or_default();
     let first = chain.first().map_or_else(
         || sources.span(r.span.unwrap_or_default()),
         |e| sources.span(e.site),
     );
+    let (reaches, blocks) = wording(sink.marks.sink_kind);
     let message = format!(
-        "`{}` is {} but reaches a host-blocking call: `{}`",
+        "`{}` is {} but reaches {reaches}: `{}`",
         r.name,
         root_kind(map, root),
         short(sink)
     );
-    let label = first_label(chain.first().copied(), chain.len(), &sink.path);
+    let label = first_label(chain.first().copied(), chain.len(), (&sink.path, blocks));
     let mut d = Diagnostic::new(code, message, first).with_label(label);
     let hops = hop_notes(map, sources, chain, &mut d);
     let sink_span = sink.span.map(|s| sources.span(s));
-    d = d.with_note(
-        format!("`{}` blocks the host: {reason}", sink.path),
-        sink_span,
-    );
+    d = d.with_note(format!("`{}` {blocks}: {reason}", sink.path), sink_span);
     for u in chain.iter().filter_map(|e| e.uncertain.as_ref()) {
         d = d.with_note(u.clone(), None);
     }
-    d = d.with_help(
-        "if this wait is intended, wrap the call in `nosync::allow_sync(|| ..)` or mark the called function #[allow_sync]",
-    );
+    d = d.with_help(match sink.marks.sink_kind {
+        SinkKind::Setup => SETUP_HELP,
+        SinkKind::Blocks | SinkKind::May => ESCAPE_HELP,
+    });
     d.finding = Some(Finding {
         root: r.path.clone(),
         sink: sink.path.clone(),
@@ -334,16 +340,31 @@ fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -
     d
 }
 
+const ESCAPE_HELP: &str = "if this wait is intended, wrap the call in `nosync::allow_sync(|| ..)` or mark the called function #[allow_sync]";
+const SETUP_HELP: &str = "if this runs only on first use (a cache in front of it), allow the caching function in the config (`allow = [\"crate::path::get_or_load\"]`) or warm the path up before the hot loop; `-A setup-sync-in-no-sync` hides all setup findings";
+
+/// How a finding words its sink's wait: (what the root reaches, what the sink does).
+fn wording(kind: SinkKind) -> (&'static str, &'static str) {
+    match kind {
+        SinkKind::Blocks => ("a host-blocking call", "blocks the host"),
+        SinkKind::May => ("a call that may block the host", "may block the host"),
+        SinkKind::Setup => (
+            "one-time setup that blocks the host",
+            "blocks the host while it sets up",
+        ),
+    }
+}
+
 /// The label under the first hop: a call, or a value's `Drop`.
-fn first_label(first: Option<&Edge>, hops: usize, sink: &str) -> String {
+fn first_label(first: Option<&Edge>, hops: usize, (sink, blocks): (&str, &str)) -> String {
     let what = match first.and_then(|e| e.dropped.as_ref()) {
-        None => return format!("this call reaches `{sink}`, which blocks the host"),
+        None => return format!("this call reaches `{sink}`, which {blocks}"),
         Some(Dropped::Local(name)) => format!("`{name}` is dropped here"),
         Some(Dropped::Value) => "the value is dropped here".to_owned(),
     };
     match hops {
-        1 => format!("{what}, and its `Drop` (`{sink}`) blocks the host"),
-        _ => format!("{what}, and its `Drop` reaches `{sink}`, which blocks the host"),
+        1 => format!("{what}, and its `Drop` (`{sink}`) {blocks}"),
+        _ => format!("{what}, and its `Drop` reaches `{sink}`, which {blocks}"),
     }
 }
 

@@ -55,10 +55,14 @@ codes! {
         "a #[no_sync] function reaches an API that blocks the host";
     PossibleSyncInNoSync = "possible-sync-in-no-sync", Warn,
         "a #[no_sync] function may reach a blocking API through a call matched by name only";
+    SetupSyncInNoSync = "setup-sync-in-no-sync", Warn,
+        "a #[no_sync] function reaches one-time setup that blocks the host (a module load, a compile, a context or stream creation)";
     UnresolvedCallInNoSync = "unresolved-call-in-no-sync", Allow,
         "a call reachable from a #[no_sync] function could not be resolved; only the runtime guard covers it";
     ParseError = "parse-error", Warn,
         "a source file could not be parsed; it was skipped and the rest analysed";
+    InvalidAnnotation = "invalid-annotation", Warn,
+        "a nosync attribute or escape is malformed (its macro rejects it); an attribute is then ignored";
     MissingModule = "missing-module", Warn,
         "a `mod` declaration names a file that does not exist";
     ConfigError = "config-error", Deny,

@@ -12,6 +12,19 @@ pub enum Condition {
     },
 }
 
+/// What kind of wait a sink is; it decides the code of a finding that reaches it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SinkKind {
+    /// Blocks the host on every call: `sync-in-no-sync`.
+    #[default]
+    Blocks,
+    /// May block (`#[synchronizes(maybe)]`): `possible-sync-in-no-sync`.
+    May,
+    /// One-time setup (a module load, a compile, a context or stream creation), typically
+    /// behind a cache that serves every later call: `setup-sync-in-no-sync`.
+    Setup,
+}
+
 /// A built-in sink.
 #[derive(Debug, Clone, Copy)]
 pub struct BuiltinSink {
@@ -19,6 +32,7 @@ pub struct BuiltinSink {
     pub path: &'static str,
     pub reason: &'static str,
     pub condition: Condition,
+    pub kind: SinkKind,
 }
 
 const fn sink(path: &'static str, reason: &'static str) -> BuiltinSink {
@@ -26,6 +40,14 @@ const fn sink(path: &'static str, reason: &'static str) -> BuiltinSink {
         path,
         reason,
         condition: Condition::Always,
+        kind: SinkKind::Blocks,
+    }
+}
+
+const fn setup(path: &'static str, reason: &'static str) -> BuiltinSink {
+    BuiltinSink {
+        kind: SinkKind::Setup,
+        ..sink(path, reason)
     }
 }
 
@@ -47,14 +69,43 @@ pub const CUDARC_SINKS: &[BuiltinSink] = &[
         path: "cudarc::driver::CudaStream::memcpy_dtoh",
         reason: "copies device memory into pageable host memory, which waits for the copy to finish",
         condition: Condition::PageableDst { arg: 1 },
+        kind: SinkKind::Blocks,
     },
     sink(
         "cudarc::driver::CudaContext::synchronize",
         "waits for all work on every stream of the context",
     ),
-    sink(
+    setup(
         "cudarc::driver::CudaContext::load_module",
-        "loads a module into the context, which synchronizes the device",
+        "loads a module into the context (`cuModuleLoadData`), which synchronizes the device",
+    ),
+    setup(
+        "cudarc::driver::CudaModule::load_function",
+        "looks a kernel up in a loaded module (`cuModuleGetFunction`); with lazy loading (the default since CUDA 12.2) its first use loads the kernel, which may synchronize the device",
+    ),
+    setup(
+        "cudarc::driver::CudaContext::new",
+        "creates or retains the device's primary context: driver initialisation, hundreds of milliseconds",
+    ),
+    setup(
+        "cudarc::driver::CudaContext::new_stream",
+        "creates a stream (`cuStreamCreate`); the context's first extra stream synchronizes the context",
+    ),
+    setup(
+        "cudarc::driver::CudaContext::new_stream_with_priority",
+        "creates a stream (`cuStreamCreate`); the context's first extra stream synchronizes the context",
+    ),
+    setup(
+        "cudarc::driver::CudaStream::fork",
+        "creates a stream (`cuStreamCreate`) and makes it wait on this one",
+    ),
+    setup(
+        "cudarc::nvrtc::compile_ptx",
+        "compiles CUDA C++ with NVRTC on the host: milliseconds to seconds",
+    ),
+    setup(
+        "cudarc::nvrtc::compile_ptx_with_opts",
+        "compiles CUDA C++ with NVRTC on the host: milliseconds to seconds",
     ),
     sink(
         "cudarc::driver::CudaEvent::synchronize",
@@ -105,6 +156,18 @@ pub const CUDARC_SINKS: &[BuiltinSink] = &[
         "waits until the event has completed",
     ),
 ];
+
+/// cudarc 0.19's types whose `Drop` blocks the host, by their `drop` method's path: a value
+/// of the type dropped in a hot path (at its scope's end, by `let _ =`, by `drop(x)`) reaches it.
+///
+/// `CudaSlice`'s `Drop` is not here: it frees with `cuMemFreeAsync` (no wait) on every device
+/// with memory pools, and waits (`synchronize` + `cuMemFree`) only on devices without them; the
+/// lint cannot know the device, and a `possible` finding for every dropped device buffer would
+/// bury the real waits. The runtime's `nosync::gpu::DeviceBuffer` checks it at run time.
+pub const CUDARC_DROPS: &[BuiltinSink] = &[sink(
+    "cudarc::driver::PinnedHostSlice::drop",
+    "waits for the buffer's last use (`cuEventSynchronize`), then frees page-locked memory with `cuMemFreeHost`, which waits for the device",
+)];
 
 /// Method names distinctive enough to be matched by name alone on an unknown receiver.
 pub const NAME_ONLY_OK: &[&str] = &[

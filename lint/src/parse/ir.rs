@@ -4,6 +4,8 @@
 //! parsed them, so each file is lowered to this IR right where it is parsed (in
 //! parallel); everything after parsing works on these plain values.
 
+pub use nosync_syntax::{Args, AttrName, Kind};
+
 /// Index of a file in the [`crate::source::SourceMap`].
 pub type FileId = u32;
 
@@ -80,12 +82,19 @@ pub struct UseIr {
     pub span: SpanIr,
 }
 
-/// An attribute's path, e.g. `["nosync", "synchronizes"]`, and its arguments' text.
+/// An attribute's path, e.g. `["nosync", "synchronizes"]`, and, when the path may name one of
+/// nosync's attributes (its last segment, or a `use nosync::x as y` rename in its module), the
+/// attribute it was read as and its arguments as `nosync-syntax` parses them for the macros.
+/// Resolution decides whether the path really is nosync's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttrIr {
     pub path: Vec<String>,
-    pub args: String,
+    pub nosync: Option<(AttrName, NosyncArgs)>,
 }
+
+/// A nosync attribute's typed arguments (reasons unescaped), or the errors the macro would
+/// report, each with its location.
+pub type NosyncArgs = Result<Args<String>, Vec<(String, SpanIr)>>;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GenericParam {

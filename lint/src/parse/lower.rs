@@ -22,9 +22,21 @@ pub struct Lower<'a> {
     /// Items declared in the inner blocks of the fn being lowered (an `if` block, a
     /// closure body): they become the fn's `nested` items, visible in its whole body.
     pub inner: Vec<Item>,
+    /// `use nosync::synchronizes as blocking` in the module being lowered: `("blocking", ..)`.
+    pub attr_renames: Vec<(String, AttrName)>,
+    /// Malformed escapes (`allow_sync()` without its closure), as the syntax crate words them.
+    pub invalid: Vec<(String, SpanIr)>,
 }
 
 impl Lower<'_> {
+    /// Records the errors of a malformed escape or attribute, each at its own place.
+    pub fn invalid(&mut self, errors: syn::Error) {
+        for e in errors {
+            let at = self.sp(e.span());
+            self.invalid.push((e.to_string(), at));
+        }
+    }
+
     pub fn sp(&self, s: proc_macro2::Span) -> SpanIr {
         if let Some(f) = self.fixed {
             return f;
@@ -38,10 +50,12 @@ impl Lower<'_> {
     }
 
     pub fn items(&mut self, items: &[syn::Item], dir: &Path, top: bool) -> Vec<Item> {
+        let outer = std::mem::replace(&mut self.attr_renames, attr_renames(items));
         let mut out = Vec::new();
         for item in items {
             self.item(item, dir, top, &mut out);
         }
+        self.attr_renames = outer;
         out
     }
 
@@ -153,7 +167,7 @@ impl Lower<'_> {
             span: self.sp(t.ident.span()),
             supertraits: bounds(t.supertraits.iter()),
             fns,
-            attrs: lower_attrs(&t.attrs, self.cfg),
+            attrs: self.attrs(&t.attrs),
             macros,
         }
     }
@@ -215,7 +229,7 @@ impl Lower<'_> {
         FnIr {
             name: sig.ident.to_string(),
             span: self.sp(sig.ident.span()),
-            attrs: lower_attrs(attrs, self.cfg),
+            attrs: self.attrs(attrs),
             generics: generics(&sig.generics),
             self_param,
             params,
@@ -249,47 +263,82 @@ pub fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
     }
 }
 
-/// Attributes as (path, argument text); `#[cfg_attr(pred, a, b)]` contributes `a` and
-/// `b` when `pred` holds.
-fn lower_attrs(attrs: &[syn::Attribute], cfg: &CfgCtx) -> Vec<AttrIr> {
-    let mut out = Vec::new();
-    for a in attrs {
-        if a.path().is_ident("cfg_attr") {
-            cfg_attr(&a.meta, cfg, &mut out, 0);
-        } else {
-            out.push(attr_ir(&a.meta));
+impl Lower<'_> {
+    /// Attributes, nosync's with their parsed arguments; `#[cfg_attr(pred, a, b)]`
+    /// contributes `a` and `b` when `pred` holds.
+    fn attrs(&self, attrs: &[syn::Attribute]) -> Vec<AttrIr> {
+        let mut out = Vec::new();
+        for a in attrs {
+            if a.path().is_ident("cfg_attr") {
+                self.cfg_attr(&a.meta, &mut out, 0);
+            } else {
+                out.push(self.attr(&a.meta));
+            }
         }
+        out
+    }
+
+    fn attr(&self, meta: &syn::Meta) -> AttrIr {
+        let path = path_names(meta.path());
+        let nosync = self.nosync_name(&path).map(|name| {
+            let args = nosync_syntax::parse_meta(name, meta).map_err(|errors| {
+                let located = errors
+                    .into_iter()
+                    .map(|e| (e.to_string(), self.sp(e.span())));
+                located.collect()
+            });
+            (name, args.map(Args::values))
+        });
+        AttrIr { path, nosync }
+    }
+
+    /// The nosync attribute `path` would be, if it is one: a rename from this module's `use`s,
+    /// else its last segment.
+    fn nosync_name(&self, path: &[String]) -> Option<AttrName> {
+        if let [one] = path
+            && let Some((_, name)) = self.attr_renames.iter().find(|(alias, _)| alias == one)
+        {
+            return Some(*name);
+        }
+        AttrName::from_name(path.last()?)
+    }
+
+    fn cfg_attr(&self, meta: &syn::Meta, out: &mut Vec<AttrIr>, depth: usize) {
+        let syn::Meta::List(list) = meta else { return };
+        let parser = syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated;
+        let Ok(args) = list.parse_args_with(parser) else {
+            return;
+        };
+        let mut it = args.iter();
+        if depth > 16 || !it.next().is_some_and(|pred| self.cfg.holds(pred)) {
+            return;
+        }
+        for m in it {
+            if m.path().is_ident("cfg_attr") {
+                self.cfg_attr(m, out, depth + 1);
+            } else {
+                out.push(self.attr(m));
+            }
+        }
+    }
+}
+
+/// `use nosync::synchronizes as blocking` (any path ending in one of nosync's attribute
+/// names, renamed) among `items`: the names attributes may be written under in this module.
+fn attr_renames(items: &[syn::Item]) -> Vec<(String, AttrName)> {
+    let mut out = Vec::new();
+    for item in items {
+        let syn::Item::Use(u) = item else { continue };
+        flatten_use(&u.tree, Vec::new(), false, &mut |path, alias, _| {
+            let name = path.last().and_then(|last| AttrName::from_name(last));
+            if let (Some(name), Some(alias)) = (name, alias)
+                && path.last() != Some(&alias)
+            {
+                out.push((alias, name));
+            }
+        });
     }
     out
-}
-
-fn attr_ir(meta: &syn::Meta) -> AttrIr {
-    AttrIr {
-        path: path_names(meta.path()),
-        args: match meta {
-            syn::Meta::List(l) => l.tokens.to_string(),
-            _ => String::new(),
-        },
-    }
-}
-
-fn cfg_attr(meta: &syn::Meta, cfg: &CfgCtx, out: &mut Vec<AttrIr>, depth: usize) {
-    let syn::Meta::List(list) = meta else { return };
-    let parser = syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated;
-    let Ok(args) = list.parse_args_with(parser) else {
-        return;
-    };
-    let mut it = args.iter();
-    if depth > 16 || !it.next().is_some_and(|pred| cfg.holds(pred)) {
-        return;
-    }
-    for m in it {
-        if m.path().is_ident("cfg_attr") {
-            cfg_attr(m, cfg, out, depth + 1);
-        } else {
-            out.push(attr_ir(m));
-        }
-    }
 }
 
 fn flatten_use(

@@ -2,15 +2,12 @@
 
 use super::ir::*;
 use super::lower::{Lower, lower_qpath, lower_type, pat_ident, path_names};
+use nosync_syntax::Escape;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 
 /// Expressions nested deeper than this are not followed (the rest of the fn is).
 const MAX_DEPTH: usize = 256;
-
-/// Expression-level escapes: their arguments are not followed.
-const ESCAPE_MACROS: &[&str] = &["allow_sync_expr", "allow_sync"];
-const ESCAPE_FNS: &[&str] = &["allow_sync", "allow_sync_once"];
 
 impl Lower<'_> {
     pub fn block(&mut self, b: &syn::Block, nested: &mut Vec<Item>) -> Block {
@@ -189,7 +186,11 @@ impl Lower<'_> {
         match &*c.func {
             syn::Expr::Path(p) => {
                 let path = lower_qpath(p.qself.as_ref(), &p.path);
-                if ESCAPE_FNS.contains(&path.last_name()) {
+                // An escape (`allow_sync(|| ..)`): its argument is not followed.
+                if let Some(escape) = Escape::of_fn_name(path.last_name()) {
+                    if let Err(e) = escape.check_fn_args(&c.args, c.span()) {
+                        self.invalid(e);
+                    }
                     return Expr::Escape;
                 }
                 Expr::CallPath {
@@ -220,7 +221,10 @@ impl Lower<'_> {
     fn mac(&mut self, m: &syn::Macro) -> Expr {
         let names = path_names(&m.path);
         let name = names.last().map_or("", String::as_str);
-        if ESCAPE_MACROS.contains(&name) {
+        if Escape::of_macro_name(name).is_some() {
+            if let Err(e) = Escape::parse_macro_body(m.tokens.clone(), m.span()) {
+                self.invalid(e);
+            }
             return Expr::Escape;
         }
         let mut kids = Vec::new();

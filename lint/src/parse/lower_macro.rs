@@ -143,6 +143,8 @@ pub fn lower_expansion(
         truncated: false,
         fixed: Some(at),
         inner: Vec::new(),
+        attr_renames: Vec::new(),
+        invalid: Vec::new(),
     };
     let mut out = Expanded::default();
     match pos {

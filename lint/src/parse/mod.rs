@@ -186,9 +186,12 @@ fn parse_one(job: &FileJob, id: FileId, sources: &SourceMap, cfgs: &[CfgCtx]) ->
     let cfg = cfgs.get(job.cfg).unwrap_or(&default_cfg);
     let run = std::panic::AssertUnwindSafe(|| parse_text(job, id, text, cfg));
     match std::panic::catch_unwind(run) {
-        Ok(Ok((items, truncated))) => FileResult {
+        Ok(Ok((items, truncated, invalid))) => FileResult {
             items,
-            diags: Vec::new(),
+            diags: invalid
+                .into_iter()
+                .map(|(msg, at)| invalid_escape(msg, at, sources))
+                .collect(),
             truncated,
         },
         Ok(Err((msg, lo, hi))) => FileResult {
@@ -214,13 +217,22 @@ fn parse_one(job: &FileJob, id: FileId, sources: &SourceMap, cfgs: &[CfgCtx]) ->
 
 type ParseErr = (String, usize, usize);
 
+/// A lowered file: its items, whether a body was too deep to lower completely, and the
+/// malformed escapes found in it.
+type Lowered = (Vec<Item>, bool, Vec<(String, SpanIr)>);
+
+fn invalid_escape(msg: String, at: SpanIr, sources: &SourceMap) -> Diagnostic {
+    Diagnostic::new(Code::InvalidAnnotation, msg, sources.span(at))
+        .with_label("the nosync escape does not accept this")
+}
+
 /// Parses and lowers one file's text; errors carry a message and a byte range.
 pub fn parse_text(
     job: &FileJob,
     id: FileId,
     text: &str,
     cfg: &CfgCtx,
-) -> Result<(Vec<Item>, bool), ParseErr> {
+) -> Result<Lowered, ParseErr> {
     let (body, offset) = strip_prelude(text);
     match prescan::too_deep(&body) {
         Some(prescan::TooDeep::Nesting(at)) => {
@@ -257,10 +269,12 @@ pub fn parse_text(
         truncated: false,
         inner: Vec::new(),
         fixed: None,
+        attr_renames: Vec::new(),
+        invalid: Vec::new(),
     };
     let dir = job.mod_dir.clone();
     let items = lower.items(&file.items, &dir, true);
-    Ok((items, lower.truncated))
+    Ok((items, lower.truncated, lower.invalid))
 }
 
 /// The largest char boundary of `text` at or before `at` (spans never split a char).

@@ -3,17 +3,12 @@
 use super::modfiles::{self, ModuleFiles};
 use super::*;
 use crate::diagnostics::{Code, Diagnostic};
-use crate::known::sinks::CUDARC_SINKS;
+use crate::known::sinks::{BuiltinSink, CUDARC_DROPS, CUDARC_SINKS};
 use crate::known::std::{DEREF, DROP};
 use crate::parse::Parsed;
 use crate::parse::ir::{ImplIr, Item, ModKind};
 use crate::source::SourceMap;
 use crate::workspace::CrateSpec;
-
-/// Attribute names, as the `nosync` crate exports them.
-const ATTR_ROOT: &str = "no_sync";
-const ATTR_SINK: &str = "synchronizes";
-const ATTR_ALLOW: &str = "allow_sync";
 
 struct Pending<'a> {
     module: ModId,
@@ -119,38 +114,21 @@ fn link<'a>(
             at,
         )
     };
-    crate::net::guard(diags, what, || {
+    let marked = crate::net::guard(diags, what, || {
         link_local_fns(map);
-        mark_all(map);
+        super::marks::mark_all(map, sources)
     });
+    diags.extend(marked.into_iter().flatten());
 }
 
 fn add_builtins(map: &mut DefMap<'_>) {
     for s in CUDARC_SINKS {
         let segs: Vec<&str> = s.path.split("::").collect();
-        let name = segs.last().copied().unwrap_or_default().to_owned();
-        let id = map.fns.len() as FnId;
         let ty = segs[..segs.len() - 1].join("::");
         let is_method = segs.len() == 4 && crate::known::cudarc::is_cudarc_type(segs[2]);
-        map.fns.push(FnData {
-            name: name.clone(),
-            path: s.path.to_owned(),
-            module: 0,
-            span: None,
-            ir: None,
-            self_ty: None,
-            self_canon: is_method.then(|| ty.clone()),
-            impl_generics: &[],
-            trait_: None,
-            is_trait_decl: false,
-            marks: Marks {
-                sink: Some(s.reason.to_owned()),
-                condition: Some(s.condition),
-                ..Marks::default()
-            },
-            self_override: None,
-        });
+        let id = add_builtin(map, s, is_method.then(|| ty.clone()));
         if is_method {
+            let name = map.fns[id as usize].name.clone();
             map.methods
                 .entry(ty)
                 .or_default()
@@ -159,8 +137,39 @@ fn add_builtins(map: &mut DefMap<'_>) {
                 .push(id);
             map.by_name.entry(name).or_default().push(id);
         }
-        map.builtin.insert(s.path.to_owned(), id);
     }
+    // Blocking `Drop`s: reached where a value of the type is dropped, never called by name.
+    for s in CUDARC_DROPS {
+        let ty = s.path.rsplit_once("::").map_or(s.path, |(ty, _)| ty);
+        let id = add_builtin(map, s, Some(ty.to_owned()));
+        map.drops.insert(ty.to_owned(), id);
+    }
+}
+
+/// A built-in sink's node (no body, no span), known by its path.
+fn add_builtin(map: &mut DefMap<'_>, s: &BuiltinSink, self_canon: Option<String>) -> FnId {
+    let id = map.fns.len() as FnId;
+    map.fns.push(FnData {
+        name: s.path.rsplit("::").next().unwrap_or_default().to_owned(),
+        path: s.path.to_owned(),
+        module: 0,
+        span: None,
+        ir: None,
+        self_ty: None,
+        self_canon,
+        impl_generics: &[],
+        trait_: None,
+        is_trait_decl: false,
+        marks: Marks {
+            sink: Some(s.reason.to_owned()),
+            sink_kind: s.kind,
+            condition: Some(s.condition),
+            ..Marks::default()
+        },
+        self_override: None,
+    });
+    map.builtin.insert(s.path.to_owned(), id);
+    id
 }
 
 fn new_module(map: &mut DefMap<'_>, krate: usize, parent: Option<ModId>, path: String) -> ModId {
@@ -503,67 +512,4 @@ fn link_local_fns(map: &mut DefMap<'_>) {
         }
         map.local_fns.entry(id as FnId).or_default().extend(locals);
     }
-}
-
-/// Marks roots, sinks and `#[allow_sync]` fns from their attributes; impls of a
-/// `#[synchronizes]` trait method are sinks too.
-fn mark_all(map: &mut DefMap<'_>) {
-    for id in 0..map.fns.len() {
-        let Some(ir) = map.fns[id].ir else { continue };
-        let m = map.fns[id].module;
-        let check_roots = map.crates[map.modules[m as usize].krate].check_roots;
-        for attr in &ir.attrs {
-            match map.attr_kind(m, &attr.path).as_deref() {
-                Some(ATTR_ROOT) if check_roots => map.fns[id].marks.root = true,
-                Some(ATTR_SINK) => {
-                    let reason = attr_reason(&attr.args);
-                    map.fns[id].marks.sink = Some(reason);
-                }
-                Some(ATTR_ALLOW) => map.fns[id].marks.allow = true,
-                _ => {}
-            }
-        }
-    }
-    inherit_sinks(map);
-}
-
-/// Impls of a required (bodiless) `#[synchronizes]` trait method are sinks too: the
-/// attribute is then a contract on every implementation. On a provided method it
-/// describes the default body only, and an override is judged by its own body.
-pub(super) fn inherit_sinks(map: &mut DefMap<'_>) {
-    let mut inherited = Vec::new();
-    for f in map
-        .fns
-        .iter()
-        .filter(|f| f.is_trait_decl && f.ir.is_some_and(|ir| ir.body.is_none()))
-    {
-        if let (Some(reason), Some(tr)) = (&f.marks.sink, &f.trait_) {
-            for &imp in map
-                .trait_impls
-                .get(&(tr.clone(), f.name.clone()))
-                .into_iter()
-                .flatten()
-            {
-                inherited.push((
-                    imp,
-                    format!(
-                        "implements `{}`, which is #[synchronizes]: {reason}",
-                        f.path
-                    ),
-                ));
-            }
-        }
-    }
-    for (imp, reason) in inherited {
-        map.fns[imp as usize].marks.sink.get_or_insert(reason);
-    }
-}
-
-/// The reason given as `#[synchronizes(reason = "..")]` or `#[synchronizes("..")]`.
-fn attr_reason(args: &str) -> String {
-    let quoted = args.split('"').nth(1).filter(|s| !s.is_empty());
-    quoted.map_or_else(
-        || "it is marked #[synchronizes]".to_owned(),
-        |s| s.replace("\\\"", "\""),
-    )
 }

@@ -50,7 +50,7 @@ pub fn apply(
             });
         }
     }
-    super::collect::inherit_sinks(map);
+    super::marks::inherit_sinks(map);
     let roots = map.fn_ids().filter(|&f| map.func(f).marks.root).collect();
     (roots, diags)
 }

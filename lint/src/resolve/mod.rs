@@ -8,12 +8,13 @@
 mod collect;
 pub mod configured;
 pub mod macros;
+mod marks;
 mod modfiles;
 mod reach;
 mod scope;
 pub mod ty;
 
-use crate::known::sinks::Condition;
+use crate::known::sinks::{Condition, SinkKind};
 use crate::parse::ir::{FnIr, GenericParam, MacroOrigin, SpanIr, TypeRef, UseIr};
 use crate::workspace::DepTarget;
 use std::collections::HashMap;
@@ -67,6 +68,8 @@ pub struct Marks {
     pub configured_root: bool,
     /// `Some(reason)` for a sink.
     pub sink: Option<String>,
+    /// For a sink: whether it always blocks, may block, or is first-use setup.
+    pub sink_kind: SinkKind,
     pub condition: Option<Condition>,
     /// `#[allow_sync]` or config `allow`: calls into it are not followed.
     pub allow: bool,

@@ -152,6 +152,7 @@ fn with_prelude(body: &str) -> String {
     format!("{PRELUDE}{body}")
 }
 
+mod annotations;
 mod dispatch;
 mod findings;
 mod limits;

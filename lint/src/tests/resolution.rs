@@ -79,7 +79,7 @@ fn pageable_vs_pinned_memcpy_dtoh() {
 #[test]
 fn escapes_are_not_followed() {
     let src = with_prelude(
-        "#[synchronizes] fn w() {}\n#[nosync::allow_sync] fn ok() { w() }\n\
+        "#[synchronizes] fn w() {}\n#[nosync::allow_sync(reason = \"warm-up\")] fn ok() { w() }\n\
          #[no_sync] fn a() { nosync::allow_sync(|| w()); nosync::allow_sync_expr!(w()); ok(); }\n",
     );
     assert!(findings(&src).is_empty(), "{}", check(&src));

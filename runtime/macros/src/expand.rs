@@ -100,11 +100,10 @@ fn sync_check(name: &str, kind: Kind, reason: &TokenStream, sig: &Signature) -> 
     })
 }
 
+/// The reason of a `#[synchronizes]` without one: the lint shows the same text.
 fn default_reason(kind: Kind) -> TokenStream {
-    match kind {
-        Kind::Does => quote!("declared #[synchronizes]"),
-        Kind::May => quote!("declared #[synchronizes(maybe)]"),
-    }
+    let reason = kind.default_reason();
+    quote!(#reason)
 }
 
 /// Whether the return type is spelled `Result<T, E>`, `std::result::Result<T, E>` or
