@@ -52,6 +52,7 @@ fn findings() -> Vec<Diagnostic> {
                 root: chain[0].function.clone(),
                 sink: "cudarc::driver::CudaStream::synchronize".into(),
                 sink_reason: "waits for all work queued on the stream".into(),
+                sink_kind: nosync_lint::diagnostics::SinkKind::Blocks,
                 chain,
                 confidence: Confidence::Exact,
             });

@@ -326,14 +326,15 @@ fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -
     for u in chain.iter().filter_map(|e| e.uncertain.as_ref()) {
         d = d.with_note(u.clone(), None);
     }
-    d = d.with_help(match sink.marks.sink_kind {
-        SinkKind::Setup => SETUP_HELP,
-        SinkKind::Blocks | SinkKind::May => ESCAPE_HELP,
-    });
+    d = match sink.marks.sink_kind {
+        SinkKind::Setup => d.with_help(setup_help(map, root, chain)),
+        SinkKind::Blocks | SinkKind::May => d.with_help(ESCAPE_HELP),
+    };
     d.finding = Some(Finding {
         root: r.path.clone(),
         sink: sink.path.clone(),
         sink_reason: reason,
+        sink_kind: sink.marks.sink_kind,
         chain: hops,
         confidence,
     });
@@ -341,7 +342,21 @@ fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -
 }
 
 const ESCAPE_HELP: &str = "if this wait is intended, wrap the call in `nosync::allow_sync(|| ..)` or mark the called function #[allow_sync]";
-const SETUP_HELP: &str = "if this runs only on first use (a cache in front of it), allow the caching function in the config (`allow = [\"crate::path::get_or_load\"]`) or warm the path up before the hot loop; `-A setup-sync-in-no-sync` hides all setup findings";
+/// How to silence a setup finding: allow the fn that calls the setup (typically the cache in
+/// front of it, candle's `get_or_load_func`), warm up, or allow the code.
+fn setup_help(map: &DefMap<'_>, root: FnId, chain: &[&Edge]) -> String {
+    let caller = chain.last().map_or(root, |e| e.from);
+    let allow = match caller == root {
+        true => String::new(),
+        false => format!(
+            "allow the function that calls it in the config (`allow = [\"{}\"]`) or ",
+            map.func(caller).path
+        ),
+    };
+    format!(
+        "if this runs only on first use (a cache in front of it), {allow}warm the path up before the hot loop; `-A setup-sync-in-no-sync` hides all setup findings"
+    )
+}
 
 /// How a finding words its sink's wait: (what the root reaches, what the sink does).
 fn wording(kind: SinkKind) -> (&'static str, &'static str) {

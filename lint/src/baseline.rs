@@ -289,6 +289,7 @@ mod tests {
             root: functions[0].to_owned(),
             sink: sink.to_owned(),
             sink_reason: "blocks".into(),
+            sink_kind: crate::diagnostics::SinkKind::Blocks,
             chain,
             confidence: Confidence::Exact,
         });

@@ -128,6 +128,7 @@ fn finding(code: Code) -> Diagnostic {
         root: "demo::train_step".into(),
         sink: "demo::metrics::read_loss".into(),
         sink_reason: "copies the loss to the host".into(),
+        sink_kind: nosync_lint::diagnostics::SinkKind::Blocks,
         chain,
         confidence: Confidence::Exact,
     });

@@ -96,12 +96,13 @@ fn line_of(span: &Value) -> Option<usize> {
     usize::try_from(span["line_start"].as_u64()?).ok()
 }
 
-/// A finding's chain starts in its root, at the primary span, and only a name-only
-/// chain is reported as `possible-sync-in-no-sync`.
+/// A finding's chain starts in its root, at the primary span, and its code follows from the
+/// sink's kind and the chain: `setup-sync-in-no-sync` for a setup sink, else
+/// `possible-sync-in-no-sync` exactly for a name-only chain or a sink that only may block.
 fn finding_contract(d: &Rendered, primary: Option<&Value>, nosync: &Value) -> Option<String> {
     let is_finding = matches!(
         d.code.as_str(),
-        "sync-in-no-sync" | "possible-sync-in-no-sync"
+        "sync-in-no-sync" | "possible-sync-in-no-sync" | "setup-sync-in-no-sync"
     );
     if nosync.is_null() {
         return is_finding.then(|| "a finding without its `nosync` object".to_owned());
@@ -112,6 +113,12 @@ fn finding_contract(d: &Rendered, primary: Option<&Value>, nosync: &Value) -> Op
         && first["line"] == primary["line_start"]
         && first["column"] == primary["column_start"];
     let name_only = nosync["confidence"].as_str() == Some("name-only");
+    let expected = match nosync["sink_kind"].as_str() {
+        Some("setup") => "setup-sync-in-no-sync",
+        Some("may") => "possible-sync-in-no-sync",
+        _ if name_only => "possible-sync-in-no-sync",
+        _ => "sync-in-no-sync",
+    };
     if first.is_null() || first["function"] != nosync["root"] {
         Some(format!(
             "the chain does not start in the root {}",
@@ -119,8 +126,11 @@ fn finding_contract(d: &Rendered, primary: Option<&Value>, nosync: &Value) -> Op
         ))
     } else if !same_place {
         Some("the primary span is not where the chain starts".to_owned())
-    } else if name_only != (d.code == "possible-sync-in-no-sync") {
-        Some(format!("code for a {} chain", nosync["confidence"]))
+    } else if d.code != expected {
+        Some(format!(
+            "code for a {} chain to a {} sink",
+            nosync["confidence"], nosync["sink_kind"]
+        ))
     } else {
         None
     }
@@ -227,6 +237,28 @@ mod tests {
     }
 
     const CHAIN: &str = r#"{"root":"a::f","confidence":"exact","chain":[{"function":"a::f","file":"src/a.rs","line":3,"column":5}]}"#;
+
+    #[test]
+    fn the_code_follows_the_sink_kind() {
+        let chain = |kind: &str| {
+            CHAIN.replace(
+                "\"confidence\"",
+                &format!("\"sink_kind\":\"{kind}\",\"confidence\""),
+            )
+        };
+        let stream = [
+            json_line("setup-sync-in-no-sync", 3, &chain("setup")),
+            json_line("possible-sync-in-no-sync", 3, &chain("may")),
+            json_line("sync-in-no-sync", 3, &chain("blocks")),
+            json_line("sync-in-no-sync", 3, &chain("setup")),
+            json_line("sync-in-no-sync", 3, &chain("may")),
+        ]
+        .join("\n");
+        let report = parse_json(&format!("{stream}\n")).expect("valid JSON");
+        assert_eq!(report.violations.len(), 2, "{:?}", report.violations);
+        assert!(report.violations[0].ends_with("code for a \"exact\" chain to a \"setup\" sink"));
+        assert!(report.violations[1].ends_with("code for a \"exact\" chain to a \"may\" sink"));
+    }
 
     #[test]
     fn json_messages_and_the_finding_contract() {

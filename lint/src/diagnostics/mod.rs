@@ -73,6 +73,20 @@ pub struct Hop {
     pub confidence: Confidence,
 }
 
+/// What kind of wait a sink is; it decides the code of a finding that reaches it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SinkKind {
+    /// Blocks the host on every call: `sync-in-no-sync`.
+    #[default]
+    Blocks,
+    /// May block (`#[synchronizes(maybe)]`): `possible-sync-in-no-sync`.
+    May,
+    /// One-time setup (a module load, a compile, a context or stream creation), typically
+    /// behind a cache that serves every later call: `setup-sync-in-no-sync`.
+    Setup,
+}
+
 /// The machine-readable form of a `sync-in-no-sync`-like finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
@@ -82,6 +96,8 @@ pub struct Finding {
     pub sink: String,
     /// Why the sink blocks the host.
     pub sink_reason: String,
+    /// Whether the sink always blocks, may block, or is one-time setup.
+    pub sink_kind: SinkKind,
     /// The chain from the root to the sink, one hop per call; `chain[0].function == root`.
     pub chain: Vec<Hop>,
     /// The weakest confidence along the chain.

@@ -12,18 +12,7 @@ pub enum Condition {
     },
 }
 
-/// What kind of wait a sink is; it decides the code of a finding that reaches it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SinkKind {
-    /// Blocks the host on every call: `sync-in-no-sync`.
-    #[default]
-    Blocks,
-    /// May block (`#[synchronizes(maybe)]`): `possible-sync-in-no-sync`.
-    May,
-    /// One-time setup (a module load, a compile, a context or stream creation), typically
-    /// behind a cache that serves every later call: `setup-sync-in-no-sync`.
-    Setup,
-}
+pub use crate::diagnostics::SinkKind;
 
 /// A built-in sink.
 #[derive(Debug, Clone, Copy)]

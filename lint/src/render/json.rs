@@ -110,6 +110,7 @@ struct FindingJson<'a> {
     chain: Vec<HopJson<'a>>,
     confidence: crate::diagnostics::Confidence,
     sink_reason: &'a str,
+    sink_kind: crate::diagnostics::SinkKind,
 }
 
 #[derive(Serialize)]
@@ -271,6 +272,7 @@ fn finding_json(finding: &Finding) -> FindingJson<'_> {
             .collect(),
         confidence: finding.confidence,
         sink_reason: &finding.sink_reason,
+        sink_kind: finding.sink_kind,
     }
 }
 

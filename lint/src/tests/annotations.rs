@@ -172,6 +172,10 @@ fn dropped_pinned_host_slices_block() {
          #[no_sync] fn handed_back(ctx: &Arc<CudaContext>) -> PinnedHostSlice<f32> {\n\
            let p = unsafe { ctx.alloc_pinned::<f32>(8) }.unwrap();\n\
            p\n\
+         }\n\
+         struct Holder { p: PinnedHostSlice<f32> }\n\
+         #[no_sync] fn moved_away(p: PinnedHostSlice<f32>, q: PinnedHostSlice<f32>, v: &mut Vec<PinnedHostSlice<f32>>) -> Result<Holder, ()> {\n\
+           let r = p; v.push(r); let h = Holder { p: q }; Ok(h)\n\
          }\n",
     );
     let out = check(&src);
@@ -193,4 +197,29 @@ fn dropped_pinned_host_slices_block() {
         ],
         "{out}"
     );
+}
+
+#[test]
+fn setup_behind_an_allowed_cache_is_silenced_and_real_waits_remain() {
+    let src = with_prelude(
+        "use cudarc::nvrtc::Ptx;\n\
+         struct Dev { ctx: Arc<CudaContext>, stream: Arc<CudaStream> }\n\
+         impl Dev { fn get_or_load_func(&self, ptx: Ptx) { self.ctx.load_module(ptx); } }\n\
+         #[no_sync] fn fwd(d: &Dev, p: Ptx) { d.get_or_load_func(p); d.stream.synchronize(); }\n",
+    );
+    let a = analyze_src(&src, &Config::default(), SourceMap::new(Path::new(ROOT)));
+    let help: Vec<&str> = a
+        .diagnostics
+        .iter()
+        .flat_map(|d| d.notes.iter().filter_map(|n| n.help_text()))
+        .collect();
+    assert!(
+        help[0].contains("allow the function that calls it in the config (`allow = [\"t::Dev::get_or_load_func\"]`)"),
+        "{help:?}"
+    );
+    let (cfg, sources, diags) = config_from_toml("allow = [\"t::Dev::get_or_load_func\"]\n");
+    assert!(diags.is_empty(), "{diags:?}");
+    let a = analyze_src(&src, &cfg, sources);
+    let codes: Vec<&str> = a.diagnostics.iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(codes, ["sync-in-no-sync"]);
 }

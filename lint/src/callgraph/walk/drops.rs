@@ -1,6 +1,8 @@
-//! Drops: a local with a `Drop` impl at the end of its scope, `let _ = value;` at once,
-//! and `drop(x)` (the prelude's `std::mem::drop`) where it is called; a local dropped
-//! by `drop(x)` is moved and not dropped again at its scope's end.
+//! Drops: a local with a `Drop` impl (a user `impl Drop`, or a cudarc type whose `Drop`
+//! blocks, `known::sinks::CUDARC_DROPS`) at the end of its scope, `let _ = value;` at once,
+//! and `drop(x)` (the prelude's `std::mem::drop`) where it is called; a local dropped by
+//! `drop(x)` or passed by value to a call or a struct literal is moved and not dropped
+//! again at its scope's end.
 
 use super::{Typed, Walker, unknown};
 use crate::callgraph::Dropped;
@@ -88,6 +90,21 @@ impl Walker<'_, '_> {
         };
         self.drop_now(&ty, site, what);
         unknown()
+    }
+
+    /// Locals passed by value (`Ok(buf)`, `f(buf)`, `v.push(buf)`, `S { buf }`) are moved
+    /// there and not dropped at their scope's end. A type with a `Drop` impl is never `Copy`,
+    /// so passing one by value always moves it; a borrow (`&buf`) moves nothing.
+    pub(super) fn move_locals(&mut self, values: &[Expr]) {
+        for v in values {
+            if let Expr::Path(p) = v
+                && let Some(name) = self.local_name(p)
+                && let Some(l) = self.local_mut(&name)
+                && !l.by_ref
+            {
+                l.moved = true;
+            }
+        }
     }
 
     /// The local a one-segment path names, if it is one.

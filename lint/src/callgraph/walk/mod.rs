@@ -245,10 +245,14 @@ impl Walker<'_, '_> {
                 {
                     return self.explicit_drop(arg, *span);
                 }
+                self.move_locals(args);
                 let args = self.exprs(args);
                 self.call_path(path, &args, *span)
             }
-            Expr::CallValue { callee, args, span } => self.call_value(callee, args, *span),
+            Expr::CallValue { callee, args, span } => {
+                self.move_locals(args);
+                self.call_value(callee, args, *span)
+            }
             Expr::MethodCall {
                 recv,
                 name,
@@ -256,6 +260,7 @@ impl Walker<'_, '_> {
                 span,
             } => {
                 let recv = self.expr(recv);
+                self.move_locals(args);
                 let args = self.exprs(args);
                 self.method_call(recv, name, &args, *span)
             }
@@ -276,6 +281,7 @@ impl Walker<'_, '_> {
                 unknown()
             }
             Expr::Struct { path, fields } => {
+                self.move_locals(fields);
                 self.exprs(fields);
                 (self.type_of_path(path), WRITTEN)
             }
