@@ -481,6 +481,26 @@ fn sarif_fingerprints_ignore_lines_but_not_the_chain() {
     assert_eq!(fingerprint(&original).len(), 16);
 }
 
+/// Two calls of one helper in a root are two findings with the same chain: the second
+/// one's fingerprint gets `:2`, so code scanning does not merge them into one alert.
+#[test]
+fn sarif_fingerprints_of_findings_sharing_a_chain_are_numbered() {
+    let first = finding(Code::SyncInNoSync);
+    let mut second = first.clone();
+    second.primary.line_start += 1;
+    second.primary.line_end += 1;
+    let out = check(&[first, second]);
+    let prints: Vec<&str> = (0..2)
+        .map(|i| {
+            out.sarif["runs"][0]["results"][i]["partialFingerprints"][sarif::FINGERPRINT_KEY]
+                .as_str()
+                .expect("fingerprint")
+        })
+        .collect();
+    assert_eq!(prints[0].len(), 16, "{prints:?}");
+    assert_eq!(prints[1], format!("{}:2", prints[0]), "{prints:?}");
+}
+
 #[test]
 fn sarif_paths_outside_the_workspace_are_file_uris() {
     let mut d = finding(Code::SyncInNoSync);

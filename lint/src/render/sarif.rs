@@ -184,11 +184,7 @@ pub fn render(diagnostics: &[Diagnostic], cx: &SarifContext<'_>) -> String {
                 .srcroot
                 .map(|root| serde_json::json!({ "%SRCROOT%": { "uri": directory_uri(root) } })),
             column_kind: "unicodeCodePoints",
-            results: diagnostics
-                .iter()
-                .filter(|d| d.level != Level::Allow)
-                .map(result)
-                .collect(),
+            results: results(diagnostics),
         }],
     };
     // Strings, numbers and maps always serialise.
@@ -240,7 +236,27 @@ fn level_name(level: Level) -> &'static str {
     }
 }
 
-fn result(diagnostic: &Diagnostic) -> SarifResult {
+/// The results of the reported diagnostics. Two findings can share a chain (a root that
+/// calls the same helper twice): the second and later get `:2`, `:3`, .. after the
+/// fingerprint, in output order, so that code scanning keeps them apart.
+fn results(diagnostics: &[Diagnostic]) -> Vec<SarifResult> {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    diagnostics
+        .iter()
+        .filter(|d| d.level != Level::Allow)
+        .map(|d| {
+            let base = fingerprint(d);
+            let n = seen.entry(base.clone()).or_default();
+            *n += 1;
+            match *n {
+                1 => result(d, base),
+                n => result(d, format!("{base}:{n}")),
+            }
+        })
+        .collect()
+}
+
+fn result(diagnostic: &Diagnostic, fingerprint: String) -> SarifResult {
     let mut text = diagnostic.message.clone();
     for note in &diagnostic.notes {
         text.push('\n');
@@ -250,7 +266,7 @@ fn result(diagnostic: &Diagnostic) -> SarifResult {
         text.push_str(&note.message);
     }
     let mut fingerprints = serde_json::Map::new();
-    fingerprints.insert(FINGERPRINT_KEY.to_owned(), fingerprint(diagnostic).into());
+    fingerprints.insert(FINGERPRINT_KEY.to_owned(), fingerprint.into());
     SarifResult {
         rule_id: diagnostic.code.as_str(),
         rule_index: Code::ALL
