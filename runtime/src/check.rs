@@ -64,6 +64,14 @@ pub fn declare_sync_in_drop(_site: &'static SyncSite) {}
 #[inline(always)]
 pub(crate) fn declare_sync_or_panic(_site: &'static SyncSite) {}
 
+/// The CUPTI hook's check, made inside the driver's callback: never panics. `Log` and `Warn`
+/// report at once (once per site); `Error` and `Panic` keep the violation for the end of the
+/// forbid scope (`deferred.rs`). `frames` is called only for a violation that is kept or reported.
+#[cfg(all(feature = "cupti", not(nosync_off)))]
+pub(crate) fn from_hook(site: &'static SyncSite, frames: impl FnOnce() -> Vec<crate::Frame>) {
+    imp::from_hook(site, frames);
+}
+
 #[cfg(not(nosync_off))]
 mod imp {
     use std::io::Write;
@@ -128,6 +136,39 @@ mod imp {
             Action::Panic => panic!("{violation}"),
         }
         Ok(())
+    }
+
+    #[cfg(feature = "cupti")]
+    pub(super) fn from_hook(site: &'static SyncSite, frames: impl FnOnce() -> Vec<crate::Frame>) {
+        let flags = state::flags();
+        let forbidden = flags & FORBID != 0 && crate::is_enabled();
+        if flags & RECORD != 0 {
+            crate::report::record(site, forbidden);
+        }
+        let scope = state::innermost();
+        let (true, Some(scope_location)) = (forbidden, scope.location) else {
+            return;
+        };
+        let mode = crate::mode();
+        let channel = match mode {
+            Mode::Allow => return,
+            Mode::Log => Some(Channel::Log),
+            Mode::Warn => Some(Channel::Warn),
+            Mode::Error | Mode::Panic if std::thread::panicking() => Some(Channel::Unwinding),
+            Mode::Error | Mode::Panic => None,
+        };
+        if let Some(channel) = channel
+            && !first_report(site, channel)
+        {
+            return;
+        }
+        let here = Location::caller();
+        let violation =
+            SyncViolation::new(site, here, scope_location, scope.function).with_frames(frames());
+        match channel {
+            Some(channel) => report(&violation, channel),
+            None => crate::deferred::push(violation, mode == Mode::Panic),
+        }
     }
 
     /// `None`: ignore the violation.

@@ -116,10 +116,18 @@
 
 pub use nosync_macros::{allow_sync, no_sync, synchronizes};
 
+// The unit tests use the attributes, which name the crate `::nosync`.
+#[cfg(test)]
+extern crate self as nosync;
+
 mod check;
+#[cfg(not(nosync_off))]
+mod deferred;
 mod future;
 mod mode;
 mod once;
+#[cfg(feature = "cuda")]
+mod quiet;
 mod report;
 mod scope;
 mod site;
@@ -133,6 +141,8 @@ pub mod __private;
 
 #[cfg(feature = "cuda")]
 pub mod gpu;
+#[cfg(feature = "cupti")]
+pub mod hook;
 /// The error of the GPU operations ([`gpu::Error`]).
 #[cfg(feature = "cuda")]
 pub use gpu::Error;
@@ -150,7 +160,7 @@ pub use scope::{
     no_sync, set_enabled,
 };
 pub use site::{SyncKind, SyncSite};
-pub use violation::SyncViolation;
+pub use violation::{Frame, SyncViolation};
 
 /// The expression-level escape: evaluates `expr` inside an allow scope. Unlike the closure form
 /// [`allow_sync()`](fn@allow_sync), `?`, `return` and `break` inside `expr` keep their meaning.

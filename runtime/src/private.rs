@@ -36,3 +36,65 @@ pub fn no_sync_future<F: Future>(fut: F, function: &'static str) -> NoSync<F> {
 pub fn declare_sync_or_panic(site: &'static SyncSite) {
     crate::check::declare_sync_or_panic(site);
 }
+
+/// Runs a `#[no_sync]` fn's body (the expansion's closure). `FnOnce`, so the body may return
+/// borrows of what it captured by move.
+#[inline(always)]
+pub fn call_once<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+/// The end of a `#[no_sync]` fn returning `Result<T, E>`: a violation the CUPTI hook kept for
+/// this scope becomes the `Err` when `E: From<SyncViolation>` ([`ReturnViolation`]), and otherwise
+/// stays for the guard's `Drop`, which panics with it ([`KeepViolation`]).
+pub struct Finish<T, E>(core::marker::PhantomData<fn() -> (T, E)>);
+
+impl<T, E> Finish<T, E> {
+    /// The finisher for this result's type.
+    #[inline(always)]
+    pub fn of(_: &Result<T, E>) -> Self {
+        Finish(core::marker::PhantomData)
+    }
+}
+
+impl<T, E> core::fmt::Debug for Finish<T, E> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Finish")
+    }
+}
+
+/// Found first (on `Finish` itself) when the error can take the violation.
+pub trait ReturnViolation<T, E> {
+    /// The result, or the kept violation as `Err`.
+    fn finish(&self, result: Result<T, E>) -> Result<T, E>;
+}
+
+impl<T, E: From<SyncViolation>> ReturnViolation<T, E> for Finish<T, E> {
+    #[inline]
+    fn finish(&self, result: Result<T, E>) -> Result<T, E> {
+        #[cfg(not(nosync_off))]
+        if let Some(violation) = crate::deferred::take_returnable() {
+            return match result {
+                Ok(_) => Err(E::from(violation)),
+                Err(e) => {
+                    crate::deferred::log_unreturned(&violation);
+                    Err(e)
+                }
+            };
+        }
+        result
+    }
+}
+
+/// The fallback (on `&Finish`): the error cannot take it; the guard's `Drop` panics with it.
+pub trait KeepViolation<T, E> {
+    /// The result, unchanged.
+    fn finish(&self, result: Result<T, E>) -> Result<T, E>;
+}
+
+impl<T, E> KeepViolation<T, E> for &Finish<T, E> {
+    #[inline(always)]
+    fn finish(&self, result: Result<T, E>) -> Result<T, E> {
+        result
+    }
+}

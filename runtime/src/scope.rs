@@ -63,7 +63,13 @@ impl Drop for Scope {
     #[inline]
     fn drop(&mut self) {
         #[cfg(not(nosync_off))]
-        state::pop(&self.opened);
+        {
+            state::pop(&self.opened);
+            // Violations the CUPTI hook could not act on inside the driver surface here.
+            if self.opened.forbids() && state::flags() & state::PENDING != 0 {
+                crate::deferred::surface_at_scope_end();
+            }
+        }
     }
 }
 
@@ -108,6 +114,8 @@ pub(crate) fn forbid_at(
     loc: &'static Location<'static>,
     function: Option<&'static str>,
 ) -> ForbidGuard {
+    #[cfg(feature = "cupti")]
+    crate::hook::install_from_env_once();
     ForbidGuard {
         scope: Scope::open(true, loc, function),
     }

@@ -2,7 +2,10 @@
 //!
 //! All thread-locals are `const`-initialised and `Cell`-based (no `RefCell`, so no borrow panics):
 //! - `FAST.flags`: the only thing `declare_sync` reads on its fast path. Bit 0: the innermost
-//!   live scope forbids. Bit 1: a `count_syncs` is recording on this thread.
+//!   live scope forbids. Bit 1: a `count_syncs` is recording on this thread. Bit 2: violations
+//!   seen by the CUPTI hook wait to be surfaced at the end of the forbid scope (`deferred.rs`).
+//!   Bit 3: a `nosync::gpu` operation is making its driver call, which it has checked itself
+//!   (the hook stays quiet).
 //! - `FAST.top`: the innermost live scope. Opening a scope swaps a new frame in and the guard keeps the
 //!   previous one; closing it in order swaps the previous one back (restore-previous-value).
 //! - `DEAD`: scopes closed out of order (their guard dropped while an inner guard was alive), with
@@ -15,6 +18,9 @@ use std::panic::Location;
 
 pub(crate) const FORBID: u32 = 1;
 pub(crate) const RECORD: u32 = 2;
+pub(crate) const PENDING: u32 = 4;
+#[cfg_attr(not(feature = "cupti"), allow(dead_code))]
+pub(crate) const QUIET: u32 = 8;
 
 /// One scope. Token 0 is the thread's root, outside any scope. Bit 0 of the token says whether
 /// the scope forbids (the frame is all words: copying it never splits a store).
@@ -88,6 +94,14 @@ fn set_forbid(flags: &Cell<u32>, top: Frame) {
 pub(crate) struct Opened {
     token: u64,
     previous: Frame,
+}
+
+impl Opened {
+    /// Whether the scope this guard opened forbids.
+    #[inline]
+    pub(crate) fn forbids(&self) -> bool {
+        self.token & 1 != 0
+    }
 }
 
 /// Opens a scope on this thread.

@@ -23,6 +23,31 @@ struct Inner {
     scope_location: &'static Location<'static>,
     scope_function: Option<&'static str>,
     thread_name: Option<String>,
+    /// The CUPTI hook's violations: the first stack frames outside cudarc and nosync.
+    frames: Vec<Frame>,
+}
+
+/// One stack frame of the code that made a blocking CUDA call, as the CUPTI hook
+/// ([`hook`](crate#the-cupti-hook)) captured it on a violation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// The demangled function, without its hash: `candle_core::cuda_backend::..::to_cpu_storage`.
+    pub function: String,
+    /// The source file, when the binary has line tables.
+    pub file: Option<String>,
+    /// The line in `file`.
+    pub line: Option<u32>,
+}
+
+impl fmt::Display for Frame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`", self.function)?;
+        match (&self.file, self.line) {
+            (Some(file), Some(line)) => write!(f, " ({file}:{line})"),
+            (Some(file), None) => write!(f, " ({file})"),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl SyncViolation {
@@ -40,10 +65,18 @@ impl SyncViolation {
             scope_location,
             scope_function,
             thread_name,
+            frames: Vec::new(),
         };
         SyncViolation {
             inner: Box::new(inner),
         }
+    }
+
+    /// The same violation, with the frames of the code that made the call.
+    #[cfg_attr(not(feature = "cupti"), allow(dead_code))]
+    pub(crate) fn with_frames(mut self, frames: Vec<Frame>) -> Self {
+        self.inner.frames = frames;
+        self
     }
 
     /// The blocking operation.
@@ -51,7 +84,8 @@ impl SyncViolation {
         self.inner.site
     }
 
-    /// Where the sync was declared (the caller of `declare_sync`).
+    /// Where the sync was declared (the caller of `declare_sync`). For a violation seen by the
+    /// CUPTI hook this is inside nosync's hook; [`frames`](Self::frames) says who made the call.
     pub fn location(&self) -> &'static Location<'static> {
         self.inner.location
     }
@@ -64,6 +98,13 @@ impl SyncViolation {
     /// The function whose `#[no_sync]` opened the scope, if it came from the attribute.
     pub fn scope_function(&self) -> Option<&'static str> {
         self.inner.scope_function
+    }
+
+    /// For a violation seen by the CUPTI hook: the innermost stack frames of the blocking call
+    /// outside cudarc, nosync and the standard library, innermost first (at most 8; empty when
+    /// the binary has no symbols). Empty for every other violation.
+    pub fn frames(&self) -> &[Frame] {
+        &self.inner.frames
     }
 
     /// The name of the thread the sync was declared on, if it has one.
@@ -89,6 +130,9 @@ impl fmt::Display for SyncViolation {
         if let Some(thread) = &i.thread_name {
             write!(f, " on thread `{thread}`")?;
         }
+        if let Some(frame) = i.frames.first() {
+            write!(f, ", called from {frame}")?;
+        }
         f.write_str("; wrap it in nosync::allow_sync(..) if this wait is intended")
     }
 }
@@ -101,6 +145,7 @@ impl fmt::Debug for SyncViolation {
             .field("scope_location", &self.inner.scope_location)
             .field("scope_function", &self.inner.scope_function)
             .field("thread_name", &self.inner.thread_name)
+            .field("frames", &self.inner.frames)
             .finish()
     }
 }

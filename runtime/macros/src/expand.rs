@@ -17,6 +17,7 @@ use crate::args::{Args, Kind};
 pub(crate) fn expand(model: Model) -> TokenStream {
     let Model { args, mut item } = model;
     let sig = item.sig().clone();
+    let item_attrs = item.attrs().to_vec();
     let name = sig.ident.unraw().to_string();
     let Some(body) = item.body_mut() else {
         // `#[synchronizes]` on a declaration: a marker for the lint, no code.
@@ -24,6 +25,7 @@ pub(crate) fn expand(model: Model) -> TokenStream {
     };
     match args {
         Args::NoSync if sig.asyncness.is_some() => wrap_async(body, &name, &sig),
+        Args::NoSync if returns_violation(&item_attrs, &sig) => wrap_result(body, &name, &sig),
         Args::NoSync => prepend(body, forbid_guard(&name)),
         Args::AllowSync { reason } => prepend(body, allow_guard(&name, &reason.to_token_stream())),
         Args::Synchronizes { kind, reason } => {
@@ -52,6 +54,49 @@ fn forbid_guard(name: &str) -> TokenStream {
 fn allow_guard(name: &str, reason: &TokenStream) -> TokenStream {
     let guard = guard_ident();
     quote!(let #guard = ::nosync::__private::allow_fn(#name, #reason);)
+}
+
+/// Whether a `#[no_sync]` fn can return a violation that surfaces at the end of its scope (one
+/// the CUPTI hook saw inside the driver): it returns a spelled-out `Result` without `impl Trait`,
+/// and it is neither `unsafe` (the body would move into a closure, outside the unsafe context)
+/// nor `#[track_caller]` (closures do not forward the caller's location).
+fn returns_violation(attrs: &[syn::Attribute], sig: &Signature) -> bool {
+    let tracked = attrs.iter().any(|a| a.path().is_ident("track_caller"));
+    let named = match &sig.output {
+        ReturnType::Type(_, ty) => !mentions_impl_trait(ty),
+        ReturnType::Default => false,
+    };
+    returns_result(&sig.output) && named && sig.unsafety.is_none() && sig.abi.is_none() && !tracked
+}
+
+/// The body runs in a `move` closure called at once, its output type fixed by an unreachable
+/// `return` (so `?` converts as before); before the scope ends, `finish` turns a violation kept
+/// for the scope into the fn's `Err` when `E: From<SyncViolation>` (autoref specialisation: the
+/// `ReturnViolation` impl on `Finish` is found before the `KeepViolation` impl on `&Finish`).
+fn wrap_result(body: &mut Block, name: &str, sig: &Signature) {
+    let ReturnType::Type(_, ty) = &sig.output else {
+        return;
+    };
+    let guard = guard_ident();
+    let (ret, result) = (
+        Ident::new("__nosync_return", Span::mixed_site()),
+        Ident::new("__nosync_result", Span::mixed_site()),
+    );
+    let stmts = &body.stmts;
+    *body = parse_quote!({
+        let #guard = ::nosync::__private::forbid_fn(#name);
+        let #result = ::nosync::__private::call_once(move || {
+            #[allow(unreachable_code, clippy::diverging_sub_expression)]
+            if false {
+                let #ret: #ty = loop {};
+                return #ret;
+            }
+            #(#stmts)*
+        });
+        #[allow(unused_imports)]
+        use ::nosync::__private::{KeepViolation as _, ReturnViolation as _};
+        (&::nosync::__private::Finish::of(&#result)).finish(#result)
+    });
 }
 
 /// An `async fn` body becomes `no_sync_future(async move { body }, "name").await`: the forbid

@@ -46,7 +46,7 @@ impl FnItem {
         }
     }
 
-    fn attrs(&self) -> &[Attribute] {
+    pub(crate) fn attrs(&self) -> &[Attribute] {
         match self {
             FnItem::Free(f) => &f.attrs,
             FnItem::Impl(f) => &f.attrs,

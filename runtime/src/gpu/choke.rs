@@ -18,6 +18,7 @@ use cudarc::driver::{
 
 use super::ops::{self, Op};
 use super::{Error, Granularity, granularity};
+use crate::quiet::Checked;
 
 /// The driver stages pageable host→device copies through a few pinned buffers of this size and
 /// returns before they run while buffers are free; a copy takes whole buffers (a 128 KiB copy one,
@@ -148,23 +149,24 @@ impl Staging {
 /// The check, for operations that can return the error.
 #[track_caller]
 #[inline]
-pub(crate) fn gate(op: &'static Op, waits: bool) -> Result<(), Error> {
+pub(crate) fn gate(op: &'static Op, waits: bool) -> Result<Checked, Error> {
     match granularity() {
         Granularity::Declared => crate::declare_sync(&op.may)?,
         Granularity::Actual if waits => crate::declare_sync(&op.does)?,
         Granularity::Actual => {}
     }
-    Ok(())
+    Ok(Checked::new())
 }
 
 /// The check, for `Drop` implementations: never panics.
 #[track_caller]
-fn gate_in_drop(op: &'static Op, waits: bool) {
+fn gate_in_drop(op: &'static Op, waits: bool) -> Checked {
     match granularity() {
         Granularity::Declared => crate::declare_sync_in_drop(&op.may),
         Granularity::Actual if waits => crate::declare_sync_in_drop(&op.does),
         Granularity::Actual => {}
     }
+    Checked::new()
 }
 
 fn usage(op: &'static Op, message: String) -> Error {
@@ -178,12 +180,12 @@ fn byte_len<T>(len: usize) -> usize {
 // ---- context, streams, modules -------------------------------------------------------------
 
 pub(crate) fn context_new(ordinal: usize) -> Result<Arc<CudaContext>, Error> {
-    gate(&ops::GPU_NEW, Blocking::Setup.waits())?;
+    let _checked = gate(&ops::GPU_NEW, Blocking::Setup.waits())?;
     Ok(CudaContext::new(ordinal)?)
 }
 
 pub(crate) fn context_synchronize(ctx: &CudaContext) -> Result<(), Error> {
-    gate(&ops::GPU_SYNCHRONIZE, Blocking::Synchronize.waits())?;
+    let _checked = gate(&ops::GPU_SYNCHRONIZE, Blocking::Synchronize.waits())?;
     Ok(ctx.synchronize()?)
 }
 
@@ -192,7 +194,7 @@ pub(crate) fn new_stream(ctx: &Arc<CudaContext>) -> Result<Arc<CudaStream>, Erro
         existing: usize::from(ctx.is_in_multi_stream_mode()),
         event_tracking: ctx.is_event_tracking(),
     };
-    gate(&ops::GPU_NEW_STREAM, facts.waits())?;
+    let _checked = gate(&ops::GPU_NEW_STREAM, facts.waits())?;
     Ok(ctx.new_stream()?)
 }
 
@@ -205,7 +207,7 @@ pub(crate) fn compile_and_load(
     name: &str,
     src: &str,
 ) -> Result<Arc<CudaModule>, Error> {
-    gate(op, facts.waits())?;
+    let _checked = gate(op, facts.waits())?;
     // SAFETY: only tries to dlopen the library.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Err(Error::Unavailable(
@@ -237,12 +239,12 @@ fn compile_log(e: &cudarc::nvrtc::CompileError) -> String {
 /// Drops the last handle of a module: `cuModuleUnload`.
 pub(crate) fn module_unload_in_drop(op: &'static Op, module: Arc<CudaModule>) {
     let last = Arc::strong_count(&module) == 1;
-    gate_in_drop(op, last && Blocking::ModuleUnload.waits());
+    let _checked = gate_in_drop(op, last && Blocking::ModuleUnload.waits());
     drop(module);
 }
 
 pub(crate) fn stream_synchronize(stream: &CudaStream) -> Result<(), Error> {
-    gate(&ops::STREAM_SYNCHRONIZE, Blocking::Synchronize.waits())?;
+    let _checked = gate(&ops::STREAM_SYNCHRONIZE, Blocking::Synchronize.waits())?;
     Ok(stream.synchronize()?)
 }
 
@@ -259,7 +261,7 @@ pub(crate) fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
     stream: &Arc<CudaStream>,
     len: usize,
 ) -> Result<CudaSlice<T>, Error> {
-    gate(op, alloc_facts(stream).waits())?;
+    let _checked = gate(op, alloc_facts(stream).waits())?;
     Ok(stream.alloc_zeros(len)?)
 }
 
@@ -272,7 +274,7 @@ pub(crate) unsafe fn alloc_uninit<T: DeviceRepr>(
     stream: &Arc<CudaStream>,
     len: usize,
 ) -> Result<CudaSlice<T>, Error> {
-    gate(op, alloc_facts(stream).waits())?;
+    let _checked = gate(op, alloc_facts(stream).waits())?;
     // SAFETY: forwarded to the caller.
     Ok(unsafe { stream.alloc(len) }?)
 }
@@ -288,7 +290,7 @@ pub(crate) fn clone_htod<T: DeviceRepr>(
         bytes,
         staged_chunks: staging.staged_chunks(),
     };
-    gate(op, alloc_facts(stream).waits() || copy.waits())?;
+    let _checked = gate(op, alloc_facts(stream).waits() || copy.waits())?;
     let slice = stream.clone_htod(src)?;
     staging.staged(stream, bytes)?;
     Ok(slice)
@@ -310,7 +312,7 @@ pub(crate) fn memcpy_htod<T: DeviceRepr>(
         bytes,
         staged_chunks: staging.staged_chunks(),
     };
-    gate(op, copy.waits())?;
+    let _checked = gate(op, copy.waits())?;
     stream.memcpy_htod(src, dst)?;
     staging.staged(stream, bytes)
 }
@@ -320,7 +322,7 @@ pub(crate) fn clone_dtoh<T: DeviceRepr>(
     stream: &Arc<CudaStream>,
     src: &CudaSlice<T>,
 ) -> Result<Vec<T>, Error> {
-    gate(op, Blocking::DeviceToPageable.waits())?;
+    let _checked = gate(op, Blocking::DeviceToPageable.waits())?;
     Ok(stream.clone_dtoh(src)?)
 }
 
@@ -329,7 +331,7 @@ pub(crate) fn clone_dtod<T: DeviceRepr>(
     stream: &Arc<CudaStream>,
     src: &CudaSlice<T>,
 ) -> Result<CudaSlice<T>, Error> {
-    gate(op, alloc_facts(stream).waits())?;
+    let _checked = gate(op, alloc_facts(stream).waits())?;
     Ok(stream.clone_dtod(src)?)
 }
 
@@ -338,7 +340,7 @@ pub(crate) fn free_device_in_drop<T>(slice: CudaSlice<T>) {
     let facts = Blocking::Free {
         pools: slice.context().has_async_alloc(),
     };
-    gate_in_drop(&ops::BUFFER_DROP, facts.waits());
+    let _checked = gate_in_drop(&ops::BUFFER_DROP, facts.waits());
     drop(slice);
 }
 
@@ -354,7 +356,7 @@ pub(crate) fn malloc_host<T: ValidAsZeroBits>(
         .checked_mul(std::mem::size_of::<T>())
         .filter(|b| *b <= isize::MAX as usize)
         .ok_or_else(|| usage(op, format!("{len} elements overflow the address space")))?;
-    gate(op, Blocking::Setup.waits())?;
+    let _checked = gate(op, Blocking::Setup.waits())?;
     ctx.bind_to_thread()?;
     // SAFETY: flags 0 (cached, not write-combined: the host reads it); the size is checked.
     let ptr = unsafe { result::malloc_host(bytes.max(1), 0) }?.cast::<T>();
@@ -366,7 +368,7 @@ pub(crate) fn malloc_host<T: ValidAsZeroBits>(
 /// Waits (checked) for the pinned buffer's last copy before host access.
 pub(crate) fn pinned_wait(op: &'static Op, event: &CudaEvent) -> Result<(), Error> {
     let pending = !event.try_is_complete()?;
-    gate(op, Blocking::PinnedAccess { pending }.waits())?;
+    let _checked = gate(op, Blocking::PinnedAccess { pending }.waits())?;
     if pending {
         event.synchronize()?;
     }
@@ -379,19 +381,19 @@ pub(crate) fn pinned_wait(op: &'static Op, event: &CudaEvent) -> Result<(), Erro
 /// # Safety
 /// `ptr` came from [`malloc_host`] and is not used afterwards.
 pub(crate) unsafe fn free_host_in_drop<T>(ctx: &CudaContext, ptr: *mut T) {
-    gate_in_drop(&ops::PINNED_DROP, Blocking::FreeHost.waits());
+    let _checked = gate_in_drop(&ops::PINNED_DROP, Blocking::FreeHost.waits());
     ctx.record_err(ctx.bind_to_thread());
     // SAFETY: forwarded to the caller.
     ctx.record_err(unsafe { result::free_host(ptr.cast()) });
 }
 
 pub(crate) fn event_synchronize(event: &CudaEvent) -> Result<(), Error> {
-    gate(&ops::EVENT_SYNCHRONIZE, Blocking::Synchronize.waits())?;
+    let _checked = gate(&ops::EVENT_SYNCHRONIZE, Blocking::Synchronize.waits())?;
     Ok(event.synchronize()?)
 }
 
 pub(crate) fn event_elapsed_ms(start: &CudaEvent, end: &CudaEvent) -> Result<f32, Error> {
-    gate(&ops::EVENT_ELAPSED_MS, Blocking::Synchronize.waits())?;
+    let _checked = gate(&ops::EVENT_ELAPSED_MS, Blocking::Synchronize.waits())?;
     Ok(start.elapsed_ms(end)?)
 }
 

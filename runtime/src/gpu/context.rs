@@ -79,10 +79,10 @@ impl Gpu {
     /// the module (blocks, tens of milliseconds): call it during setup.
     pub fn kernels(&self) -> Result<Arc<Kernels>, Error> {
         if let Some(k) = self.inner.kernels.get() {
-            choke::gate(
+            drop(choke::gate(
                 &ops::GPU_KERNELS,
                 Blocking::LoadBuiltins { loaded: true }.waits(),
-            )?;
+            )?);
             return Ok(Arc::clone(k));
         }
         let loaded = Arc::new(Kernels::load(&self.inner.ctx)?);

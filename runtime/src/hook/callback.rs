@@ -1,0 +1,150 @@
+//! The `extern "C"` function CUPTI calls at the entry and exit of every hooked CUDA call, on the
+//! calling thread. Nothing unwinds out of it: its body runs under `catch_unwind`, and it never
+//! panics on purpose (violations are reported, recorded or kept for the scope's end).
+
+use std::ffi::c_void;
+
+use cudarc::cupti::sys::{
+    CUpti_ApiCallbackSite, CUpti_CallbackData, CUpti_CallbackDomain, cuMemFree_v2_params_st,
+    cuMemcpy_params_st, cuMemcpyDtoH_v2_params_st, cuMemcpyHtoD_v2_params_st,
+};
+use cudarc::driver::sys::{CUpointer_attribute, CUresult, cuPointerGetAttribute};
+
+use super::table::{self, Args, Domain, Memory, Params, PtrKind};
+
+/// The subscriber's callback.
+///
+/// # Safety
+/// Called by CUPTI only, with `data` pointing at a `CUpti_CallbackData` of an enabled
+/// driver- or runtime-API callback.
+pub(super) unsafe extern "C" fn on_api(
+    _userdata: *mut c_void,
+    domain: CUpti_CallbackDomain,
+    cbid: u32,
+    data: *const c_void,
+) {
+    #[cfg(not(nosync_off))]
+    {
+        // Outside any scope (and not counting) there is nothing to decide: one thread-local read.
+        if crate::state::flags() == 0 || data.is_null() {
+            return;
+        }
+        let run = std::panic::AssertUnwindSafe(|| {
+            // SAFETY: CUPTI passes the callback data of an enabled API callback.
+            let data = unsafe { &*data.cast::<CUpti_CallbackData>() };
+            let domain = match domain {
+                CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API => Domain::Driver,
+                CUpti_CallbackDomain::CUPTI_CB_DOMAIN_RUNTIME_API => Domain::Runtime,
+                _ => return,
+            };
+            // SAFETY: as above; `functionParams` points at the call's parameter struct.
+            unsafe { check_call(domain, cbid, data, &Driver) };
+        });
+        // A bug in nosync must not unwind into the driver; it is already printed by the panic hook.
+        let _ = std::panic::catch_unwind(run);
+    }
+    #[cfg(nosync_off)]
+    let _ = (domain, cbid, data);
+}
+
+/// Decides one call and checks the site it declares, if any. This is the callback without the
+/// FFI: the tests call it with callback data shaped like CUPTI's and a fake [`Memory`].
+///
+/// # Safety
+/// `data.functionParams` is null or points at the parameter struct of `cbid` in `domain`.
+#[cfg(not(nosync_off))]
+pub unsafe fn check_call(domain: Domain, cbid: u32, data: &CUpti_CallbackData, mem: &dyn Memory) {
+    let flags = crate::state::flags();
+    if flags & crate::state::QUIET != 0 {
+        return; // a nosync::gpu operation checked this call itself
+    }
+    if data.callbackSite != CUpti_ApiCallbackSite::CUPTI_API_ENTER {
+        return;
+    }
+    let Some(row) = table::row(domain, cbid) else {
+        return;
+    };
+    // SAFETY: forwarded from the caller.
+    let args = unsafe { read_args(row.params, data.functionParams) };
+    let verdict = row.rule.decide(args, mem);
+    let declared = crate::gpu::granularity() == crate::gpu::Granularity::Declared;
+    if let Some(site) = table::site_for(row, verdict, declared) {
+        crate::check::from_hook(site, super::frame::capture);
+    }
+}
+
+/// Reads the arguments a rule needs.
+///
+/// # Safety
+/// `params` is null or points at a struct that begins with the fields `layout` names.
+pub unsafe fn read_args(layout: Params, params: *const c_void) -> Args {
+    if params.is_null() {
+        return Args::default();
+    }
+    // SAFETY: every struct read is a prefix of the call's parameter struct (CUPTI's
+    // `generated_cuda_api_meta.h`); the async variants add `hStream` after these fields.
+    unsafe {
+        match layout {
+            Params::None => Args::default(),
+            Params::ToHost => {
+                let p = &*params.cast::<cuMemcpyDtoH_v2_params_st>();
+                Args {
+                    dst: p.dstHost as u64,
+                    src: p.srcDevice,
+                    bytes: p.ByteCount,
+                }
+            }
+            Params::FromHost => {
+                let p = &*params.cast::<cuMemcpyHtoD_v2_params_st>();
+                Args {
+                    dst: p.dstDevice,
+                    src: p.srcHost as u64,
+                    bytes: p.ByteCount,
+                }
+            }
+            Params::Copy => {
+                let p = &*params.cast::<cuMemcpy_params_st>();
+                Args {
+                    dst: p.dst,
+                    src: p.src,
+                    bytes: p.ByteCount,
+                }
+            }
+            Params::Free => {
+                let p = &*params.cast::<cuMemFree_v2_params_st>();
+                Args {
+                    dst: p.dptr,
+                    ..Args::default()
+                }
+            }
+        }
+    }
+}
+
+/// The live driver: `cuPointerGetAttribute`, which does not wait and is not hooked.
+struct Driver;
+
+impl Memory for Driver {
+    fn kind(&self, ptr: u64) -> PtrKind {
+        let mut kind: u32 = 0;
+        let attribute = CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+        // SAFETY: the driver is loaded (install checked) and writes one `unsigned int`.
+        let r = unsafe { cuPointerGetAttribute((&raw mut kind).cast(), attribute, ptr) };
+        match (r, kind) {
+            // CU_MEMORYTYPE_HOST
+            (CUresult::CUDA_SUCCESS, 1) => PtrKind::Pinned,
+            (CUresult::CUDA_SUCCESS, _) => PtrKind::Device,
+            // Memory the driver does not know (CUDA_ERROR_INVALID_VALUE) is pageable; any other
+            // error is taken as pageable too, the answer that reports rather than hides a wait.
+            _ => PtrKind::Pageable,
+        }
+    }
+
+    fn pool_allocated(&self, ptr: u64) -> bool {
+        let mut pool: *mut c_void = std::ptr::null_mut();
+        let attribute = CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE;
+        // SAFETY: as above; the driver writes one `CUmemoryPool` handle.
+        let r = unsafe { cuPointerGetAttribute((&raw mut pool).cast(), attribute, ptr) };
+        r == CUresult::CUDA_SUCCESS && !pool.is_null()
+    }
+}

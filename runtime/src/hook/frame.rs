@@ -1,0 +1,156 @@
+//! The code that made a blocking call: the innermost stack frames outside the driver, cudarc,
+//! nosync and the standard library, captured only on a violation.
+//!
+//! `std::backtrace::Backtrace` is the only stable way to walk the stack; its frames are not a
+//! public API, so its `Display` form is parsed (`   3: path::to::fn` lines, each optionally
+//! followed by `             at file:line:col`). Binaries without symbols give no frames.
+
+use crate::Frame;
+
+/// The most frames a violation keeps.
+pub const MAX_FRAMES: usize = 8;
+
+/// Crates whose frames are the call's machinery, not the code that made it. cudarc appears once
+/// whatever its version (cubecl 0.9 brings cudarc 0.18, nosync uses 0.19).
+const SKIPPED: [&str; 8] = [
+    "std",
+    "core",
+    "alloc",
+    "nosync",
+    "cudarc",
+    "backtrace",
+    "libloading",
+    "__rust_begin_short_backtrace",
+];
+
+/// Captures this thread's stack and keeps the frames outside the call's machinery.
+pub(crate) fn capture() -> Vec<Frame> {
+    outside_machinery(&std::backtrace::Backtrace::force_capture().to_string())
+}
+
+/// The first path segment of a demangled function: the crate, for `<a::T as b::Tr>::f` the
+/// crate of `a::T`. `None` for symbols that are no Rust paths (C functions, `<unknown>`).
+fn crate_of(function: &str) -> Option<&str> {
+    let mut s = function.trim_start_matches(['<', '&', '*', '(', '[']);
+    for prefix in ["mut ", "const ", "dyn "] {
+        s = s.strip_prefix(prefix).unwrap_or(s);
+    }
+    let (first, _) = s.split_once("::")?;
+    let first = first.trim();
+    let rusty = !first.is_empty() && first.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    rusty.then_some(first)
+}
+
+fn is_machinery(function: &str) -> bool {
+    crate_of(function).is_none_or(|krate| SKIPPED.contains(&krate))
+}
+
+/// Parses a `std::backtrace::Backtrace` display and keeps the first [`MAX_FRAMES`] frames that
+/// belong to neither the driver (no Rust path) nor the skipped crates.
+pub fn outside_machinery(backtrace: &str) -> Vec<Frame> {
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut keep_location = false;
+    for line in backtrace.lines() {
+        let trimmed = line.trim_start();
+        if let Some(at) = trimmed.strip_prefix("at ") {
+            if keep_location && let Some(frame) = frames.last_mut() {
+                (frame.file, frame.line) = split_location(at);
+            }
+            keep_location = false;
+            continue;
+        }
+        let Some((index, function)) = trimmed.split_once(": ") else {
+            continue;
+        };
+        if index.is_empty() || !index.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        keep_location = !is_machinery(function) && frames.len() < MAX_FRAMES;
+        if keep_location {
+            frames.push(Frame {
+                function: function.trim().to_owned(),
+                file: None,
+                line: None,
+            });
+        }
+    }
+    frames
+}
+
+/// `path/file.rs:12:5` → (`path/file.rs`, 12).
+fn split_location(at: &str) -> (Option<String>, Option<u32>) {
+    let mut parts = at.trim().rsplitn(3, ':');
+    let (col, line, file) = (parts.next(), parts.next(), parts.next());
+    match (file, line.and_then(|l| l.parse().ok()), col) {
+        (Some(file), Some(line), Some(_)) => (Some(file.to_owned()), Some(line)),
+        _ => (Some(at.trim().to_owned()), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Shaped like a violation's backtrace on the H200: nosync's callback, CUPTI and driver
+    /// frames without symbols, cudarc 0.18 under cubecl, then cubecl and the program.
+    const RECORDED: &str = "   0: std::backtrace::Backtrace::force_capture
+             at /rustc/abc/library/std/src/backtrace.rs:312:9
+   1: nosync::hook::frame::capture
+             at ./runtime/src/hook/frame.rs:27:5
+   2: nosync::hook::callback::on_api
+   3: <unknown>
+   4: cuStreamSynchronize
+   5: cudarc::driver::result::stream::synchronize
+             at /home/u/.cargo/registry/src/index/cudarc-0.18.2/src/driver/result.rs:412:5
+   6: <cudarc::driver::safe::core::CudaStream as core::fmt::Debug>::fmt
+   7: <cubecl_cuda::compute::server::CudaServer as cubecl_runtime::server::ComputeServer>::read
+             at /home/u/.cargo/registry/src/index/cubecl-cuda-0.9.0/src/compute/server.rs:201:17
+   8: probe::step::{{closure}}
+             at ./src/main.rs:40:9
+   9: core::ops::function::FnOnce::call_once
+  10: main
+";
+
+    #[test]
+    fn keeps_the_frames_after_the_machinery_with_their_locations() {
+        let frames = outside_machinery(RECORDED);
+        let server = "cubecl-cuda-0.9.0/src/compute/server.rs";
+        assert_eq!(frames.len(), 2, "{frames:?}");
+        assert_eq!(
+            frames[0].function,
+            "<cubecl_cuda::compute::server::CudaServer as cubecl_runtime::server::ComputeServer>::read"
+        );
+        assert!(frames[0].file.as_deref().unwrap().ends_with(server));
+        assert_eq!(frames[0].line, Some(201));
+        assert_eq!(frames[1].function, "probe::step::{{closure}}");
+        assert_eq!(
+            (frames[1].file.as_deref(), frames[1].line),
+            (Some("./src/main.rs"), Some(40))
+        );
+        assert_eq!(
+            frames[1].to_string(),
+            "`probe::step::{{closure}}` (./src/main.rs:40)"
+        );
+    }
+
+    #[test]
+    fn crates_are_read_through_impl_and_reference_prefixes() {
+        assert_eq!(crate_of("<&mut cudarc::X as core::Y>::f"), Some("cudarc"));
+        assert_eq!(crate_of("<dyn candle_core::B>::f"), Some("candle_core"));
+        assert_eq!(crate_of("cuMemcpyDtoH_v2"), None);
+        assert_eq!(crate_of("<unknown>"), None);
+        assert!(is_machinery("nosync::gpu::choke::stream_synchronize"));
+        assert!(!is_machinery("candle_core::cuda_backend::to_cpu_storage"));
+    }
+
+    #[test]
+    fn at_most_max_frames_and_none_without_symbols() {
+        let many: String = (0..20)
+            .map(|i| format!("  {i}: app::f{i}\n             at src/lib.rs:{i}:1\n"))
+            .collect();
+        let frames = outside_machinery(&many);
+        assert_eq!(frames.len(), MAX_FRAMES);
+        assert_eq!(frames[7].line, Some(7));
+        assert!(outside_machinery("   0: <unknown>\n   1: <unknown>\n").is_empty());
+    }
+}

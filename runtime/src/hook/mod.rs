@@ -1,0 +1,303 @@
+//! The runtime hook (feature `cupti`): every blocking CUDA call in the process, from any library,
+//! checked against the calling thread's scope.
+//!
+//! `nosync::gpu` checks the calls it makes; code that calls cudarc or the driver directly
+//! (candle, cubecl, burn, C++ libraries) is not seen by it. The hook subscribes to CUPTI's
+//! callback API, which calls nosync at the entry of each enabled driver- and runtime-API function
+//! on the calling thread, whoever made the call (also through `dlopen`/`dlsym`, as cudarc's
+//! dynamic loading does). Each hooked call is decided from its arguments by the rules of
+//! [`HOOKED`] (a copy into page-locked memory does not wait, into pageable memory it does) and,
+//! when the host waits, checked like any declared site: the same modes, `allow_sync`,
+//! `allow_sync_once`, `set_enabled`, `count_syncs`/`assert_no_sync`, `NoSync<F>`, and the same
+//! granularity as `nosync::gpu` (`Declared` also reports every "may").
+//!
+//! ```no_run
+//! let _hook = nosync::hook::install()?; // or NOSYNC_HOOK=1 in the environment
+//! # Ok::<(), nosync::hook::HookError>(())
+//! ```
+//!
+//! Where a violation goes: the callback runs inside the driver, so it can neither panic nor
+//! return an error to the caller. `Log` and `Warn` report at once; `Error` and `Panic` keep the
+//! violation and surface it when the innermost forbid scope ends (a `#[no_sync]` fn returning
+//! `Result<_, E: From<SyncViolation>>` returns it in `Mode::Error`; every other scope end panics
+//! with it, or logs it while the thread is already panicking). The call itself has run: the hook
+//! reports waits, it cannot prevent them. A violation carries the first stack frames outside
+//! cudarc and nosync ([`SyncViolation::frames`](crate::SyncViolation::frames)), captured only on
+//! a violation. Calls made by `nosync::gpu` operations are left to their own check.
+//!
+//! Failure is explicit: without the driver or libcupti, or when another CUPTI subscriber holds
+//! the callback API (Nsight, a profiler: CUPTI before 13.2 allows one), [`install`] returns a
+//! [`HookError`] naming the cause and where it looked; nothing else changes.
+
+mod callback;
+mod frame;
+mod load;
+mod table;
+#[cfg(all(test, not(nosync_off)))]
+mod tests;
+
+use std::path::PathBuf;
+use std::sync::{Mutex, Once, PoisonError};
+
+pub use frame::MAX_FRAMES;
+pub use load::CUPTI_ENV;
+pub use table::{Domain, HOOKED, Hooked, Params, Rule};
+
+/// `NOSYNC_HOOK=1` installs the hook when the first forbid scope opens (and keeps it for the
+/// process); `0` or unset does nothing.
+pub const HOOK_ENV: &str = "NOSYNC_HOOK";
+
+/// Why the hook could not be installed. Nothing else changed: the rest of nosync works as before.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HookError {
+    /// No CUDA driver library.
+    #[error(
+        "the CUDA driver library was not found (looked for {looked_for:?} on the loader's search path)"
+    )]
+    NoDriver {
+        /// The library names asked for.
+        looked_for: Vec<String>,
+    },
+    /// The driver is there but does not start (no device, a driver too old for these bindings).
+    #[error(
+        "the CUDA driver did not start: `{call}` returned {code} (driver API version {version})"
+    )]
+    Driver {
+        /// The failing call.
+        call: &'static str,
+        /// Its result.
+        code: String,
+        /// `cuDriverGetVersion`, 0 if unknown.
+        version: i32,
+    },
+    /// No libcupti.
+    #[error(
+        "libcupti was not found: looked for {looked_for:?} on the loader's search path and for libcupti.so* in {searched:?}; set {CUPTI_ENV} to the library or add its directory to LD_LIBRARY_PATH"
+    )]
+    NoCupti {
+        /// The library names asked for.
+        looked_for: Vec<String>,
+        /// The directories searched.
+        searched: Vec<PathBuf>,
+    },
+    /// libcupti was loaded by path but its soname is none of the names cudarc asks for.
+    #[error(
+        "loaded {loaded:?}, but its soname is none of {looked_for:?}: add its directory to LD_LIBRARY_PATH"
+    )]
+    CuptiName {
+        /// The file loaded.
+        loaded: PathBuf,
+        /// The names cudarc asks for.
+        looked_for: Vec<String>,
+    },
+    /// Another subscriber holds CUPTI's callback API.
+    #[error(
+        "another CUPTI subscriber is registered (a profiler such as Nsight Systems or PyTorch's; CUPTI before 13.2 allows only one)"
+    )]
+    OtherSubscriber,
+    /// A CUPTI call failed.
+    #[error("`{call}` failed: {code}: {message} (driver API version {version})")]
+    Cupti {
+        /// The failing call.
+        call: &'static str,
+        /// Its result code.
+        code: String,
+        /// CUPTI's description.
+        message: String,
+        /// `cuDriverGetVersion`.
+        version: i32,
+    },
+    /// Built with `--cfg nosync_off`: there is no check to run.
+    #[error("nosync was built with --cfg nosync_off: every check is compiled out")]
+    CompiledOut,
+}
+
+/// The installed hook. `install` is process-wide and idempotent: every `Hook` shares one CUPTI
+/// subscription, which ends when the last one is dropped or [`uninstall`](Hook::uninstall)ed.
+#[derive(Debug)]
+#[must_use = "the hook is uninstalled when the last `Hook` is dropped"]
+pub struct Hook {
+    _shared: (),
+}
+
+/// The subscription, shared by every live [`Hook`].
+struct Subscription {
+    handle: cudarc::cupti::sys::CUpti_SubscriberHandle,
+    hooks: usize,
+    enabled: Vec<&'static Hooked>,
+}
+
+// SAFETY: the handle is an opaque token CUPTI accepts from any thread.
+unsafe impl Send for Subscription {}
+
+static SUBSCRIPTION: Mutex<Option<Subscription>> = Mutex::new(None);
+
+fn subscription() -> std::sync::MutexGuard<'static, Option<Subscription>> {
+    SUBSCRIPTION.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Installs the hook (or shares the installed one). Looks for the driver and libcupti first:
+/// without them it returns the error and changes nothing.
+pub fn install() -> Result<Hook, HookError> {
+    if cfg!(nosync_off) {
+        return Err(HookError::CompiledOut);
+    }
+    load::driver()?;
+    load::cupti()?;
+    let mut sub = subscription();
+    if let Some(sub) = sub.as_mut() {
+        sub.hooks += 1;
+        return Ok(Hook { _shared: () });
+    }
+    *sub = Some(subscribe::start()?);
+    Ok(Hook { _shared: () })
+}
+
+/// Whether a hook is installed in this process.
+pub fn is_installed() -> bool {
+    subscription().is_some()
+}
+
+impl Hook {
+    /// The rows whose callbacks this CUPTI enabled (a row it does not know is left out).
+    pub fn hooked(&self) -> Vec<&'static Hooked> {
+        subscription()
+            .as_ref()
+            .map(|s| s.enabled.clone())
+            .unwrap_or_default()
+    }
+
+    /// Drops this handle; the last one unsubscribes.
+    pub fn uninstall(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Hook {
+    fn drop(&mut self) {
+        let mut sub = subscription();
+        let last = sub.as_mut().is_some_and(|s| {
+            s.hooks -= 1;
+            s.hooks == 0
+        });
+        if last && let Some(s) = sub.take() {
+            subscribe::stop(s.handle);
+        }
+    }
+}
+
+/// `NOSYNC_HOOK=1`: install on the first forbid scope, once per process. A failure is one line
+/// on stderr (a logger may not be installed yet), like an invalid `NOSYNC_MODE`.
+#[inline]
+pub(crate) fn install_from_env_once() {
+    static ONCE: Once = Once::new();
+    if !ONCE.is_completed() {
+        ONCE.call_once(install_from_env);
+    }
+}
+
+#[cold]
+fn install_from_env() {
+    use std::io::Write;
+    let value = std::env::var(HOOK_ENV).unwrap_or_default();
+    let message = match value.trim() {
+        "" | "0" => return,
+        "1" => match install() {
+            Ok(hook) => {
+                std::mem::forget(hook); // kept for the process
+                return;
+            }
+            Err(e) => format!("{HOOK_ENV}=1 but the hook was not installed: {e}"),
+        },
+        other => format!("{HOOK_ENV}={other:?} is not 0 or 1; the hook was not installed"),
+    };
+    let _ = writeln!(std::io::stderr().lock(), "nosync: {message}");
+}
+
+mod subscribe {
+    use cudarc::cupti::sys::{self, CUpti_CallbackDomain, CUptiResult};
+
+    use super::{HOOKED, HookError, Subscription, table::Domain};
+
+    fn version() -> i32 {
+        let mut v = 0;
+        // SAFETY: the driver is loaded (checked); writes one int.
+        let _ = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
+        v
+    }
+
+    fn cupti_error(call: &'static str, r: CUptiResult) -> HookError {
+        if r == CUptiResult::CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED {
+            return HookError::OtherSubscriber;
+        }
+        let mut text: *const std::ffi::c_char = std::ptr::null();
+        // SAFETY: libcupti is loaded; CUPTI returns a static string.
+        let ok = unsafe { sys::cuptiGetResultString(r, &mut text) } == CUptiResult::CUPTI_SUCCESS;
+        let message = if ok && !text.is_null() {
+            // SAFETY: a NUL-terminated static string from CUPTI.
+            unsafe { std::ffi::CStr::from_ptr(text) }
+                .to_string_lossy()
+                .into_owned()
+        } else {
+            String::from("(no description)")
+        };
+        HookError::Cupti {
+            call,
+            code: format!("{r:?}"),
+            message,
+            version: version(),
+        }
+    }
+
+    /// Starts the driver, subscribes, enables every row CUPTI knows.
+    pub(super) fn start() -> Result<Subscription, HookError> {
+        // SAFETY: the driver is loaded (checked by the caller).
+        let r = unsafe { cudarc::driver::sys::cuInit(0) };
+        if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+            return Err(HookError::Driver {
+                call: "cuInit",
+                code: format!("{r:?}"),
+                version: version(),
+            });
+        }
+        let mut handle: sys::CUpti_SubscriberHandle = std::ptr::null_mut();
+        let callback: sys::CUpti_CallbackFunc = Some(super::callback::on_api);
+        // SAFETY: libcupti is loaded (checked); `on_api` lives for the whole program.
+        let r = unsafe { sys::cuptiSubscribe(&mut handle, callback, std::ptr::null_mut()) };
+        if r != CUptiResult::CUPTI_SUCCESS {
+            return Err(cupti_error("cuptiSubscribe", r));
+        }
+        let enabled: Vec<_> = HOOKED.iter().filter(|row| enable(handle, row)).collect();
+        if enabled.is_empty() {
+            stop(handle);
+            return Err(HookError::Cupti {
+                call: "cuptiEnableCallback",
+                code: String::from("every hooked callback id was refused"),
+                message: String::from("this CUPTI knows none of them"),
+                version: version(),
+            });
+        }
+        Ok(Subscription {
+            handle,
+            hooks: 1,
+            enabled,
+        })
+    }
+
+    fn enable(handle: sys::CUpti_SubscriberHandle, row: &super::Hooked) -> bool {
+        let domain = match row.domain {
+            Domain::Driver => CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API,
+            Domain::Runtime => CUpti_CallbackDomain::CUPTI_CB_DOMAIN_RUNTIME_API,
+        };
+        // SAFETY: `handle` is a live subscriber; an unknown id is refused with an error.
+        unsafe {
+            sys::cuptiEnableCallback(1, handle, domain, row.cbid) == CUptiResult::CUPTI_SUCCESS
+        }
+    }
+
+    pub(super) fn stop(handle: sys::CUpti_SubscriberHandle) {
+        // SAFETY: `handle` is the live subscriber, unsubscribed once.
+        let _ = unsafe { sys::cuptiUnsubscribe(handle) };
+    }
+}
