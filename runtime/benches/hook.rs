@@ -1,6 +1,6 @@
 //! The CUPTI hook's cost, on a GPU. Each round runs this binary twice as a child process, once
 //! without the hook and once with it installed (rotating which goes first); every child measures
-//! the same four loops over raw cudarc. The overhead is the median over rounds of each round's
+//! the same four loops over raw cudarc (five times, keeping each loop's median). The overhead is the median over rounds of each round's
 //! with/without difference or ratio (paired: drift between rounds cancels). Children, not
 //! install/uninstall in one process: after `cuptiUnsubscribe` CUPTI stays attached (measured by
 //! the C probe: idle `cuStreamSynchronize` 1321 ns before, 1542 ns after unsubscribing).
@@ -66,8 +66,8 @@ impl Loops {
     fn run(&mut self) -> [f64; 4] {
         let s = self.stream.clone();
         s.synchronize().expect("sync");
-        let sync = per_call(200_000, || s.synchronize().expect("sync"));
-        let query = per_call(200_000, || {
+        let sync = per_call(100_000, || s.synchronize().expect("sync"));
+        let query = per_call(100_000, || {
             // SAFETY: a live stream.
             let _ = unsafe { cudarc::driver::sys::cuStreamQuery(s.cu_stream()) };
         });
@@ -77,7 +77,7 @@ impl Loops {
             }
             s.synchronize().expect("sync");
         }) / 10_000.0;
-        let step = per_call(2000, || {
+        let step = per_call(10_000, || {
             self.step();
             s.clone_dtoh(&self.buf).expect("read");
         });
@@ -90,7 +90,10 @@ fn child(with_hook: bool) -> ExitCode {
     nosync::set_mode(nosync::Mode::Panic);
     let mut loops = Loops::new().expect("GPU setup");
     loops.run(); // warm-up
-    let r = loops.run();
+    let runs: Vec<[f64; 4]> = (0..5).map(|_| loops.run()).collect();
+    let r: Vec<f64> = (0..4)
+        .map(|i| median(runs.iter().map(|r| r[i]).collect()))
+        .collect();
     println!("RESULT {} {} {} {}", r[0], r[1], r[2], r[3]);
     ExitCode::SUCCESS
 }

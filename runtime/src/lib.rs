@@ -62,8 +62,9 @@
 //! environment variable `NOSYNC_MODE=allow|log|warn|error|panic` (read once, case-insensitive)
 //! replaces it; an invalid value prints one message naming the valid values to stderr and keeps
 //! the default. [`set_mode`] sets the process-wide mode, [`with_mode`] overrides it on the current
-//! thread for a closure. Stderr is written in exactly two places, both on purpose: `Mode::Warn`
-//! and the invalid-`NOSYNC_MODE` message (a logger may not be installed yet); both use
+//! thread for a closure. Stderr is written in exactly three places, all on purpose: `Mode::Warn`,
+//! the invalid-`NOSYNC_MODE` message and a failed `NOSYNC_HOOK=1` (a logger may not be installed
+//! yet); all use
 //! `io::stderr` directly and ignore write errors, so they never panic.
 //!
 //! A [`SyncViolation`] carries the site, its reason, where the forbid scope began (and the
@@ -85,6 +86,15 @@
 //! [`count_syncs`] returns a [`SyncReport`] of every site declared on this thread inside a closure
 //! (counts, may/does, violation or not; nested calls work) and [`assert_no_sync`] panics with that
 //! report if anything declared a sync at all.
+//!
+//! # The CUPTI hook
+//!
+//! With the feature `cupti`, [`hook::install`] (or `NOSYNC_HOOK=1`) checks every blocking CUDA
+//! call in the process, from any library (cudarc, candle, cubecl, C++), against the calling
+//! thread's scope, through CUPTI's callback API; see the [`hook`] module. Its violations carry
+//! the first stack frames outside cudarc and nosync ([`SyncViolation::frames`]); in `Mode::Error`
+//! and `Mode::Panic` they surface when the forbid scope ends (the callback runs inside the
+//! driver, where nothing may panic).
 //!
 //! # Async
 //!

@@ -5,7 +5,8 @@
 //!   live scope forbids. Bit 1: a `count_syncs` is recording on this thread. Bit 2: violations
 //!   seen by the CUPTI hook wait to be surfaced at the end of the forbid scope (`deferred.rs`).
 //!   Bit 3: a `nosync::gpu` operation is making its driver call, which it has checked itself
-//!   (the hook stays quiet).
+//!   (the hook stays quiet). Bit 4: a hooked runtime-API call is running; it was checked itself,
+//!   and the driver calls it makes are not checked again.
 //! - `FAST.top`: the innermost live scope. Opening a scope swaps a new frame in and the guard keeps the
 //!   previous one; closing it in order swaps the previous one back (restore-previous-value).
 //! - `DEAD`: scopes closed out of order (their guard dropped while an inner guard was alive), with
@@ -21,6 +22,8 @@ pub(crate) const RECORD: u32 = 2;
 pub(crate) const PENDING: u32 = 4;
 #[cfg_attr(not(feature = "cupti"), allow(dead_code))]
 pub(crate) const QUIET: u32 = 8;
+#[cfg_attr(not(feature = "cupti"), allow(dead_code))]
+pub(crate) const IN_RUNTIME: u32 = 16;
 
 /// One scope. Token 0 is the thread's root, outside any scope. Bit 0 of the token says whether
 /// the scope forbids (the frame is all words: copying it never splits a store).

@@ -119,3 +119,21 @@ fn nosync_hook_1_without_a_driver_says_why_once() {
         lines[0]
     );
 }
+
+#[test]
+fn the_docs_table_lists_every_hooked_call_in_order() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/gpu.md");
+    let docs = std::fs::read_to_string(path).expect("docs/gpu.md");
+    let section = docs
+        .split("### Hooked calls")
+        .nth(1)
+        .expect("a `### Hooked calls` section");
+    let documented: Vec<&str> = section
+        .lines()
+        .skip_while(|l| !l.starts_with("| `"))
+        .take_while(|l| l.starts_with("| `"))
+        .filter_map(|l| l.split('`').nth(1))
+        .collect();
+    let hooked: Vec<&str> = nosync::hook::HOOKED.iter().map(|h| h.does.api).collect();
+    assert_eq!(documented, hooked);
+}

@@ -99,8 +99,14 @@ impl Trainer {
 
 /// The hot step. Hidden: reads the loss back every step (`memcpy_dtov` waits for the stream).
 /// Fixed: every `every` steps, an async copy into page-locked memory and an event, never a wait.
+/// The return type is spelled `Result<_, E>` (not an alias) with `E: From<SyncViolation>`, so
+/// that in `Mode::Error` the hook's violation comes back as this fn's `Err`.
 #[nosync::no_sync]
-fn train_step(t: &mut Trainer, step: usize, fixed: Option<usize>) -> Res<Option<f32>> {
+fn train_step(
+    t: &mut Trainer,
+    step: usize,
+    fixed: Option<usize>,
+) -> Result<Option<f32>, Box<dyn Error>> {
     t.launch()?;
     match fixed {
         None => {

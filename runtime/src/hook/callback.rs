@@ -54,16 +54,25 @@ pub(super) unsafe extern "C" fn on_api(
 /// `data.functionParams` is null or points at the parameter struct of `cbid` in `domain`.
 #[cfg(not(nosync_off))]
 pub unsafe fn check_call(domain: Domain, cbid: u32, data: &CUpti_CallbackData, mem: &dyn Memory) {
-    let flags = crate::state::flags();
-    if flags & crate::state::QUIET != 0 {
+    use crate::state::{self, IN_RUNTIME, QUIET};
+    let flags = state::flags();
+    if flags & QUIET != 0 {
         return; // a nosync::gpu operation checked this call itself
-    }
-    if data.callbackSite != CUpti_ApiCallbackSite::CUPTI_API_ENTER {
-        return;
     }
     let Some(row) = table::row(domain, cbid) else {
         return;
     };
+    let enter = data.callbackSite == CUpti_ApiCallbackSite::CUPTI_API_ENTER;
+    match domain {
+        // A runtime call is checked at its entry; the driver calls it makes are not checked
+        // again (measured: CUDA 13's cudaDeviceSynchronize calls cuCtxSynchronize_v2).
+        Domain::Runtime => state::set_flag(IN_RUNTIME, enter),
+        Domain::Driver if flags & IN_RUNTIME != 0 => return,
+        Domain::Driver => {}
+    }
+    if !enter {
+        return;
+    }
     // SAFETY: forwarded from the caller.
     let args = unsafe { read_args(row.params, data.functionParams) };
     let verdict = row.rule.decide(args, mem);

@@ -41,32 +41,38 @@ fn crate_of(function: &str) -> Option<&str> {
     rusty.then_some(first)
 }
 
-fn is_machinery(function: &str) -> bool {
-    crate_of(function).is_none_or(|krate| SKIPPED.contains(&krate))
+/// Source paths of the skipped crates, for frames whose name is no path (binaries built with
+/// `debug = "line-tables-only"` name inlined frames `wait_sync`, not `a::b::wait_sync`).
+const SKIPPED_FILES: [&str; 4] = ["/rustc/", "/cudarc-", "/nosync-", "/runtime/src/hook/"];
+
+fn is_machinery(frame: &Frame) -> bool {
+    match (crate_of(&frame.function), &frame.file) {
+        (Some(krate), _) => SKIPPED.contains(&krate),
+        (None, Some(file)) => SKIPPED_FILES.iter().any(|p| file.contains(p)),
+        (None, None) => true,
+    }
 }
 
-/// Parses a `std::backtrace::Backtrace` display and keeps the first [`MAX_FRAMES`] frames that
-/// belong to neither the driver (no Rust path) nor the skipped crates.
-pub fn outside_machinery(backtrace: &str) -> Vec<Frame> {
+/// A frame of the driver or CUPTI: no Rust path and no source file.
+fn is_foreign(frame: &Frame) -> bool {
+    crate_of(&frame.function).is_none() && frame.file.is_none()
+}
+
+/// Every frame of a `std::backtrace::Backtrace` display.
+fn parse(backtrace: &str) -> Vec<Frame> {
     let mut frames: Vec<Frame> = Vec::new();
-    let mut keep_location = false;
     for line in backtrace.lines() {
         let trimmed = line.trim_start();
         if let Some(at) = trimmed.strip_prefix("at ") {
-            if keep_location && let Some(frame) = frames.last_mut() {
+            if let Some(frame) = frames.last_mut().filter(|f| f.file.is_none()) {
                 (frame.file, frame.line) = split_location(at);
             }
-            keep_location = false;
             continue;
         }
         let Some((index, function)) = trimmed.split_once(": ") else {
             continue;
         };
-        if index.is_empty() || !index.chars().all(|c| c.is_ascii_digit()) {
-            continue;
-        }
-        keep_location = !is_machinery(function) && frames.len() < MAX_FRAMES;
-        if keep_location {
+        if !index.is_empty() && index.chars().all(|c| c.is_ascii_digit()) {
             frames.push(Frame {
                 function: function.trim().to_owned(),
                 file: None,
@@ -75,6 +81,20 @@ pub fn outside_machinery(backtrace: &str) -> Vec<Frame> {
         }
     }
     frames
+}
+
+/// Parses a `std::backtrace::Backtrace` display and keeps the first [`MAX_FRAMES`] frames below
+/// the driver (the first frame without a Rust path or file; the hook's own frames are above it)
+/// that belong to none of the skipped crates.
+pub fn outside_machinery(backtrace: &str) -> Vec<Frame> {
+    let frames = parse(backtrace);
+    let below_driver = frames.iter().position(is_foreign).unwrap_or(0);
+    frames
+        .into_iter()
+        .skip(below_driver)
+        .filter(|f| !is_machinery(f))
+        .take(MAX_FRAMES)
+        .collect()
 }
 
 /// `path/file.rs:12:5` → (`path/file.rs`, 12).
@@ -139,8 +159,39 @@ mod tests {
         assert_eq!(crate_of("<dyn candle_core::B>::f"), Some("candle_core"));
         assert_eq!(crate_of("cuMemcpyDtoH_v2"), None);
         assert_eq!(crate_of("<unknown>"), None);
-        assert!(is_machinery("nosync::gpu::choke::stream_synchronize"));
-        assert!(!is_machinery("candle_core::cuda_backend::to_cpu_storage"));
+        let named = |function: &str| Frame {
+            function: function.to_owned(),
+            file: None,
+            line: None,
+        };
+        assert!(is_machinery(&named(
+            "nosync::gpu::choke::stream_synchronize"
+        )));
+        assert!(!is_machinery(&named(
+            "candle_core::cuda_backend::to_cpu_storage"
+        )));
+    }
+
+    /// `debug = "line-tables-only"`: inlined frames are named without their path.
+    const LINE_TABLES_ONLY: &str = "   0: force_capture
+             at /rustc/abc/library/std/src/backtrace.rs:312:9
+   1: capture
+             at /work/nosync/runtime/src/hook/frame.rs:27:5
+   2: <unknown>
+   3: synchronize
+             at /home/u/.cargo/registry/src/index/cudarc-0.18.2/src/driver/result.rs:1274:5
+   4: wait_sync
+             at /home/u/.cargo/registry/src/index/cubecl-cuda-0.9.0/src/compute/sync/fence.rs:44:13
+   5: probe::step
+             at ./src/main.rs:70:5
+";
+
+    #[test]
+    fn frames_without_paths_are_judged_by_their_file() {
+        let frames = outside_machinery(LINE_TABLES_ONLY);
+        let names: Vec<&str> = frames.iter().map(|f| f.function.as_str()).collect();
+        assert_eq!(names, ["wait_sync", "probe::step"]);
+        assert_eq!(frames[0].line, Some(44));
     }
 
     #[test]

@@ -124,10 +124,15 @@ pub enum Verdict {
     No,
 }
 
-fn host_to_device(src: PtrKind, bytes: usize) -> Verdict {
-    match src {
+/// A host→device copy: up to 64 KiB it never waits, whatever the source, so the driver is not
+/// asked (cubecl uploads a few bytes of metadata with every launch: measured on the H200, asking
+/// cost more than the launch).
+fn host_to_device(src: u64, bytes: usize, memory: &dyn Memory) -> Verdict {
+    if bytes <= PAGEABLE_INLINE_LIMIT {
+        return Verdict::No;
+    }
+    match memory.kind(src) {
         PtrKind::Pinned | PtrKind::Device => Verdict::No,
-        PtrKind::Pageable if bytes <= PAGEABLE_INLINE_LIMIT => Verdict::No,
         PtrKind::Pageable if staging_chunks(bytes) > PAGEABLE_STAGING_CHUNKS => Verdict::Waits,
         PtrKind::Pageable => Verdict::May,
     }
@@ -143,14 +148,14 @@ impl Rule {
                 PtrKind::Pageable => Verdict::Waits,
                 PtrKind::Pinned | PtrKind::Device => Verdict::No,
             },
-            Rule::FromHostAsync => host_to_device(memory.kind(args.src), args.bytes),
+            Rule::FromHostAsync => host_to_device(args.src, args.bytes, memory),
             Rule::Copy => match (memory.kind(args.dst), memory.kind(args.src)) {
                 (PtrKind::Device, PtrKind::Device) => Verdict::No,
                 _ => Verdict::Waits,
             },
-            Rule::CopyAsync => match (memory.kind(args.dst), memory.kind(args.src)) {
-                (PtrKind::Pageable, _) => Verdict::Waits,
-                (_, src) => host_to_device(src, args.bytes),
+            Rule::CopyAsync => match memory.kind(args.dst) {
+                PtrKind::Pageable => Verdict::Waits,
+                _ => host_to_device(args.src, args.bytes, memory),
             },
             Rule::Free if memory.pool_allocated(args.dst) => Verdict::No,
             Rule::Free => Verdict::Waits,

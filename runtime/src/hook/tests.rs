@@ -137,6 +137,28 @@ fn the_rules_decide_from_the_arguments() {
     }
 }
 
+/// Panics when asked: small uploads are decided without the driver.
+struct NeverAsked;
+
+impl Memory for NeverAsked {
+    fn kind(&self, ptr: u64) -> PtrKind {
+        panic!("asked for {ptr:#x}")
+    }
+    fn pool_allocated(&self, ptr: u64) -> bool {
+        panic!("asked for {ptr:#x}")
+    }
+}
+
+#[test]
+fn small_uploads_are_decided_without_asking_the_driver() {
+    let args = Args {
+        dst: DEVICE,
+        src: PAGEABLE,
+        bytes: 64 << 10,
+    };
+    assert_eq!(Rule::FromHostAsync.decide(args, &NeverAsked), Verdict::No);
+}
+
 #[test]
 fn granularity_picks_the_site() {
     let row = table::row(Domain::Driver, 277).expect("cuMemcpyHtoDAsync_v2 is hooked");
@@ -446,4 +468,31 @@ fn an_error_that_cannot_take_the_violation_panics_at_the_scope_end() {
         "{message}"
     );
     assert_eq!(crate::state::flags() & crate::state::PENDING, 0);
+}
+
+#[test]
+fn driver_calls_inside_a_hooked_runtime_call_are_not_reported_twice() {
+    let exit = CUpti_ApiCallbackSite::CUPTI_API_EXIT;
+    let runtime = |site| data(std::ptr::null(), site, b"cudaDeviceSynchronize_v3020\0");
+    let driver = |site| data(std::ptr::null(), site, b"cuCtxSynchronize_v2\0");
+    let (_, report) = crate::count_syncs(|| {
+        crate::with_mode(Mode::Log, || {
+            let _hot = crate::forbid();
+            // SAFETY: neither rule reads a parameter.
+            unsafe {
+                check_call(Domain::Runtime, 165, &runtime(ENTER), &Fake);
+                check_call(Domain::Driver, 800, &driver(ENTER), &Fake);
+                check_call(Domain::Driver, 800, &driver(exit), &Fake);
+                check_call(Domain::Runtime, 165, &runtime(exit), &Fake);
+                check_call(Domain::Driver, 800, &driver(ENTER), &Fake);
+            }
+        })
+    });
+    assert_eq!(report.count_api("cudaDeviceSynchronize"), 1, "{report}");
+    assert_eq!(
+        report.count_api("cuCtxSynchronize_v2"),
+        1,
+        "only the call made after: {report}"
+    );
+    assert_eq!(crate::state::flags() & crate::state::IN_RUNTIME, 0);
 }

@@ -4,10 +4,12 @@
 //! reported with the frame inside cubecl that waited; the launches and cubecl's pinned async
 //! copy are not.
 //!
-//! `nosync-probe-cubecl [check|bench N]`: `check` (the default) runs the clean step and the step
-//! with the read and exits 0 when the hook reported exactly the read; `bench N` times N
+//! `nosync-probe-cubecl [check|bench N [noscope]]`: `check` (the default) runs the clean step and
+//! the step with the read and exits 0 when the hook reported exactly the read; `bench N` times N
 //! inference-style iterations (launches in a `#[no_sync]` step, one read outside it) and prints
-//! `ns_per_iter`, with the hook when `NOSYNC_HOOK=1`.
+//! `ns_per_iter`, with the hook when `NOSYNC_HOOK=1`; `noscope` makes the same launches outside
+//! any scope (and installs the hook itself under `NOSYNC_HOOK=1`), which separates CUPTI's own
+//! cost from nosync's decisions inside the scope.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -107,19 +109,24 @@ fn report(e: &SyncViolation) {
     }
 }
 
-fn bench(model: &Model, iters: usize) -> ExitCode {
+fn bench(model: &Model, iters: usize, scoped: bool) -> ExitCode {
+    let _hook = (!scoped && std::env::var(nosync::hook::HOOK_ENV).is_ok_and(|v| v == "1"))
+        .then(|| nosync::hook::install().expect("install"));
     model.launch();
     model.read();
     let start = Instant::now();
     for _ in 0..iters {
-        if let Err(e) = step(model, false) {
+        if !scoped {
+            (0..LAUNCHES).for_each(|_| model.launch());
+        } else if let Err(e) = step(model, false) {
             println!("unexpected: {e}");
             return ExitCode::FAILURE;
         }
         model.read(); // the token read, outside the hot step
     }
     let ns = start.elapsed().as_nanos() as f64 / iters as f64;
-    println!("ns_per_iter {ns:.1} hook {}", nosync::hook::is_installed());
+    let hook = nosync::hook::is_installed();
+    println!("ns_per_iter {ns:.1} hook {hook} scoped {scoped}");
     ExitCode::SUCCESS
 }
 
@@ -145,7 +152,7 @@ fn main() -> ExitCode {
     };
     let model = Model::new();
     let code = match bench_iters {
-        Some(iters) => bench(&model, iters),
+        Some(iters) => bench(&model, iters, args.get(2).is_none_or(|a| a != "noscope")),
         None => check(&model),
     };
     drop(hook);
