@@ -315,7 +315,8 @@ fn demo() -> Result<Input, String> {
         manifest_path: Some(manifest),
         ..WorkspaceOptions::default()
     };
-    let (ws, _) = workspace::load(&opts).map_err(|e| format!("cargo metadata: {e:#}"))?;
+    let (ws, _) =
+        workspace::load(&opts, &mut |_| {}).map_err(|e| format!("cargo metadata: {e:#}"))?;
     Ok(Input::new("demo", ws.root, ws.crates))
 }
 
@@ -486,7 +487,7 @@ fn bench_metadata(c: &mut Criterion, rec: &mut Record) {
         b.iter_custom(|iters| {
             let t = Instant::now();
             for _ in 0..iters {
-                let _ = std::hint::black_box(workspace::load(&opts));
+                let _ = std::hint::black_box(workspace::load(&opts, &mut |_| {}));
             }
             let elapsed = t.elapsed();
             let n = u32::try_from(iters.max(1)).unwrap_or(u32::MAX);

@@ -97,7 +97,13 @@ pub fn run(
     if let Some(code) = crate::cli_output::early(&cli.output, out, err) {
         return code;
     }
-    match engine::analyze(&cli.options()) {
+    let quiet = cli.quiet;
+    let mut progress = |line: &str| {
+        if !quiet {
+            let _ = writeln!(err, "{line}");
+        }
+    };
+    match engine::analyze(&cli.options(), &mut progress) {
         Ok(analysis) => report(&cli, &analysis, out, err),
         Err(e) => {
             let _ = writeln!(err, "error: {e:#}");

@@ -66,7 +66,13 @@ impl Config {
                         "unknown key `{other}` (expected one of: {})",
                         KEYS.join(", ")
                     );
-                    diags.push(error(sources, locate(other), msg));
+                    let mut d = error(sources, locate(other), msg);
+                    if let Some(key) =
+                        crate::diagnostics::suggest::closest(other, KEYS.iter().copied())
+                    {
+                        d = d.with_help(format_args!("did you mean `{key}`?"));
+                    }
+                    diags.push(d);
                     continue;
                 }
             };

@@ -57,10 +57,11 @@ pub struct Analysis {
 /// One `levels` entry of the configuration: code, level (both as written), location.
 pub type ConfigLevel = (String, String, Span);
 
-/// Runs `cargo metadata`, reads the configuration, and analyses the selected crates.
-pub fn analyze(opts: &Options) -> anyhow::Result<Analysis> {
+/// Runs `cargo metadata`, reads the configuration, and analyses the selected crates;
+/// cargo's status lines go to `progress`.
+pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result<Analysis> {
     let start = Instant::now();
-    let (ws, mut diags) = workspace::load(&opts.workspace)?;
+    let (ws, mut diags) = workspace::load(&opts.workspace, progress)?;
     let mut sources = SourceMap::new(&ws.root);
     if !diags.is_empty() {
         // Workspace-level warnings point into the root manifest: show its text.

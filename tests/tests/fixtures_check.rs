@@ -1,8 +1,8 @@
 //! `cargo check` every fixture, so that each attribute spelling and every case stays valid
 //! Rust against the current `nosync` crate.
 //!
-//! All fixtures share one target directory (`NOSYNC_FIXTURE_TARGET_DIR`, default
-//! `<repo>/target/fixtures`) and are checked one after the other, so `nosync` and
+//! All fixtures share one target directory (`NOSYNC_FIXTURE_TARGET_DIR`, else
+//! `$CARGO_TARGET_DIR/fixtures`, else `<repo>/target/fixtures`) and are checked one after the other, so `nosync` and
 //! `cudarc` are compiled once. Fixture lock files are committed and used with `--locked`;
 //! `NOSYNC_BLESS=1` refreshes them instead (after `nosync`'s own dependencies change).
 #![allow(clippy::disallowed_macros)] // a test reports skips on stderr
@@ -13,10 +13,14 @@ use std::process::Command;
 use nosync_tests::fixture::{self, Fixture};
 
 fn target_dir() -> PathBuf {
-    match std::env::var_os("NOSYNC_FIXTURE_TARGET_DIR") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => fixture::repo_root().join("target").join("fixtures"),
-    }
+    let set = |var: &str| {
+        std::env::var_os(var)
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+    };
+    set("NOSYNC_FIXTURE_TARGET_DIR")
+        .or_else(|| set("CARGO_TARGET_DIR").map(|d| d.join("fixtures")))
+        .unwrap_or_else(|| fixture::repo_root().join("target").join("fixtures"))
 }
 
 /// Runs `cargo check` on one fixture; `Err` carries cargo's stderr.

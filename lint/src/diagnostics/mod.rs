@@ -8,6 +8,7 @@
 
 mod code;
 pub mod explain;
+pub mod suggest;
 
 pub use code::{Code, Level};
 

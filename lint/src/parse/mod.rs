@@ -32,6 +32,8 @@ pub struct FileJob {
     pub path: PathBuf,
     pub cfg: usize,
     pub mod_dir: PathBuf,
+    /// The `mod x;` item that names this file (`None` for a crate root).
+    pub declared_at: Option<SpanIr>,
 }
 
 /// A parsed file: its id in the source map and its items (empty if it did not parse).
@@ -71,6 +73,7 @@ pub fn parse_all(
             path: p.clone(),
             cfg: *cfg,
             mod_dir: p.parent().map(Path::to_path_buf).unwrap_or_default(),
+            declared_at: None,
         })
         .collect();
     parse_jobs(&mut parsed, wave, cfgs, sources, &mut diags);
@@ -131,13 +134,18 @@ fn load_wave(
         match sources.load(&job.path) {
             Ok(id) => out.push((job.clone(), id)),
             Err(e) => {
-                let id = sources.add(job.path.clone(), String::new());
-                let msg = format!("cannot read `{}`: {e}", job.path.display());
-                diags.push(Diagnostic::new(
-                    Code::ParseError,
-                    msg,
-                    sources.span_of(id, 0, 0),
-                ));
+                let shown = sources.display(&job.path);
+                let msg = format!("cannot read `{}`: {e}", shown.display());
+                // As rustc does: at the `mod` item that names the file, when one does.
+                let d = match job.declared_at {
+                    Some(at) => Diagnostic::new(Code::ParseError, msg, sources.span(at))
+                        .with_label("the module's file is declared here"),
+                    None => {
+                        let id = sources.add(job.path.clone(), String::new());
+                        Diagnostic::new(Code::ParseError, msg, sources.span_of(id, 0, 0))
+                    }
+                };
+                diags.push(d.with_note("the module's items are not analysed", None));
             }
         }
     }
@@ -149,13 +157,14 @@ fn collect_children(items: &[Item], cfg: usize, next: &mut Vec<FileJob>) {
     let mut stack: Vec<&[Item]> = vec![items];
     while let Some(items) = stack.pop() {
         for item in items {
-            if let Item::Mod { kind, .. } = item {
+            if let Item::Mod { kind, span, .. } = item {
                 match kind {
                     ModKind::Inline(inner) => stack.push(inner),
                     ModKind::File { path, owns_dir } => next.push(FileJob {
                         path: path.clone(),
                         cfg,
                         mod_dir: child_dir(path, *owns_dir),
+                        declared_at: Some(*span),
                     }),
                     ModKind::Missing(_) => {}
                 }

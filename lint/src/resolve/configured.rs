@@ -81,11 +81,27 @@ fn lookup(
             Vec::new()
         }
         Ok(Err(why)) => {
+            let mut d = error(sources, e.span, format!("`{}` {why}", e.path));
+            // Suggestions for the first few failures only: each compares every fn's path.
+            if failed.len() < MAX_SUGGESTED
+                && let Some(near) = nearest_fn(map, &e.path)
+            {
+                d = d.with_help(format_args!("did you mean `{near}`?"));
+            }
             failed.insert((e.path.clone(), sink), (diags.len(), 1));
-            diags.push(error(sources, e.span, format!("`{}` {why}", e.path)));
+            diags.push(d);
             Vec::new()
         }
     }
+}
+
+/// Most failing configured paths that get a "did you mean".
+const MAX_SUGGESTED: usize = 32;
+
+/// The analysed fn (or built-in cudarc sink) whose path is closest to `path`.
+fn nearest_fn(map: &DefMap<'_>, path: &str) -> Option<String> {
+    let paths = map.fns.iter().map(|f| f.path.as_str());
+    crate::diagnostics::suggest::closest(path, paths).map(str::to_owned)
 }
 
 /// Longest configured path, and most nesting characters (`<`, `(`, `[`, `&`, `*`) in

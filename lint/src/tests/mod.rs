@@ -164,4 +164,5 @@ mod reach;
 mod resolution;
 mod scopes;
 mod std_paths;
+mod suggestions;
 mod types;

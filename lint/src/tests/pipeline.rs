@@ -219,3 +219,26 @@ fn json_targets_come_from_the_workspace_stage_metadata() {
     assert_eq!(first["target"]["edition"], "2018", "{first}");
     assert_eq!(first["target"]["doctest"], false, "{first}");
 }
+
+/// A module file that is not UTF-8 is reported at the `mod` item that names it (as
+/// rustc does), not at 1:1 of a file with no text.
+#[test]
+fn an_unreadable_module_file_is_reported_at_its_mod_item() {
+    let dir = std::env::temp_dir().join(format!("nosync-lint-unit-{}-utf8", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("lib.rs"), "pub mod fine {}\nmod bad;\n").unwrap();
+    std::fs::write(dir.join("bad.rs"), b"fn f() {}\n\xff\xfe\n").unwrap();
+    let a = analyze_crates(
+        dir.clone(),
+        vec![spec("t", dir.join("lib.rs"))],
+        &Config::default(),
+        SourceMap::new(&dir),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = render(&a, true);
+    assert_eq!(
+        out,
+        "lib.rs:2:1 parse-error: cannot read `bad.rs`: stream did not contain valid UTF-8\n  = the module's file is declared here\n  stats: 0 edges, 0 unresolved\n"
+    );
+}

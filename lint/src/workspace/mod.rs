@@ -13,7 +13,7 @@ mod disk;
 pub mod offline;
 
 use crate::diagnostics::{Code, Diagnostic, Origin, Span};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use cargo_metadata::{CargoOpt, Metadata, MetadataCommand, Package, PackageId};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -73,15 +73,20 @@ pub struct Workspace {
 }
 
 /// Runs `cargo metadata` and selects the crates to analyse.
-pub fn load(opts: &WorkspaceOptions) -> Result<(Workspace, Vec<Diagnostic>)> {
+/// Cargo's status lines (`    Updating crates.io index`, `    Blocking waiting for file
+/// lock`) go to `progress` as cargo prints them, so a slow `cargo metadata` is not silent.
+pub fn load(
+    opts: &WorkspaceOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Workspace, Vec<Diagnostic>)> {
     let mut diags = Vec::new();
     let metadata = if opts.no_deps {
-        metadata(opts, true)?
+        metadata(opts, true, progress)?
     } else {
-        match metadata(opts, false) {
+        match metadata(opts, false, progress) {
             Ok(m) => m,
             Err(e) => {
-                let (m, report) = fallback(opts, &e)?;
+                let (m, report) = fallback(opts, &e, progress)?;
                 diags.push(fallback_warning(&m, &e, &report));
                 m
             }
@@ -113,7 +118,11 @@ fn check_packages(m: &Metadata, opts: &WorkspaceOptions) -> Result<()> {
     }
 }
 
-fn metadata(opts: &WorkspaceOptions, no_deps: bool) -> Result<Metadata> {
+fn metadata(
+    opts: &WorkspaceOptions,
+    no_deps: bool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Metadata, CargoFailed> {
     let mut cmd = MetadataCommand::new();
     if let Some(p) = &opts.manifest_path {
         cmd.manifest_path(p);
@@ -137,13 +146,83 @@ fn metadata(opts: &WorkspaceOptions, no_deps: bool) -> Result<Metadata> {
     } else if let Some(host) = host_triple() {
         cmd.other_options(vec!["--filter-platform".to_owned(), host]);
     }
-    cmd.exec().context("`cargo metadata` failed")
+    exec(&cmd, progress)
+}
+
+/// `cargo metadata` failed; cargo's own words (its `error:` line and what follows).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CargoFailed(pub String);
+
+impl std::fmt::Display for CargoFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let said = self.0.strip_prefix("error: ").unwrap_or(&self.0);
+        write!(f, "{said} (from `cargo metadata`)")
+    }
+}
+
+impl std::error::Error for CargoFailed {}
+
+/// Runs the metadata command, passing cargo's status lines to `progress` as they come.
+fn exec(cmd: &MetadataCommand, progress: &mut dyn FnMut(&str)) -> Result<Metadata, CargoFailed> {
+    use std::io::{BufRead, Read};
+    let failed = |what: &str, e: &dyn std::fmt::Display| CargoFailed(format!("{what}: {e}"));
+    let mut command = cmd.cargo_command();
+    command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command
+        .spawn()
+        .map_err(|e| failed("cannot run cargo", &e))?;
+    let stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        stdout
+            .map(|mut s| s.read_to_string(&mut text))
+            .transpose()
+            .map(|_| text)
+    });
+    let mut said = String::new();
+    if let Some(stderr) = child.stderr.take() {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if is_status_line(&line) {
+                progress(&line);
+            }
+            said.push_str(&line);
+            said.push('\n');
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| failed("cargo did not finish", &e))?;
+    let out = reader.join().ok().and_then(Result::ok).unwrap_or_default();
+    if !status.success() {
+        return Err(CargoFailed(cargo_error(&said)));
+    }
+    MetadataCommand::parse(out).map_err(|e| failed("cannot read cargo's output", &e))
+}
+
+/// Cargo's right-aligned status lines (`    Updating ..`), not its warnings or errors.
+pub fn is_status_line(line: &str) -> bool {
+    let word = line.trim_start();
+    line.len() > word.len()
+        && word.split(' ').next().is_some_and(|w| {
+            w.len() > 1
+                && w.starts_with(|c: char| c.is_ascii_uppercase())
+                && w[1..].chars().all(|c| c.is_ascii_lowercase())
+        })
 }
 
 /// The graph rebuilt offline after `cargo metadata` failed with `e`.
-fn fallback(opts: &WorkspaceOptions, e: &anyhow::Error) -> Result<(Metadata, offline::Report)> {
-    let said = cargo_error(e);
-    let m = metadata(opts, true).with_context(|| said.clone())?;
+fn fallback(
+    opts: &WorkspaceOptions,
+    e: &CargoFailed,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Metadata, offline::Report)> {
+    let said = &e.0;
+    let m = metadata(opts, true, progress)?;
     let disk = disk::Disk::scan(m.workspace_root.as_std_path(), cargo_home());
     let req = offline::FeatureRequest {
         features: opts.features.clone(),
@@ -163,14 +242,7 @@ fn cargo_home() -> PathBuf {
 }
 
 /// Cargo's own `error:` line (and what it says under it), not its progress lines.
-fn cargo_error(e: &anyhow::Error) -> String {
-    let text = e
-        .chain()
-        .find_map(|c| match c.downcast_ref::<cargo_metadata::Error>() {
-            Some(cargo_metadata::Error::CargoMetadata { stderr }) => Some(stderr.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| format!("{e:#}"));
+fn cargo_error(text: &str) -> String {
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
     let Some(start) = lines.iter().position(|l| l.starts_with("error")) else {
         let last = lines.iter().rev().find(|l| !l.is_empty());
@@ -198,7 +270,7 @@ fn host_triple() -> Option<String> {
         .map(str::to_owned)
 }
 
-fn fallback_warning(m: &Metadata, e: &anyhow::Error, r: &offline::Report) -> Diagnostic {
+fn fallback_warning(m: &Metadata, e: &CargoFailed, r: &offline::Report) -> Diagnostic {
     let manifest = m.workspace_root.join("Cargo.toml").into_std_path_buf();
     let span = Span::start_of(PathBuf::from("Cargo.toml"));
     let members: Vec<String> = r
@@ -214,7 +286,7 @@ fn fallback_warning(m: &Metadata, e: &anyhow::Error, r: &offline::Report) -> Dia
         "cargo could not resolve the dependency graph; it was rebuilt from what is on disk",
         span,
     )
-    .with_note(format!("cargo said: {}", cargo_error(e)), None)
+    .with_note(format!("cargo said: {}", e.0), None)
     .with_note(
         format!(
             "analysed the members with these features: {}",

@@ -188,11 +188,23 @@ fn an_unknown_feature_is_an_error_as_in_cargo() {
 #[test]
 fn cargo_s_error_line_is_quoted_not_its_progress() {
     let stderr = "    Updating crates.io index\nerror: failed to select a version for the requirement `wgpu = \"^0.18.0\"`\n  version 0.18.0 is yanked\nlocation searched: crates.io index\nrequired by package `x`\n";
-    let e = anyhow::Error::new(cargo_metadata::Error::CargoMetadata {
-        stderr: stderr.to_owned(),
-    });
     assert_eq!(
-        cargo_error(&e),
+        cargo_error(stderr),
         "error: failed to select a version for the requirement `wgpu = \"^0.18.0\"`; version 0.18.0 is yanked; location searched: crates.io index"
     );
+}
+
+#[test]
+fn cargo_s_status_lines_are_told_from_its_warnings() {
+    assert!(is_status_line("    Updating crates.io index"));
+    assert!(is_status_line(
+        "    Blocking waiting for file lock on package cache"
+    ));
+    assert!(!is_status_line(
+        "warning: spurious network error (3 tries remaining)"
+    ));
+    assert!(!is_status_line(
+        "error: failed to get `gone` as a dependency"
+    ));
+    assert!(!is_status_line("  version 0.18.0 is yanked"));
 }
