@@ -3,7 +3,8 @@
 //!
 //! Matchers: literal tokens and delimited groups, fragments (`ident`, `literal`,
 //! `lifetime`, `tt`, `block` as what they are; `ty`, `expr`, `path`, `pat`, `vis`, ...
-//! greedily up to the matcher's next token), repetitions `$( .. ) sep? op` nested to any
+//! greedily up to the matcher's next token, never inside a closure's `|params|` or `<..>`),
+//! an `expr` of several tokens transcribed in parentheses (one expression, as in rustc), repetitions `$( .. ) sep? op` nested to any
 //! depth (bounded). Transcribers: fragments, repetitions (driven by the variables they
 //! use, at any depth) and `$crate`.
 
@@ -96,7 +97,10 @@ fn match_seq(
             m += used;
         } else if is_dollar(&matcher[m]) {
             let (name, end) = match_fragment(matcher, m, input, i, stop)?;
-            caps.insert(name, Bind::One(input[i..end].to_vec()));
+            caps.insert(
+                name,
+                Bind::One(fragment(matcher.get(m + 3), &input[i..end])),
+            );
             i = end;
             m += 4;
         } else {
@@ -184,15 +188,59 @@ fn match_fragment(
         ("block", Some(TokenTree::Group(g))) if g.delimiter() == Delimiter::Brace => i + 1,
         ("tt", Some(_)) => i + 1,
         ("ident" | "literal" | "lifetime" | "block" | "tt", _) => return None,
-        _ => {
+        (kind, _) => {
             let stop = matcher.get(m + 4).or(stop);
-            let n = stop.and_then(|s| input[i..].iter().position(|t| stops(t, s)));
+            let n = stop.and_then(|s| greedy_len(kind, &input[i..], s));
             let end = i + n.unwrap_or(input.len() - i);
             // A fragment other than `vis` is never empty.
             (end > i || frag == "vis").then_some(end)?
         }
     };
     Some((name.to_string(), end))
+}
+
+/// How many tokens of `input` a greedy fragment of `kind` takes before `stop`: never a
+/// stop inside a closure's `|params|` (an `expr`) or inside `<..>` (a `ty` or `path`), so
+/// `|a, b| a + b` and `HashMap<K, V>` are one fragment each before a `,`.
+fn greedy_len(kind: &str, input: &[TokenTree], stop: &TokenTree) -> Option<usize> {
+    let is = |t: &TokenTree, c: char| matches!(t, TokenTree::Punct(p) if p.as_char() == c);
+    let mut from = 0;
+    if kind == "expr" {
+        let bar = match input.first() {
+            Some(TokenTree::Ident(m)) if m == "move" => 1,
+            _ => 0,
+        };
+        if input.get(bar).is_some_and(|t| is(t, '|')) {
+            let close = input[bar + 1..].iter().position(|t| is(t, '|'))?;
+            from = bar + close + 2;
+        }
+    }
+    let angled = matches!(kind, "ty" | "path");
+    let mut depth = 0usize;
+    for (k, t) in input.iter().enumerate().skip(from) {
+        if depth == 0 && stops(t, stop) {
+            return Some(k);
+        }
+        let arrow = k > 0 && is(t, '>') && is(&input[k - 1], '-');
+        if angled && is(t, '<') {
+            depth += 1;
+        } else if angled && is(t, '>') && !arrow {
+            depth = depth.saturating_sub(1);
+        }
+    }
+    None
+}
+
+/// What a fragment transcribes to: an `expr` of several tokens in parentheses, as rustc
+/// keeps it one expression (`$f(v)` with `$f` = `|v: f64| v as u8` calls the closure).
+fn fragment(kind: Option<&TokenTree>, toks: &[TokenTree]) -> Vec<TokenTree> {
+    match kind {
+        Some(TokenTree::Ident(k)) if k == "expr" && toks.len() > 1 => {
+            let inner: TokenStream = toks.iter().cloned().collect();
+            vec![TokenTree::Group(Group::new(Delimiter::Parenthesis, inner))]
+        }
+        _ => toks.to_vec(),
+    }
 }
 
 /// The metavariables (`$x:frag`) declared in a matcher fragment, at any depth.
@@ -345,9 +393,28 @@ mod tests {
         let rules = "($t:ty { $b:expr }) => { fn f() -> $t { $b } };";
         assert_eq!(
             expand(rules, "Vec<u8> { vec![] }").unwrap(),
-            "fn f () -> Vec < u8 > { vec ! [] }"
+            "fn f () -> Vec < u8 > { (vec ! []) }"
         );
         assert!(expand("($e:expr) => {}", "").is_none());
+    }
+
+    #[test]
+    fn expr_fragments_stay_one_expression() {
+        let rules = "($f:expr, $x:expr) => { fn g() -> u8 { $f($x) } };";
+        assert_eq!(
+            expand(rules, "|v: f64| v as u8, 1.0 + 2.0").unwrap(),
+            "fn g () -> u8 { (| v : f64 | v as u8) ((1.0 + 2.0)) }"
+        );
+        assert_eq!(expand(rules, "h, y").unwrap(), "fn g () -> u8 { h (y) }");
+    }
+
+    #[test]
+    fn greedy_fragments_skip_closure_params_and_generic_args() {
+        let rules = "($e:expr, $t:ty, $n:ident) => { fn $n(x: $t) { $e(x, x) } };";
+        assert_eq!(
+            expand(rules, "|a, b| a + b, HashMap<K, V>, f").unwrap(),
+            "fn f (x : HashMap < K , V >) { (| a , b | a + b) (x , x) }"
+        );
     }
 
     #[test]
