@@ -11,10 +11,6 @@
 pub const DROP: &str = "std::Drop";
 /// `core::ops::Deref`.
 pub const DEREF: &str = "std::Deref";
-/// `core::convert::From`, `TryFrom`; `core::iter::Iterator`.
-pub const FROM: &str = "std::From";
-pub const TRY_FROM: &str = "std::TryFrom";
-pub const ITERATOR: &str = "std::Iterator";
 
 /// The crate names that mean std (`core` and `alloc` are re-exported by it).
 pub fn is_std_crate(name: &str) -> bool {

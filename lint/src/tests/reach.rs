@@ -76,3 +76,16 @@ fn cudarc_sinks_are_guessed_only_for_crates_that_depend_on_cudarc() {
     let out = render(&without, false);
     assert!(!out.contains("sync-in-no-sync"), "{out}");
 }
+
+/// A receiver of a known std type is never matched by name to a user method: its
+/// methods are std's (or a user trait impl for that type, found by type).
+#[test]
+fn a_receiver_known_to_be_a_std_type_is_never_guessed() {
+    let src = "use nosync::{no_sync, synchronizes};\npub struct D;\n\
+        impl D { #[synchronizes] pub fn to_vec(&self) -> Vec<usize> { Vec::new() }\n\
+                 #[synchronizes] pub fn windows(&self, _n: usize) {} }\n\
+        #[no_sync] pub fn r(v: Vec<usize>, s: &[usize]) -> usize {\n\
+            let w: Vec<usize> = v.to_vec(); s.to_vec(); s.windows(2); v.windows(2); w.len() }\n";
+    let out = check(src);
+    assert!(!out.contains("sync-in-no-sync"), "{out}");
+}
