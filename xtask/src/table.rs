@@ -247,3 +247,46 @@ fn details(rows: &[Row]) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(known: &[&str], bugs: &[(&str, &str, u64)]) -> Row {
+        let bugs = bugs.iter().map(|&(code, file, line)| run::Bug {
+            code: code.into(),
+            file: file.into(),
+            line,
+            message: "m".into(),
+        });
+        Row {
+            key: "k".into(),
+            version: "1".into(),
+            outcome: Some(Outcome {
+                code: Some(0),
+                bugs: bugs.collect(),
+                ..Outcome::default()
+            }),
+            error: None,
+            metadata_error: None,
+            known: known.iter().map(|k| (*k).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn known_diagnostics_pass_unexpected_and_stale_ones_fail() {
+        let ok = row(
+            &["missing-module@tests/lib.rs:3"],
+            &[("missing-module", "tests/lib.rs", 3)],
+        );
+        assert!(!ok.failed());
+        assert_eq!(ok.result(), "ok (exit 0; 1 known)");
+        let new = row(&[], &[("parse-error", "src/a.rs", 9)]);
+        assert!(new.failed());
+        assert_eq!(new.result(), "**parse-error 1**");
+        let stale = row(&["parse-error@src/a.rs:9"], &[]);
+        assert!(stale.failed());
+        assert_eq!(stale.result(), "**1 known not seen**");
+        assert!(details(&[stale]).contains("known=parse-error@src/a.rs:9 was not reported"));
+    }
+}
