@@ -125,8 +125,10 @@ fn sweep(args: &Args) -> i32 {
         .iter()
         .filter(|i| args.only.is_empty() || args.only.contains(&i.name))
         .collect();
+    // The commit and date as the sweep starts (the tree may move while it runs).
+    let header = header(&lint, args);
     let rows = table::run_all(&selected, &lint, args);
-    print!("{}", table::render(&rows, &header(&lint, args)));
+    print!("{}", table::render(&rows, &header));
     i32::from(rows.iter().any(table::Row::failed))
 }
 
