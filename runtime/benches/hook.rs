@@ -1,9 +1,10 @@
-//! The CUPTI hook's cost, on a GPU. Each round runs this binary twice as a child process, once
-//! without the hook and once with it installed (rotating which goes first); every child measures
-//! the same four loops over raw cudarc (five times, keeping each loop's median). The overhead is the median over rounds of each round's
-//! with/without difference or ratio (paired: drift between rounds cancels). Children, not
-//! install/uninstall in one process: after `cuptiUnsubscribe` CUPTI stays attached (measured by
-//! the C probe: idle `cuStreamSynchronize` 1321 ns before, 1542 ns after unsubscribing).
+//! The CUPTI hook's cost, on a GPU, measured two ways over the same four loops of raw cudarc
+//! (each loop run five times, its median kept). Across processes: each round runs this binary
+//! as two children, without and with the hook (rotating which goes first). Within a process: a
+//! child measures without the hook, installs it, measures again (never the other way round:
+//! after `cuptiUnsubscribe` CUPTI stays attached, measured by the C probe: idle
+//! `cuStreamSynchronize` 1321 ns before, 1542 ns after unsubscribing). The overhead is the
+//! median over rounds of each pair's difference or ratio (paired: drift between rounds cancels).
 //!
 //! `cargo bench -p nosync --bench hook [-- ROUNDS]`; without a GPU it says so and exits 0.
 
@@ -85,69 +86,53 @@ impl Loops {
     }
 }
 
-fn child(with_hook: bool) -> ExitCode {
-    let _hook = with_hook.then(|| nosync::hook::install().expect("install the hook"));
+/// Each loop's median over five runs.
+fn measure(loops: &mut Loops) -> Vec<f64> {
+    let runs: Vec<[f64; 4]> = (0..5).map(|_| loops.run()).collect();
+    (0..4)
+        .map(|i| median(runs.iter().map(|r| r[i]).collect()))
+        .collect()
+}
+
+/// `on`/`off`: one measurement, with or without the hook. `both`: without, then with the hook
+/// installed in the same process (an in-process pair; CUPTI cannot be detached again).
+fn child(mode: &str) -> ExitCode {
+    let _hook = (mode == "on").then(|| nosync::hook::install().expect("install the hook"));
     nosync::set_mode(nosync::Mode::Panic);
     let mut loops = Loops::new().expect("GPU setup");
     loops.run(); // warm-up
-    let runs: Vec<[f64; 4]> = (0..5).map(|_| loops.run()).collect();
-    let r: Vec<f64> = (0..4)
-        .map(|i| median(runs.iter().map(|r| r[i]).collect()))
-        .collect();
-    println!("RESULT {} {} {} {}", r[0], r[1], r[2], r[3]);
+    let text = |r: &[f64]| r.iter().map(f64::to_string).collect::<Vec<_>>().join(" ");
+    println!("RESULT {}", text(&measure(&mut loops)));
+    if mode == "both" {
+        let _hook = nosync::hook::install().expect("install the hook");
+        loops.run();
+        println!("RESULT {}", text(&measure(&mut loops)));
+    }
     ExitCode::SUCCESS
 }
 
-fn spawn(with_hook: bool) -> [f64; 4] {
+fn spawn(mode: &str) -> Vec<[f64; 4]> {
     let exe = std::env::current_exe().expect("exe");
     let out = Command::new(exe)
-        .env(CHILD, if with_hook { "on" } else { "off" })
+        .env(CHILD, mode)
         .output()
         .expect("run child");
     let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().find_map(|l| l.strip_prefix("RESULT "));
-    let line = line.unwrap_or_else(|| {
-        panic!(
-            "child failed: {text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    let v: Vec<f64> = line
-        .split(' ')
-        .map(|x| x.parse().expect("number"))
+    let results: Vec<[f64; 4]> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("RESULT "))
+        .map(|l| {
+            let v: Vec<f64> = l.split(' ').map(|x| x.parse().expect("number")).collect();
+            [v[0], v[1], v[2], v[3]]
+        })
         .collect();
-    [v[0], v[1], v[2], v[3]]
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!results.is_empty(), "child failed: {text}{stderr}");
+    results
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-fn main() -> ExitCode {
-    if let Ok(v) = std::env::var(CHILD) {
-        return child(v == "on");
-    }
-    if let Err(why) = nosync::gpu::probe() {
-        println!("no GPU ({why}): nothing to measure");
-        return ExitCode::SUCCESS;
-    }
-    let rounds: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(11);
-    let mut pairs = Vec::new();
-    for round in 0..rounds {
-        let (off, on) = if round % 2 == 0 {
-            let off = spawn(false);
-            (off, spawn(true))
-        } else {
-            let on = spawn(true);
-            (spawn(false), on)
-        };
-        pairs.push((off, on));
-    }
-    println!("{rounds} rounds, each: one process without the hook, one with it (rotating order)");
+fn table(title: &str, pairs: &[([f64; 4], [f64; 4])]) {
+    println!("{title}");
     println!("| loop | without | with | median paired difference | median paired ratio |");
     println!("| --- | --- | --- | --- | --- |");
     for (i, name) in NAMES.iter().enumerate() {
@@ -160,5 +145,41 @@ fn main() -> ExitCode {
             ratio * 100.0
         );
     }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() -> ExitCode {
+    if let Ok(v) = std::env::var(CHILD) {
+        return child(&v);
+    }
+    if let Err(why) = nosync::gpu::probe() {
+        println!("no GPU ({why}): nothing to measure");
+        return ExitCode::SUCCESS;
+    }
+    let rounds: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(9);
+    let (mut across, mut within) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let (off, on) = if round % 2 == 0 {
+            let off = spawn("off")[0];
+            (off, spawn("on")[0])
+        } else {
+            let on = spawn("on")[0];
+            (spawn("off")[0], on)
+        };
+        across.push((off, on));
+        let both = spawn("both");
+        within.push((both[0], both[1]));
+    }
+    let title = format!("{rounds} rounds across processes: one without the hook, one with it");
+    table(&title, &across);
+    let title = format!("{rounds} rounds within a process: without, then with the hook installed");
+    table(&title, &within);
     ExitCode::SUCCESS
 }
