@@ -73,7 +73,7 @@ impl SyncViolation {
     }
 
     /// The same violation, with the frames of the code that made the call.
-    #[cfg_attr(not(feature = "cupti"), allow(dead_code))]
+    #[cfg_attr(any(not(feature = "cupti"), nosync_off), allow(dead_code))]
     pub(crate) fn with_frames(mut self, frames: Vec<Frame>) -> Self {
         self.inner.frames = frames;
         self
