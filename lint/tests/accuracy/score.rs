@@ -1,0 +1,181 @@
+//! Scoring the lint's JSON output against the corpus labels (the rules are in docs/accuracy.md).
+
+use crate::corpus::{Label, Root};
+use std::collections::BTreeMap;
+
+/// What the lint said about one root.
+#[derive(Debug, Default, Clone)]
+pub struct Said {
+    /// Codes of the error-level findings for the root.
+    pub errors: Vec<String>,
+    /// Codes of the warning-level findings for the root.
+    pub warnings: Vec<String>,
+    /// The sinks of its error-level findings.
+    pub sinks: Vec<String>,
+    /// A config error named the root: it matched no function.
+    pub unmatched: Option<String>,
+}
+
+/// The verdict on one root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    TruePositive,
+    FalseNegative,
+    /// A clean or setup root with an error-level finding.
+    FalsePositive,
+    /// A clean root without an error-level finding.
+    TrueNegative,
+    /// A setup root reported as setup (`setup-sync-in-no-sync`) and with no error.
+    SetupWarned,
+    /// A setup root with no finding at all (no error, no setup warning).
+    SetupSilent,
+    /// The config root matched no function: the lint could not analyse it.
+    Unmatched,
+}
+
+pub fn verdict(root: &Root, said: &Said) -> Verdict {
+    if said.unmatched.is_some() {
+        return Verdict::Unmatched;
+    }
+    let error = !said.errors.is_empty();
+    match root.label {
+        Label::Syncs if said.errors.iter().any(|c| c == "sync-in-no-sync") => Verdict::TruePositive,
+        Label::Syncs => Verdict::FalseNegative,
+        Label::Clean | Label::Setup if error => Verdict::FalsePositive,
+        Label::Clean => Verdict::TrueNegative,
+        Label::Setup if said.warnings.iter().any(|c| c == "setup-sync-in-no-sync") => {
+            Verdict::SetupWarned
+        }
+        Label::Setup => Verdict::SetupSilent,
+    }
+}
+
+/// Counts for one row of the table.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Tally {
+    pub roots: usize,
+    pub tp: usize,
+    pub fn_: usize,
+    pub fp: usize,
+    pub tn: usize,
+    pub setup_ok: usize,
+    pub setup_warned: usize,
+    pub unmatched: usize,
+}
+
+impl Tally {
+    pub fn add(&mut self, v: Verdict) {
+        self.roots += 1;
+        match v {
+            Verdict::TruePositive => self.tp += 1,
+            Verdict::FalseNegative => self.fn_ += 1,
+            Verdict::FalsePositive => self.fp += 1,
+            Verdict::TrueNegative => self.tn += 1,
+            Verdict::SetupWarned => {
+                self.setup_ok += 1;
+                self.setup_warned += 1;
+            }
+            Verdict::SetupSilent => self.setup_ok += 1,
+            Verdict::Unmatched => self.unmatched += 1,
+        }
+    }
+
+    /// TP / (TP + FN + unmatched syncs roots): an unmatched syncs root is a miss.
+    pub fn recall(&self, unmatched_syncs: usize) -> Option<f64> {
+        ratio(self.tp, self.tp + self.fn_ + unmatched_syncs)
+    }
+
+    /// TP / (TP + FP), FP counting clean and setup roots with an error-level finding.
+    pub fn precision(&self) -> Option<f64> {
+        ratio(self.tp, self.tp + self.fp)
+    }
+}
+
+fn ratio(n: usize, d: usize) -> Option<f64> {
+    (d > 0).then(|| n as f64 / d as f64)
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "–".to_owned(), |x| format!("{:.1} %", x * 100.0))
+}
+
+/// The table row for a group of verdicts.
+#[derive(Debug, Default)]
+pub struct Row {
+    pub tally: Tally,
+    pub unmatched_syncs: usize,
+}
+
+impl Row {
+    pub fn add(&mut self, root: &Root, v: Verdict) {
+        self.tally.add(v);
+        if v == Verdict::Unmatched && root.label == Label::Syncs {
+            self.unmatched_syncs += 1;
+        }
+    }
+
+    fn cells(&self, name: &str) -> String {
+        let t = &self.tally;
+        format!(
+            "| {name} | {} | {} | {} | {} | {} | {} ({} warned) | {} | {} | {} |",
+            t.roots,
+            t.tp,
+            t.fn_,
+            t.fp,
+            t.tn,
+            t.setup_ok,
+            t.setup_warned,
+            t.unmatched,
+            pct(t.recall(self.unmatched_syncs)),
+            pct(t.precision()),
+        )
+    }
+}
+
+const HEADER: &str = "| group | roots | TP | FN | FP | TN | setup ok | unmatched | recall | precision |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|";
+
+/// The per-repo and per-difficulty tables, in Markdown.
+pub fn tables(scored: &[(&Root, Said, Verdict)]) -> String {
+    let mut by_repo: BTreeMap<&str, Row> = BTreeMap::new();
+    let mut by_diff: BTreeMap<&str, Row> = BTreeMap::new();
+    let mut all = Row::default();
+    for (root, _, v) in scored {
+        by_repo.entry(&root.repo).or_default().add(root, *v);
+        by_diff.entry(&root.difficulty).or_default().add(root, *v);
+        all.add(root, *v);
+    }
+    let mut out = format!("Per repo:\n\n{HEADER}\n");
+    for (name, row) in &by_repo {
+        out += &format!("{}\n", row.cells(name));
+    }
+    out += &format!("{}\n\nPer difficulty:\n\n{HEADER}\n", all.cells("**all**"));
+    for (name, row) in &by_diff {
+        out += &format!("{}\n", row.cells(&format!("`{name}`")));
+    }
+    out
+}
+
+/// One line per root the lint got wrong (or could not analyse).
+pub fn mistakes(scored: &[(&Root, Said, Verdict)]) -> String {
+    let mut out = String::new();
+    for (root, said, v) in scored {
+        let what = match v {
+            Verdict::FalseNegative => "miss".to_owned(),
+            Verdict::FalsePositive => format!(
+                "false positive ({}) via {}",
+                said.errors.join(", "),
+                said.sinks.join(", ")
+            ),
+            Verdict::Unmatched => format!(
+                "unmatched: {}",
+                said.unmatched.as_deref().unwrap_or_default()
+            ),
+            _ => continue,
+        };
+        out += &format!(
+            "- {} `{}` ({:?}, `{}`): {what}\n",
+            root.repo, root.path, root.label, root.difficulty
+        );
+    }
+    out
+}
