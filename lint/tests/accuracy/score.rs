@@ -173,8 +173,8 @@ pub fn mistakes(scored: &[(&Root, Said, Verdict)]) -> String {
             _ => continue,
         };
         out += &format!(
-            "- {} `{}` ({:?}, `{}`): {what}\n",
-            root.repo, root.path, root.label, root.difficulty
+            "- {} ({}) `{}` ({:?}, `{}`): {what}\n",
+            root.repo, root.krate, root.path, root.label, root.difficulty
         );
     }
     out
