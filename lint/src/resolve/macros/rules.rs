@@ -203,30 +203,41 @@ fn match_fragment(
 /// stop inside a closure's `|params|` (an `expr`) or inside `<..>` (a `ty` or `path`), so
 /// `|a, b| a + b` and `HashMap<K, V>` are one fragment each before a `,`.
 fn greedy_len(kind: &str, input: &[TokenTree], stop: &TokenTree) -> Option<usize> {
-    let is = |t: &TokenTree, c: char| matches!(t, TokenTree::Punct(p) if p.as_char() == c);
-    let mut from = 0;
+    let is =
+        |t: Option<&TokenTree>, c: char| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == c);
+    let mut k = 0;
     if kind == "expr" {
-        let bar = match input.first() {
-            Some(TokenTree::Ident(m)) if m == "move" => 1,
-            _ => 0,
-        };
-        if input.get(bar).is_some_and(|t| is(t, '|')) {
-            let close = input[bar + 1..].iter().position(|t| is(t, '|'))?;
-            from = bar + close + 2;
+        if matches!(input.first(), Some(TokenTree::Ident(m)) if m == "move") {
+            k = 1;
+        }
+        if is(input.get(k), '|') {
+            k += 1;
+            while k < input.len() && !is(input.get(k), '|') {
+                k += 1;
+            }
+            if k >= input.len() {
+                return None;
+            }
+            k += 1;
+        } else {
+            k = 0;
         }
     }
     let angled = matches!(kind, "ty" | "path");
     let mut depth = 0usize;
-    for (k, t) in input.iter().enumerate().skip(from) {
+    let mut prev: Option<&TokenTree> = None;
+    while let Some(t) = input.get(k) {
         if depth == 0 && stops(t, stop) {
             return Some(k);
         }
-        let arrow = k > 0 && is(t, '>') && is(&input[k - 1], '-');
-        if angled && is(t, '<') {
+        let arrow = is(Some(t), '>') && is(prev, '-');
+        if angled && is(Some(t), '<') {
             depth += 1;
-        } else if angled && is(t, '>') && !arrow {
+        } else if angled && is(Some(t), '>') && !arrow {
             depth = depth.saturating_sub(1);
         }
+        prev = Some(t);
+        k += 1;
     }
     None
 }
