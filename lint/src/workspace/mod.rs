@@ -1,8 +1,9 @@
 //! Workspace discovery through `cargo metadata`: which crates are analysed, their root
 //! files, enabled features and the extern names of their dependencies.
 //!
-//! Analysed: the workspace members, path dependencies, and registry/git dependencies
-//! that depend (transitively) on `cudarc` or `nosync`. cudarc itself is never parsed:
+//! Analysed: the workspace members, path dependencies, registry/git dependencies that
+//! depend (transitively) on `cudarc` or `nosync`, and the packages published from the same
+//! repository as one of those (cubecl-runtime beside cubecl-cuda). cudarc itself is never parsed:
 //! its blocking APIs come from a built-in table. `--no-deps` keeps members only. When
 //! cargo cannot resolve dependencies (offline, a yanked requirement, an unreachable git
 //! dependency), [`offline`] rebuilds the graph from `cargo metadata --no-deps` and what
@@ -323,7 +324,8 @@ fn select(m: &Metadata, opts: &WorkspaceOptions) -> Workspace {
     let members: HashSet<&PackageId> = m.workspace_members.iter().collect();
     let by_id: HashMap<&PackageId, &Package> = m.packages.iter().map(|p| (&p.id, p)).collect();
     let deps_of = dep_graph(m);
-    let gpu = gpu_dependent(m, &deps_of, &by_id);
+    let mut gpu = gpu_dependent(m, &deps_of, &by_id);
+    gpu.extend(same_repository(m, &gpu));
     let analysed: Vec<&Package> = m
         .packages
         .iter()
@@ -386,6 +388,32 @@ fn dep_graph(m: &Metadata) -> HashMap<PackageId, Vec<(String, PackageId)>> {
         }
     }
     out
+}
+
+/// Packages published from the same repository as a GPU-dependent one (cubecl-runtime
+/// beside cubecl-cuda): one codebase, whose GPU parts are reached through the others'
+/// traits (`ComputeClient::read` dispatches to `CudaServer`), so they are analysed too.
+fn same_repository(m: &Metadata, gpu: &HashSet<PackageId>) -> Vec<PackageId> {
+    let repo = |p: &Package| p.repository.as_deref().and_then(repository_key);
+    let gpu_repos: HashSet<String> = m
+        .packages
+        .iter()
+        .filter(|p| gpu.contains(&p.id) && !BUILTIN_CRATES.contains(&p.name.as_str()))
+        .filter_map(repo)
+        .collect();
+    m.packages
+        .iter()
+        .filter(|p| !gpu.contains(&p.id) && repo(p).is_some_and(|r| gpu_repos.contains(&r)))
+        .map(|p| p.id.clone())
+        .collect()
+}
+
+/// `https://github.com/tracel-ai/cubecl/tree/main/crates/x` → `github.com/tracel-ai/cubecl`.
+fn repository_key(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let rest = rest.strip_prefix("www.").unwrap_or(rest);
+    let parts: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).take(3).collect();
+    (parts.len() == 3).then(|| parts.join("/").trim_end_matches(".git").to_lowercase())
 }
 
 /// Packages that depend, directly or transitively, on a GPU crate.

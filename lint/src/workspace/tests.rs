@@ -208,3 +208,17 @@ fn cargo_s_status_lines_are_told_from_its_warnings() {
     ));
     assert!(!is_status_line("  version 0.18.0 is yanked"));
 }
+
+#[test]
+fn repositories_compare_by_host_owner_and_name() {
+    let key = |u| repository_key(u);
+    assert_eq!(
+        key("https://github.com/tracel-ai/cubecl/tree/main/crates/cubecl-cuda").as_deref(),
+        Some("github.com/tracel-ai/cubecl")
+    );
+    assert_eq!(
+        key("https://www.GitHub.com/a/b.git").as_deref(),
+        Some("github.com/a/b")
+    );
+    assert_eq!(key("https://example.com/x"), None);
+}
