@@ -111,13 +111,7 @@ mod imp {
         location: &'static Location<'static>,
         context: Context,
     ) -> Result<(), SyncViolation> {
-        let flags = state::flags();
-        let forbidden = flags & FORBID != 0 && crate::is_enabled();
-        if flags & RECORD != 0 {
-            crate::report::record(site, forbidden);
-        }
-        let scope = state::innermost();
-        let (true, Some(scope_location)) = (forbidden, scope.location) else {
+        let Some((scope, scope_location)) = forbidding_scope(site) else {
             return Ok(());
         };
         let Some(action) = decide(crate::mode(), context) else {
@@ -140,13 +134,7 @@ mod imp {
 
     #[cfg(feature = "cupti")]
     pub(super) fn from_hook(site: &'static SyncSite, frames: impl FnOnce() -> Vec<crate::Frame>) {
-        let flags = state::flags();
-        let forbidden = flags & FORBID != 0 && crate::is_enabled();
-        if flags & RECORD != 0 {
-            crate::report::record(site, forbidden);
-        }
-        let scope = state::innermost();
-        let (true, Some(scope_location)) = (forbidden, scope.location) else {
+        let Some((scope, scope_location)) = forbidding_scope(site) else {
             return;
         };
         let mode = crate::mode();
@@ -168,6 +156,23 @@ mod imp {
         match channel {
             Some(channel) => report(&violation, channel),
             None => crate::deferred::push(violation, mode == Mode::Panic),
+        }
+    }
+
+    /// Records `site` for `count_syncs` when asked; the innermost scope and where it was
+    /// opened when that scope forbids syncs here (and checks are enabled), else `None`.
+    fn forbidding_scope(
+        site: &'static SyncSite,
+    ) -> Option<(state::Frame, &'static Location<'static>)> {
+        let flags = state::flags();
+        let forbidden = flags & FORBID != 0 && crate::is_enabled();
+        if flags & RECORD != 0 {
+            crate::report::record(site, forbidden);
+        }
+        let scope = state::innermost();
+        match (forbidden, scope.location) {
+            (true, Some(at)) => Some((scope, at)),
+            _ => None,
         }
     }
 
