@@ -6,10 +6,11 @@
 //! `cargo bench -p cargo-nosync-lint --bench formats`
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use nosync_lint::baseline::{self, Baseline};
-use nosync_lint::diagnostics::{Code, Confidence, Diagnostic, Finding, Hop, Level, Span};
-use nosync_lint::levels::{LevelOverrides, Target};
-use nosync_lint::render::{json, sarif};
+use nosync_lint::{
+    Baseline, Code, Confidence, Diagnostic, Finding, Hop, JsonContext, Level, LevelOverrides,
+    LevelTarget, SarifContext, SinkKind, Span, render_json, render_sarif, workspace_origin,
+    write_baseline,
+};
 use std::hint::black_box;
 use std::path::Path;
 
@@ -52,7 +53,7 @@ fn findings() -> Vec<Diagnostic> {
                 root: chain[0].function.clone(),
                 sink: "cudarc::driver::CudaStream::synchronize".into(),
                 sink_reason: "waits for all work queued on the stream".into(),
-                sink_kind: nosync_lint::diagnostics::SinkKind::Blocks,
+                sink_kind: SinkKind::Blocks,
                 chain,
                 confidence: Confidence::Exact,
             });
@@ -64,10 +65,10 @@ fn findings() -> Vec<Diagnostic> {
 fn bench(c: &mut Criterion) {
     let text = LINE.repeat(LINES);
     let diagnostics = findings();
-    let workspace = json::workspace_origin(None, Path::new("/w/Cargo.toml"));
+    let workspace = workspace_origin(None, Path::new("/w/Cargo.toml"));
     let source = |p: &Path| (p == Path::new("src/model.rs")).then_some(text.as_str());
     let rendered = |d: &Diagnostic| d.message.clone();
-    let cx = json::JsonContext {
+    let cx = JsonContext {
         source: &source,
         rendered: &rendered,
         workspace: &workspace,
@@ -76,22 +77,22 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("formats-10k-findings");
     group.sample_size(10);
     group.bench_function("json", |b| {
-        b.iter(|| json::render(black_box(&diagnostics), &cx))
+        b.iter(|| render_json(black_box(&diagnostics), &cx))
     });
     group.bench_function("sarif", |b| {
-        b.iter(|| sarif::render(black_box(&diagnostics), &sarif::SarifContext::default()))
+        b.iter(|| render_sarif(black_box(&diagnostics), &SarifContext::default()))
     });
-    let written = baseline::write(&diagnostics);
+    let written = write_baseline(&diagnostics);
     group.bench_function("baseline-write", |b| {
-        b.iter(|| baseline::write(black_box(&diagnostics)))
+        b.iter(|| write_baseline(black_box(&diagnostics)))
     });
     let parsed = Baseline::parse(Path::new("b.toml"), written).expect("baseline parses");
     group.bench_function("baseline-apply", |b| {
         b.iter(|| parsed.apply(black_box(diagnostics.clone())))
     });
     let mut overrides = LevelOverrides::default();
-    overrides.push(Target::Warnings, Level::Deny);
-    overrides.push(Target::Code(Code::SyncInNoSync), Level::Warn);
+    overrides.push(LevelTarget::Warnings, Level::Deny);
+    overrides.push(LevelTarget::Code(Code::SyncInNoSync), Level::Warn);
     group.bench_function("levels", |b| {
         b.iter(|| {
             let mut list = diagnostics.clone();

@@ -13,11 +13,10 @@
 //! then a summary table (medians of the measured samples; docs/performance.md).
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, measurement::WallTime};
-use nosync_lint::config::{self, Config};
-use nosync_lint::diagnostics::Origin;
-use nosync_lint::engine::analyze_crates;
-use nosync_lint::source::SourceMap;
-use nosync_lint::workspace::{self, CrateSpec, DepTarget, WorkspaceOptions};
+use nosync_lint::{
+    Config, CrateSpec, DepTarget, Origin, SourceMap, WorkspaceOptions, analyze_crates,
+    load_config_file, load_workspace,
+};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -25,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Stack size of the floor's threads, as the engine's (syn recurses per nesting level).
-const STACK: usize = nosync_lint::parse::STACK_SIZE;
+const STACK: usize = nosync_lint::STACK_SIZE;
 /// Modules of the small synthetic crate (the large one has 4×; `NOSYNC_BENCH_SYNTH_MODS`
 /// overrides it); fns per module.
 const SYNTH_MODS: usize = 100;
@@ -72,7 +71,7 @@ impl Input {
         let mut sources = self.sources();
         sources.add(path.clone(), text.to_owned());
         let mut diags = Vec::new();
-        if let Err(e) = config::load_file(&path, &mut self.cfg, &mut sources, &mut diags) {
+        if let Err(e) = load_config_file(&path, &mut self.cfg, &mut sources, &mut diags) {
             println!("{}: config not loaded: {e:#}", self.name);
         }
         self.config = Some((path, text.to_owned()));
@@ -256,7 +255,6 @@ fn lib_spec(
         features: features.iter().map(|f| (*f).to_owned()).collect(),
         deps,
         check_roots: true,
-        is_lib: true,
         origin: origin(name, dir),
     }
 }
@@ -316,7 +314,7 @@ fn demo() -> Result<Input, String> {
         ..WorkspaceOptions::default()
     };
     let (ws, _) =
-        workspace::load(&opts, &mut |_| {}).map_err(|e| format!("cargo metadata: {e:#}"))?;
+        load_workspace(&opts, &mut |_| {}).map_err(|e| format!("cargo metadata: {e:#}"))?;
     Ok(Input::new("demo", ws.root, ws.crates))
 }
 
@@ -487,7 +485,7 @@ fn bench_metadata(c: &mut Criterion, rec: &mut Record) {
         b.iter_custom(|iters| {
             let t = Instant::now();
             for _ in 0..iters {
-                let _ = std::hint::black_box(workspace::load(&opts, &mut |_| {}));
+                let _ = std::hint::black_box(load_workspace(&opts, &mut |_| {}));
             }
             let elapsed = t.elapsed();
             let n = u32::try_from(iters.max(1)).unwrap_or(u32::MAX);

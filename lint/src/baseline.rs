@@ -142,13 +142,6 @@ pub struct Applied {
 }
 
 impl Baseline {
-    /// Reads and parses `path`.
-    pub fn read(path: &Path) -> anyhow::Result<Baseline> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read baseline `{}`", path.display()))?;
-        Baseline::parse(path, text)
-    }
-
     /// Parses baseline `text`; `path` is where stale entries will point.
     pub fn parse(path: &Path, text: String) -> anyhow::Result<Baseline> {
         let file: FileIn = toml::from_str(&text)

@@ -112,17 +112,12 @@ pub fn run(
     }
 }
 
-/// The diagnostics that are reported (level above `allow`).
-pub fn effective(diags: &[Diagnostic]) -> Vec<&Diagnostic> {
-    diags.iter().filter(|d| d.level != Level::Allow).collect()
-}
-
 fn report(cli: &Cli, a: &Analysis, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let (diagnostics, baseline) = match crate::cli_output::finish(&cli.output, a, err) {
         Ok(finished) => finished,
         Err(code) => return code,
     };
-    let shown = effective(&diagnostics);
+    let shown = crate::levels::reported(&diagnostics);
     let color = cli
         .color
         .enabled(std::io::IsTerminal::is_terminal(&std::io::stdout()));
@@ -167,7 +162,7 @@ pub(crate) fn exit_status(shown: &[&Diagnostic], rendered_all: bool) -> i32 {
     if internal || !rendered_all {
         2
     } else {
-        i32::from(shown.iter().any(|d| d.level == Level::Deny))
+        crate::levels::exit_status(shown)
     }
 }
 

@@ -172,11 +172,6 @@ impl OutputArgs {
             }
         }
     }
-
-    /// The command-line level overrides, in order.
-    pub fn levels(&self) -> &[(Level, String)] {
-        &self.levels
-    }
 }
 
 /// Handles what needs no analysis (`--explain`, bad `--message-format` values); returns the

@@ -1,34 +1,85 @@
 //! `nosync_lint`: the library behind `cargo nosync-lint`.
 //!
-//! Stages in data-flow order: [`workspace`] (cargo metadata) → [`config`] → [`source`]
-//! → [`parse`] (syn, in parallel, lowered to a small IR) → [`resolve`] (def map, names,
-//! types, macro expansion) → [`callgraph`] → [`analysis`] (chains from roots to sinks)
-//! → [`render`]. [`engine`] runs the pipeline; [`cli`] is the command line. Library
-//! code never prints: every stage returns data, renderers write to a sink given to them.
+//! The stages are private modules, in data-flow order: `workspace` (cargo metadata) →
+//! `config` → `source` → `parse` (syn, in parallel, lowered to a small IR) → `resolve`
+//! (def map, names, types, macro expansion) → `callgraph` → `analysis` (chains from roots
+//! to sinks) → `render`; `engine` runs the pipeline and `cli` is the command line (see
+//! `ARCHITECTURE.md`). Library code never prints: every stage returns data, renderers
+//! write to a sink given to them.
+//!
+//! What this crate exports is what its binary, tests, benches and fuzz targets use:
+//!
+//! - running the lint: [`run`] (the whole command line), [`analyze`] (cargo metadata,
+//!   config, analysis) and [`analyze_crates`] (the analysis of given crates, on files
+//!   given in a [`SourceMap`]), with their inputs ([`Options`], [`WorkspaceOptions`],
+//!   [`CrateSpec`], [`Config`]) and output ([`Analysis`]);
+//! - the output data: [`Diagnostic`] and its parts, [`Code`] and [`explain`];
+//! - what happens to it before and while it is shown: [`Baseline`], [`LevelOverrides`],
+//!   and the renderers [`render_human`], [`render_json`], [`render_sarif`],
+//!   [`write_machine`].
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 /// The version of the lint, as printed by `--version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-pub mod analysis;
-pub mod baseline;
-pub mod callgraph;
-pub mod cli;
-pub mod cli_output;
-pub mod config;
-pub mod diagnostics;
-pub mod engine;
-pub mod known;
-pub mod levels;
-pub mod net;
-pub mod parse;
-pub mod render;
-pub mod resolve;
-pub mod source;
-pub mod workspace;
+mod analysis;
+mod baseline;
+mod callgraph;
+mod cli;
+mod cli_output;
+mod config;
+mod diagnostics;
+mod engine;
+mod known;
+mod levels;
+mod net;
+mod parse;
+mod render;
+mod resolve;
+mod source;
+mod workspace;
 
 #[cfg(test)]
 mod tests;
 
-pub use engine::{Analysis, Options, Stats, analyze};
+// Running the lint.
+pub use cli::run;
+/// Sorts diagnostics into the order they are printed in (file, line, column, code).
+pub use engine::sort as sort_diagnostics;
+pub use engine::{Analysis, Options, Stats, analyze, analyze_crates};
+/// The stack size of the analysis threads (syn recurses once per nesting level).
+pub use parse::STACK_SIZE;
+
+// Its inputs.
+pub use config::Config;
+/// Reads a `--config` file into `cfg`.
+pub use config::load_file as load_config_file;
+/// Merges one `[package.metadata.nosync-lint]` / `[workspace.metadata.nosync-lint]` table
+/// into `cfg`.
+pub use config::load_manifest_table as load_config_table;
+pub use source::SourceMap;
+/// Runs `cargo metadata` and selects the crates to analyse.
+pub use workspace::load as load_workspace;
+pub use workspace::{CrateSpec, DepTarget, WorkspaceOptions, is_status_line};
+
+// The output data.
+pub use diagnostics::explain::explain;
+pub use diagnostics::{Code, Confidence, Diagnostic, Finding, Hop, Level, Origin, SinkKind, Span};
+
+// Baselines, level overrides and rendering.
+pub use baseline::Baseline;
+/// Writes the baseline file that accepts every finding of `diagnostics`.
+pub use baseline::write as write_baseline;
+pub use cli_output::{Style, write_machine};
+pub use levels::{LevelOverrides, Target as LevelTarget};
+/// One diagnostic in rustc's human format.
+pub use render::human::render as render_human;
+/// Diagnostics as cargo's `--message-format json` stream.
+pub use render::json::render as render_json;
+pub use render::json::{JsonContext, target_json, workspace_origin};
+/// The key of the line-free fingerprint in each SARIF result's `partialFingerprints`.
+pub use render::sarif::FINGERPRINT_KEY as SARIF_FINGERPRINT_KEY;
+pub use render::sarif::SarifContext;
+/// Diagnostics as one SARIF 2.1.0 log.
+pub use render::sarif::render as render_sarif;

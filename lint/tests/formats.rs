@@ -4,10 +4,11 @@
 
 use cargo_metadata::Message;
 use cargo_metadata::diagnostic::DiagnosticLevel;
-use nosync_lint::diagnostics::{
-    Code, Confidence, Diagnostic, Finding, Hop, Level, Origin, Span, explain,
+use nosync_lint::{
+    Code, Confidence, Diagnostic, Finding, Hop, JsonContext, Level, Origin, SARIF_FINGERPRINT_KEY,
+    SarifContext, SinkKind, Span, explain, render_json, render_sarif, target_json,
+    workspace_origin,
 };
-use nosync_lint::render::{json, sarif};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -128,7 +129,7 @@ fn finding(code: Code) -> Diagnostic {
         root: "demo::train_step".into(),
         sink: "demo::metrics::read_loss".into(),
         sink_reason: "copies the loss to the host".into(),
-        sink_kind: nosync_lint::diagnostics::SinkKind::Blocks,
+        sink_kind: SinkKind::Blocks,
         chain,
         confidence: Confidence::Exact,
     });
@@ -158,13 +159,13 @@ struct Rendered {
 fn check(diagnostics: &[Diagnostic]) -> Rendered {
     let workspace = workspace();
     let rendered = |d: &Diagnostic| format!("{:?}[{}]: {}\n", d.level, d.code.as_str(), d.message);
-    let cx = json::JsonContext {
+    let cx = JsonContext {
         source: &source,
         rendered: &rendered,
         workspace: &workspace,
         metadata: None,
     };
-    let json = json::render(diagnostics, &cx);
+    let json = render_json(diagnostics, &cx);
     let messages: Vec<Message> = Message::parse_stream(json.as_bytes())
         .collect::<Result<_, _>>()
         .expect("JSON lines parse as cargo messages");
@@ -178,7 +179,7 @@ fn check(diagnostics: &[Diagnostic]) -> Rendered {
         .lines()
         .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
         .collect();
-    let sarif_text = sarif::render(diagnostics, &sarif::SarifContext::default());
+    let sarif_text = render_sarif(diagnostics, &SarifContext::default());
     let sarif: Value = serde_json::from_str(&sarif_text).expect("SARIF is JSON");
     assert_valid_sarif(&sarif);
     Rendered {
@@ -204,10 +205,7 @@ fn json_lines_are_cargo_compiler_messages() {
     assert_eq!(d.level, DiagnosticLevel::Error);
     let code = d.code.as_ref().expect("code");
     assert_eq!(code.code, "sync-in-no-sync");
-    assert_eq!(
-        code.explanation.as_deref(),
-        explain::explain(Code::SyncInNoSync)
-    );
+    assert_eq!(code.explanation.as_deref(), explain(Code::SyncInNoSync));
     assert!(d.rendered.as_deref().is_some_and(|r| r.contains("reaches")));
     let [primary] = d.spans.as_slice() else {
         panic!("one primary span: {:?}", d.spans);
@@ -364,9 +362,9 @@ fn target_objects_come_from_cargo_metadata_when_it_knows_the_target() {
         .no_deps()
         .exec()
         .expect("cargo metadata of this package");
-    let origin = json::workspace_origin(Some(&metadata), &manifest);
+    let origin = workspace_origin(Some(&metadata), &manifest);
     assert_eq!(origin.target_name, "nosync_lint");
-    let target = json::target_json(&origin, Some(&metadata));
+    let target = target_json(&origin, Some(&metadata));
     assert_eq!(target.kind, ["lib"]);
     assert_eq!(target.edition, "2024");
     assert!(target.doctest && target.doc && target.test);
@@ -375,7 +373,7 @@ fn target_objects_come_from_cargo_metadata_when_it_knows_the_target() {
         target_kind: vec!["bin".into()],
         ..origin
     };
-    let target = json::target_json(&bin, Some(&metadata));
+    let target = target_json(&bin, Some(&metadata));
     assert_eq!(
         (target.crate_types.as_slice(), target.doctest),
         (&["bin".to_owned()][..], false)
@@ -400,7 +398,7 @@ fn sarif_validates_and_describes_every_rule() {
     let codes: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
     assert_eq!(ids, codes);
     for (rule, code) in rules.iter().zip(Code::ALL) {
-        assert_eq!(rule["help"]["markdown"].as_str(), explain::explain(*code));
+        assert_eq!(rule["help"]["markdown"].as_str(), explain(*code));
         assert_eq!(rule["shortDescription"]["text"], code.summary());
         let full = rule["fullDescription"]["text"].as_str().unwrap_or("");
         assert!(!full.is_empty() && !full.contains("###"), "{full}");
@@ -456,7 +454,7 @@ fn sarif_schema_check_rejects_invalid_logs() {
 fn sarif_fingerprints_ignore_lines_but_not_the_chain() {
     let fingerprint = |d: &Diagnostic| {
         let out = check(std::slice::from_ref(d));
-        out.sarif["runs"][0]["results"][0]["partialFingerprints"][sarif::FINGERPRINT_KEY]
+        out.sarif["runs"][0]["results"][0]["partialFingerprints"][SARIF_FINGERPRINT_KEY]
             .as_str()
             .expect("fingerprint")
             .to_owned()
@@ -492,7 +490,7 @@ fn sarif_fingerprints_of_findings_sharing_a_chain_are_numbered() {
     let out = check(&[first, second]);
     let prints: Vec<&str> = (0..2)
         .map(|i| {
-            out.sarif["runs"][0]["results"][i]["partialFingerprints"][sarif::FINGERPRINT_KEY]
+            out.sarif["runs"][0]["results"][i]["partialFingerprints"][SARIF_FINGERPRINT_KEY]
                 .as_str()
                 .expect("fingerprint")
         })
@@ -505,9 +503,9 @@ fn sarif_fingerprints_of_findings_sharing_a_chain_are_numbered() {
 fn sarif_paths_outside_the_workspace_are_file_uris() {
     let mut d = finding(Code::SyncInNoSync);
     d.primary.file = "/home/me/.cargo/registry/src/candle core/lib.rs".into();
-    let log = sarif::render(
+    let log = render_sarif(
         &[d],
-        &sarif::SarifContext {
+        &SarifContext {
             srcroot: Some(Path::new("/work/demo")),
         },
     );

@@ -7,7 +7,7 @@
 //! formats_fixtures` (or insta's own `INSTA_UPDATE=always`).
 
 use cargo_metadata::Message;
-use nosync_lint::diagnostics::{Code, explain};
+use nosync_lint::{Code, explain};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -47,7 +47,7 @@ fn lint(args: &[&str]) -> Run {
         .chain(args.iter().copied())
         .map(Into::into);
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let exit = nosync_lint::cli::run(argv, &mut out, &mut err);
+    let exit = nosync_lint::run(argv, &mut out, &mut err);
     Run {
         exit,
         stdout: String::from_utf8_lossy(&out).into_owned(),
@@ -115,7 +115,7 @@ fn check_json(stdout: &str, workspace: &Path) -> Vec<Value> {
         );
         let code = m.message.code.as_ref().expect("a code");
         let known = Code::from_name(&code.code).expect("a known code");
-        assert_eq!(code.explanation.as_deref(), explain::explain(known));
+        assert_eq!(code.explanation.as_deref(), explain(known));
         line["message"]["code"]["explanation"] =
             format!("<docs/diagnostics.md: {}>", code.code).into();
     }
@@ -293,10 +293,7 @@ fn explain_prints_the_docs_section() {
     for &code in Code::ALL {
         let run = lint(&["--explain", code.as_str()]);
         assert_eq!(run.exit, 0);
-        assert_eq!(
-            run.stdout.trim_end(),
-            explain::explain(code).unwrap_or_default()
-        );
+        assert_eq!(run.stdout.trim_end(), explain(code).unwrap_or_default());
     }
     let run = lint(&["--explain", "E0308"]);
     assert_eq!(run.exit, 2);

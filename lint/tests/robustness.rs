@@ -21,12 +21,10 @@
 
 #![allow(clippy::disallowed_macros)] // the child prints its verdict for the parent
 
-use nosync_lint::config::Config;
-use nosync_lint::diagnostics::{Code, Diagnostic, Origin, Span};
-use nosync_lint::engine::{Analysis, analyze_crates};
-use nosync_lint::render::human;
-use nosync_lint::source::SourceMap;
-use nosync_lint::workspace::{CrateSpec, DepTarget};
+use nosync_lint::{
+    Analysis, Code, Config, CrateSpec, DepTarget, Diagnostic, Origin, SourceMap, Span,
+    analyze_crates, render_human,
+};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -127,7 +125,6 @@ fn spec(dir: &Path) -> CrateSpec {
             .map(|d| (d.to_string(), DepTarget::External(d.to_string())))
             .collect(),
         check_roots: true,
-        is_lib: true,
         origin: Origin {
             package_id: "qa".into(),
             package_name: "qa".into(),
@@ -169,7 +166,7 @@ fn check_invariants(a: &Analysis, sentinel: bool) -> Result<(), String> {
         for s in spans(d) {
             check_span(&a.sources, s).map_err(|e| format!("{e} in `{}`", d.message))?;
         }
-        let text = human::render(d, &a.sources, false);
+        let text = render_human(d, &a.sources, false);
         if text.is_empty() {
             return Err(format!("empty rendering of `{}`", d.message));
         }

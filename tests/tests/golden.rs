@@ -1,4 +1,4 @@
-//! The lint over every fixture, through the library (`nosync_lint::cli::run`), checked two
+//! The lint over every fixture, through the library (`nosync_lint::run`), checked two
 //! independent ways (each reports every fixture, then fails naming the failing ones):
 //!
 //! - `golden_outputs`: the exit code, stdout and stderr, paths normalised, must equal
@@ -21,7 +21,7 @@ use std::ffi::OsString;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
-use nosync_lint::diagnostics::{Code, Level};
+use nosync_lint::{Code, Level};
 use nosync_tests::annotations::{self, Key};
 use nosync_tests::fixture::{self, Fixture};
 use nosync_tests::{golden, reported};
@@ -44,7 +44,7 @@ fn lint(fixture: &Fixture) -> Result<Run, String> {
     // cargo prints them; whether cargo prints one depends on the machine's cache and locks.
     let stderr: String = stderr
         .lines()
-        .filter(|l| !nosync_lint::workspace::is_status_line(l))
+        .filter(|l| !nosync_lint::is_status_line(l))
         .flat_map(|l| [l, "\n"])
         .collect();
     let mut json_args = args.clone();
@@ -60,11 +60,11 @@ fn lint(fixture: &Fixture) -> Result<Run, String> {
     })
 }
 
-/// `nosync_lint::cli::run` on `args`: exit code, stdout, stderr; a panic is an error.
+/// `nosync_lint::run` on `args`: exit code, stdout, stderr; a panic is an error.
 fn run_cli(args: &[String]) -> Result<(i32, String, String), String> {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let exit = catch_unwind(AssertUnwindSafe(|| {
-        nosync_lint::cli::run(args.iter().map(OsString::from), &mut out, &mut err)
+        nosync_lint::run(args.iter().map(OsString::from), &mut out, &mut err)
     }))
     .map_err(|panic| format!("the lint panicked: {}", panic_message(&*panic)))?;
     let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();

@@ -4,12 +4,7 @@
 
 use crate::configs::CONFIG_CRATE;
 use crate::{check_span, spec};
-use nosync_lint::baseline::Baseline;
-use nosync_lint::config::Config;
-use nosync_lint::diagnostics::Code;
-use nosync_lint::engine::{Analysis, analyze_crates};
-use nosync_lint::render::human;
-use nosync_lint::source::SourceMap;
+use nosync_lint::{Analysis, Baseline, Code, Config, SourceMap, analyze_crates, render_human};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -54,7 +49,7 @@ pub fn baseline_file(text: &str) {
         if let Err(e) = check_span(sources, &d.primary) {
             panic!("{e} in `{}: {}`", d.code.as_str(), d.message);
         }
-        let rendered = human::render(d, sources, false);
+        let rendered = render_human(d, sources, false);
         assert!(!rendered.is_empty(), "empty rendering of `{}`", d.message);
     }
 }

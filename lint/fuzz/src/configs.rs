@@ -4,9 +4,9 @@
 //! fixed crate (roots, sinks, allow, levels).
 
 use crate::{Expect, check, spec};
-use nosync_lint::config::{self, Config};
-use nosync_lint::engine::{analyze_crates, sort};
-use nosync_lint::source::SourceMap;
+use nosync_lint::{
+    Config, SourceMap, analyze_crates, load_config_file, load_config_table, sort_diagnostics,
+};
 use std::path::PathBuf;
 
 /// The fixed crate `t`: plain fns, inherent and trait methods, generics, a cudarc call and
@@ -84,17 +84,17 @@ pub fn config_file(text: &str) {
     let manifest = root.join("Cargo.toml");
     sources.add(manifest.clone(), text.to_owned());
     for table in manifest_tables(text) {
-        config::load_manifest_table(&manifest, &table, &mut cfg, &mut sources, &mut diags);
+        load_config_table(&manifest, &table, &mut cfg, &mut sources, &mut diags);
     }
     let file = root.join("nosync.toml");
     sources.add(file.clone(), text.to_owned());
     // The file is in the source map already: loading it reads no disk and cannot fail.
-    config::load_file(&file, &mut cfg, &mut sources, &mut diags).expect("in-memory config");
+    load_config_file(&file, &mut cfg, &mut sources, &mut diags).expect("in-memory config");
     let lib = root.join("src/lib.rs");
     sources.add(lib.clone(), CONFIG_CRATE.to_owned());
     let mut a = analyze_crates(root, vec![spec("t", lib)], &cfg, sources);
     a.diagnostics.extend(diags);
-    sort(&mut a.diagnostics);
+    sort_diagnostics(&mut a.diagnostics);
     check(&a, Expect::default());
 }
 

@@ -4,10 +4,7 @@
 //! that `t` depends on (cross-crate `use`, globs, traits and macros).
 
 use crate::{Expect, check, spec};
-use nosync_lint::config::Config;
-use nosync_lint::engine::analyze_crates;
-use nosync_lint::source::SourceMap;
-use nosync_lint::workspace::DepTarget;
+use nosync_lint::{Config, DepTarget, SourceMap, analyze_crates};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 

@@ -10,15 +10,10 @@
 //! (`pipeline_twice`) and a lost sentinel finding (`pipeline_files`). Hangs and memory blow-ups are libFuzzer's `-timeout` and
 //! `-rss_limit_mb`.
 
-use nosync_lint::baseline::{self, Baseline};
-use nosync_lint::cli_output::{Style, write_machine};
-use nosync_lint::config::Config;
-use nosync_lint::diagnostics::{Code, Diagnostic, Level, Origin, Span};
-use nosync_lint::engine::{Analysis, analyze_crates};
-use nosync_lint::levels::LevelOverrides;
-use nosync_lint::render::human;
-use nosync_lint::source::SourceMap;
-use nosync_lint::workspace::{CrateSpec, DepTarget};
+use nosync_lint::{
+    Analysis, Baseline, Code, Config, CrateSpec, DepTarget, Diagnostic, Level, LevelOverrides,
+    Origin, SourceMap, Span, Style, analyze_crates, render_human, write_baseline, write_machine,
+};
 use std::path::{Path, PathBuf};
 
 /// The in-memory crate of the one-file and config targets: `/mem/t/src/lib.rs`.
@@ -44,7 +39,6 @@ pub fn spec(name: &str, file: PathBuf) -> CrateSpec {
             .map(|d| (d.to_string(), DepTarget::External(d.to_string())))
             .collect(),
         check_roots: true,
-        is_lib: true,
         origin,
     }
 }
@@ -125,7 +119,7 @@ pub fn check(a: &Analysis, expect: Expect) {
                 panic!("{e} in `{}: {}`", d.code.as_str(), d.message);
             }
         }
-        let text = human::render(d, &a.sources, false);
+        let text = render_human(d, &a.sources, false);
         assert!(!text.is_empty(), "empty rendering of `{}`", d.message);
     }
     render_machine(a, &diagnostics, expect.sarif);
@@ -144,7 +138,7 @@ fn baseline_round_trip(diagnostics: &[Diagnostic]) {
     if !diagnostics.iter().any(|d| d.finding.is_some()) {
         return;
     }
-    let text = baseline::write(diagnostics);
+    let text = write_baseline(diagnostics);
     let written = match Baseline::parse(Path::new("nosync-baseline.toml"), text.clone()) {
         Ok(b) => b,
         Err(e) => panic!("a written baseline does not parse ({e:#}):\n{text}"),

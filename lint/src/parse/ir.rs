@@ -35,18 +35,6 @@ pub struct Seg {
 }
 
 impl PathIr {
-    pub fn single(name: &str) -> Self {
-        PathIr {
-            global: false,
-            segs: vec![Seg {
-                name: name.to_owned(),
-                args: Vec::new(),
-            }],
-            qself: None,
-            qself_pos: 0,
-        }
-    }
-
     pub fn last_name(&self) -> &str {
         self.segs.last().map_or("", |s| s.name.as_str())
     }
@@ -264,7 +252,6 @@ pub enum Stmt {
         span: SpanIr,
     },
     Expr(Expr),
-    Item(Box<Item>),
 }
 
 /// A pattern, for the bindings it introduces.

@@ -308,12 +308,3 @@ fn strip_prelude(text: &str) -> (std::borrow::Cow<'_, str>, usize) {
     }
     (std::borrow::Cow::Borrowed(body), offset)
 }
-
-/// A span for a whole item given by its IR span (helper for diagnostics).
-pub fn span_ir(file: FileId, lo: usize, hi: usize) -> SpanIr {
-    SpanIr {
-        file,
-        lo: lo as u32,
-        hi: hi as u32,
-    }
-}

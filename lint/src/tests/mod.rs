@@ -85,7 +85,6 @@ fn spec(name: &str, file: PathBuf) -> CrateSpec {
             .map(|d| (d.to_string(), DepTarget::External(d.to_string())))
             .collect(),
         check_roots: true,
-        is_lib: true,
         origin,
     }
 }

@@ -57,7 +57,6 @@ pub struct CrateSpec {
     pub deps: Vec<(String, DepTarget)>,
     /// Whether `#[no_sync]` roots of this crate are checked (selected members).
     pub check_roots: bool,
-    pub is_lib: bool,
     pub origin: Origin,
 }
 
@@ -508,7 +507,6 @@ fn spec(p: &Package, t: &cargo_metadata::Target, m: &Metadata, check: bool) -> C
         features: enabled_features(p, m),
         deps: Vec::new(),
         check_roots: check,
-        is_lib: is_lib(t),
         origin: origin(p, t),
     }
 }

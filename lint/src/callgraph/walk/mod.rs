@@ -201,7 +201,6 @@ impl Walker<'_, '_> {
                     unknown()
                 }
                 Stmt::Expr(e) => self.expr(e),
-                Stmt::Item(_) => unknown(),
             };
         }
         let scope = self.pop_scope();
