@@ -14,7 +14,7 @@
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, measurement::WallTime};
 use nosync_lint::{
-    Config, CrateSpec, DepTarget, Origin, SourceMap, WorkspaceOptions, analyze_crates,
+    Config, CrateSpec, DepTarget, DiskLoader, Origin, SourceMap, WorkspaceOptions, analyze_crates,
     load_config_file, load_workspace,
 };
 use rayon::prelude::*;
@@ -71,7 +71,9 @@ impl Input {
         let mut sources = self.sources();
         sources.add(path.clone(), text.to_owned());
         let mut diags = Vec::new();
-        if let Err(e) = load_config_file(&path, &mut self.cfg, &mut sources, &mut diags) {
+        if let Err(e) =
+            load_config_file(&path, &mut self.cfg, &DiskLoader, &mut sources, &mut diags)
+        {
             println!("{}: config not loaded: {e:#}", self.name);
         }
         self.config = Some((path, text.to_owned()));
@@ -93,6 +95,7 @@ impl Input {
             self.root.clone(),
             self.crates.clone(),
             &self.cfg,
+            &DiskLoader,
             self.sources(),
         );
         let config = self.config.as_ref().map(|(p, _)| p);
@@ -224,7 +227,7 @@ fn timed<T>(f: impl FnOnce() -> T) -> Sample {
 fn full_once(input: &Input) -> Sample {
     let (crates, sources) = (input.crates.clone(), input.sources());
     let t = Instant::now();
-    let a = analyze_crates(input.root.clone(), crates, &input.cfg, sources);
+    let a = analyze_crates(input.root.clone(), crates, &input.cfg, &DiskLoader, sources);
     let per_iter = t.elapsed();
     let phases = a.stats.phases.iter().copied().collect();
     drop(std::hint::black_box(a));

@@ -282,7 +282,7 @@ fn apply_baseline(
     err: &mut dyn Write,
 ) -> Result<(Vec<Diagnostic>, SourceMap), i32> {
     let display = display_path(&analysis.root, path);
-    let read = std::fs::read_to_string(path)
+    let read = crate::source::Loader::read(&crate::source::DiskLoader, path)
         .map_err(anyhow::Error::from)
         .and_then(|text| Baseline::parse(&display, text));
     let baseline = read.map_err(|e| {
@@ -310,7 +310,7 @@ fn apply_baseline(
 /// `path` as diagnostics print it: relative to the workspace root when inside it (as the
 /// source map prints the files it holds).
 fn display_path(root: &Path, path: &Path) -> PathBuf {
-    crate::workspace::relative(root, &absolute(path))
+    crate::paths::relative(root, &absolute(path))
 }
 
 fn absolute(path: &Path) -> PathBuf {

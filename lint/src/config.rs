@@ -5,8 +5,7 @@
 //! the TOML text, so that a path matching nothing is reported where it is written.
 
 use crate::diagnostics::{Code, Diagnostic};
-use crate::parse::ir::{FileId, SpanIr};
-use crate::source::SourceMap;
+use crate::source::{FileId, Loader, SourceMap, SpanIr};
 use std::path::Path;
 
 /// One configured path.
@@ -149,16 +148,17 @@ pub fn error(sources: &SourceMap, span: SpanIr, msg: String) -> Diagnostic {
     Diagnostic::new(Code::ConfigError, msg, sources.span(span))
 }
 
-/// Reads `--config FILE` into the source map and the configuration.
+/// Reads `--config FILE` (through `files`) into the source map and the configuration.
 pub fn load_file(
     path: &Path,
     cfg: &mut Config,
+    files: &dyn Loader,
     sources: &mut SourceMap,
     diags: &mut Vec<Diagnostic>,
 ) -> anyhow::Result<()> {
     use anyhow::Context;
     let id = sources
-        .load(path)
+        .load(files, path)
         .with_context(|| format!("cannot read config file `{}`", path.display()))?;
     let text = sources.file(id).text.clone();
     match toml::from_str::<toml::Table>(&text) {
@@ -188,15 +188,17 @@ pub fn load_file(
     Ok(())
 }
 
-/// Adds a `[*.metadata.nosync-lint]` table of manifest `manifest`.
+/// Adds a `[*.metadata.nosync-lint]` table of manifest `manifest` (its text read through
+/// `files`, for the locations).
 pub fn load_manifest_table(
     manifest: &Path,
     value: &serde_json::Value,
     cfg: &mut Config,
+    files: &dyn Loader,
     sources: &mut SourceMap,
     diags: &mut Vec<Diagnostic>,
 ) {
-    if let Ok(id) = sources.load(manifest) {
+    if let Ok(id) = sources.load(files, manifest) {
         cfg.add_table(value, id, sources, diags);
     }
 }

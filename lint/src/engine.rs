@@ -1,11 +1,12 @@
 //! The pipeline, stage by stage: workspace → config → parse → macro expansion →
-//! resolve → call graph → analysis. [`analyze`] does the IO (cargo metadata, config
-//! files); [`analyze_crates`] is the core over given crates, used by tests too.
+//! resolve → call graph → analysis. [`analyze`] is the edge: it runs cargo metadata and
+//! reads from the disk ([`DiskLoader`]); [`analyze_crates`] is the core over given crates
+//! and a [`Loader`], which is all it sees of files (tests give it files in memory).
 
 use crate::config::{self, Config};
 use crate::diagnostics::{Diagnostic, Span};
 use crate::parse::cfg::CfgCtx;
-use crate::source::SourceMap;
+use crate::source::{DiskLoader, Loader, SourceMap};
 use crate::workspace::{self, CrateSpec, WorkspaceOptions};
 use crate::{analysis, callgraph, net, parse, resolve};
 use std::collections::HashMap;
@@ -62,20 +63,21 @@ pub type ConfigLevel = (String, String, Span);
 pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result<Analysis> {
     let start = Instant::now();
     let (ws, mut diags) = workspace::load(&opts.workspace, progress)?;
+    let files = &DiskLoader;
     let mut sources = SourceMap::new(&ws.root);
     if !diags.is_empty() {
         // Workspace-level warnings point into the root manifest: show its text.
-        let _ = sources.load(&ws.root.join("Cargo.toml"));
+        let _ = sources.load(files, &ws.root.join("Cargo.toml"));
     }
     let mut cfg = Config::default();
     for (manifest, table) in &ws.config_tables {
-        config::load_manifest_table(manifest, table, &mut cfg, &mut sources, &mut diags);
+        config::load_manifest_table(manifest, table, &mut cfg, files, &mut sources, &mut diags);
     }
     if let Some(path) = &opts.config {
-        config::load_file(path, &mut cfg, &mut sources, &mut diags)?;
+        config::load_file(path, &mut cfg, files, &mut sources, &mut diags)?;
     }
     let metadata_time = start.elapsed();
-    let mut a = analyze_crates(ws.root, ws.crates, &cfg, sources);
+    let mut a = analyze_crates(ws.root, ws.crates, &cfg, files, sources);
     a.metadata = ws.metadata;
     a.diagnostics.extend(diags);
     sort(&mut a.diagnostics);
@@ -83,11 +85,13 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
     Ok(a)
 }
 
-/// The analysis of `crates` on a pool whose threads have large stacks.
+/// The analysis of `crates` on a pool whose threads have large stacks. Every file is read
+/// through `files` (and added to `sources`, which may hold some already).
 pub fn analyze_crates(
     root: PathBuf,
     crates: Vec<CrateSpec>,
     cfg: &Config,
+    files: &dyn Loader,
     sources: SourceMap,
 ) -> Analysis {
     // Large stacks are virtual memory: cap the thread count so that the reservation
@@ -99,8 +103,8 @@ pub fn analyze_crates(
         .build();
     let fallback_root = root.clone();
     let run = || match pool {
-        Ok(pool) => pool.install(move || core(root, crates, cfg, sources)),
-        Err(_) => single_thread(root, crates, cfg, sources),
+        Ok(pool) => pool.install(move || core(root, crates, cfg, files, sources)),
+        Err(_) => single_thread(root, crates, cfg, files, sources),
     };
     // The stages have nets of their own; this one catches what falls between them.
     net::catch(run).unwrap_or_else(|caught| {
@@ -123,38 +127,34 @@ fn single_thread(
     root: PathBuf,
     crates: Vec<CrateSpec>,
     cfg: &Config,
+    files: &dyn Loader,
     sources: SourceMap,
 ) -> Analysis {
     // The inputs go through a slot, so that they come back if the thread cannot start.
-    let slot = std::sync::Arc::new(std::sync::Mutex::new(Some((
-        root,
-        crates,
-        cfg.clone(),
-        sources,
-    ))));
-    let theirs = std::sync::Arc::clone(&slot);
-    let spawned = std::thread::Builder::new()
-        .stack_size(parse::STACK_SIZE)
-        .spawn(move || {
-            let taken = theirs.lock().ok().and_then(|mut s| s.take());
-            taken.map(|(r, c, cfg, s)| core(r, c, &cfg, s))
-        });
-    if let Ok(handle) = spawned {
-        match handle.join() {
-            Ok(Some(analysis)) => return analysis,
-            Ok(None) => {}
-            Err(panic) => std::panic::resume_unwind(panic),
+    let slot = std::sync::Mutex::new(Some((root, crates, sources)));
+    let take = || slot.lock().ok().and_then(|mut s| s.take());
+    let ran = std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .stack_size(parse::STACK_SIZE)
+            .spawn_scoped(scope, || take().map(|(r, c, s)| core(r, c, cfg, files, s)));
+        match spawned.map(|handle| handle.join()) {
+            Ok(Ok(analysis)) => analysis,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(_) => None,
         }
-    }
-    let taken = slot.lock().ok().and_then(|mut s| s.take());
-    match taken {
-        Some((r, c, cfg, s)) => core(r, c, &cfg, s),
-        // Unreachable: the thread either ran (and returned above) or never started.
-        None => Analysis::default(),
-    }
+    });
+    // `None` is unreachable: the thread either ran or never started (the inputs are back).
+    ran.or_else(|| take().map(|(r, c, s)| core(r, c, cfg, files, s)))
+        .unwrap_or_default()
 }
 
-fn core(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, mut sources: SourceMap) -> Analysis {
+fn core(
+    root: PathBuf,
+    crates: Vec<CrateSpec>,
+    cfg: &Config,
+    files: &dyn Loader,
+    mut sources: SourceMap,
+) -> Analysis {
     let mut stats = Stats {
         crates: crates.len(),
         ..Stats::default()
@@ -176,7 +176,7 @@ fn core(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, mut sources: Source
         .enumerate()
         .map(|(i, c)| (c.root.clone(), i))
         .collect();
-    let (mut parsed, mut diags) = parse::parse_all(&roots, &cfgs, &mut sources);
+    let (mut parsed, mut diags) = parse::parse_all(&roots, &cfgs, files, &mut sources);
     lap(&mut stats, "parse");
     let at = sources.first_span();
     let what = |c: &crate::net::Caught| {
@@ -184,7 +184,7 @@ fn core(root: PathBuf, crates: Vec<CrateSpec>, cfg: &Config, mut sources: Source
         c.diagnostic("expanding", "`macro_rules!` invocations", lost, at.clone())
     };
     let expanded = net::guard(&mut diags, what, || {
-        resolve::macros::expand_all(&mut parsed, &cfgs, &crates, &mut sources)
+        resolve::macros::expand_all(&mut parsed, &cfgs, &crates, files, &mut sources)
     });
     let (expansions, d) = expanded.unwrap_or_default();
     diags.extend(d);

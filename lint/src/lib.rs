@@ -10,8 +10,8 @@
 //! What this crate exports is what its binary, tests, benches and fuzz targets use:
 //!
 //! - running the lint: [`run`] (the whole command line), [`analyze`] (cargo metadata,
-//!   config, analysis) and [`analyze_crates`] (the analysis of given crates, on files
-//!   given in a [`SourceMap`]), with their inputs ([`Options`], [`WorkspaceOptions`],
+//!   config, analysis) and [`analyze_crates`] (the analysis of given crates, reading
+//!   every file through a [`Loader`]: [`DiskLoader`], or [`MemLoader`] in memory), with their inputs ([`Options`], [`WorkspaceOptions`],
 //!   [`CrateSpec`], [`Config`]) and output ([`Analysis`]);
 //! - the output data: [`Diagnostic`] and its parts, [`Code`] and [`explain`];
 //! - what happens to it before and while it is shown: [`Baseline`], [`LevelOverrides`],
@@ -35,6 +35,7 @@ mod known;
 mod levels;
 mod net;
 mod parse;
+mod paths;
 mod render;
 mod resolve;
 mod source;
@@ -58,7 +59,7 @@ pub use config::load_file as load_config_file;
 /// Merges one `[package.metadata.nosync-lint]` / `[workspace.metadata.nosync-lint]` table
 /// into `cfg`.
 pub use config::load_manifest_table as load_config_table;
-pub use source::SourceMap;
+pub use source::{DiskLoader, Loader, MemLoader, SourceMap};
 /// Runs `cargo metadata` and selects the crates to analyse.
 pub use workspace::load as load_workspace;
 pub use workspace::{CrateSpec, DepTarget, WorkspaceOptions, is_status_line};

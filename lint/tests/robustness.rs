@@ -22,7 +22,7 @@
 #![allow(clippy::disallowed_macros)] // the child prints its verdict for the parent
 
 use nosync_lint::{
-    Analysis, Code, Config, CrateSpec, DepTarget, Diagnostic, Origin, SourceMap, Span,
+    Analysis, Code, Config, CrateSpec, DepTarget, Diagnostic, DiskLoader, Origin, SourceMap, Span,
     analyze_crates, render_human,
 };
 use std::path::Path;
@@ -145,6 +145,7 @@ fn run_case(case: &Case) -> Result<String, String> {
         dir.path().to_path_buf(),
         vec![spec(dir.path())],
         &Config::default(),
+        &DiskLoader,
         SourceMap::new(dir.path()),
     );
     let took = start.elapsed();
@@ -256,6 +257,7 @@ fn run_multi(kind: &str) -> Result<String, String> {
         d.to_path_buf(),
         specs,
         &Config::default(),
+        &DiskLoader,
         SourceMap::new(d),
     );
     check_invariants(&a, true)?;
@@ -283,6 +285,7 @@ fn run_corpus_crate(dir: &Path) -> Result<String, String> {
         dir.to_path_buf(),
         vec![spec],
         &Config::default(),
+        &DiskLoader,
         SourceMap::new(dir),
     );
     let took = start.elapsed();

@@ -4,7 +4,9 @@
 
 use crate::configs::CONFIG_CRATE;
 use crate::{check_span, spec};
-use nosync_lint::{Analysis, Baseline, Code, Config, SourceMap, analyze_crates, render_human};
+use nosync_lint::{
+    Analysis, Baseline, Code, Config, MemLoader, SourceMap, analyze_crates, render_human,
+};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -17,9 +19,15 @@ fn fixed_analysis() -> &'static Analysis {
     ANALYSIS.get_or_init(|| {
         let root = PathBuf::from(ROOT);
         let lib = root.join("src/lib.rs");
-        let mut sources = SourceMap::new(&root);
-        sources.add(lib.clone(), CONFIG_CRATE.to_owned());
-        let a = analyze_crates(root, vec![spec("t", lib)], &Config::default(), sources);
+        let files = MemLoader::new().with(&lib, CONFIG_CRATE);
+        let sources = SourceMap::new(&root);
+        let a = analyze_crates(
+            root,
+            vec![spec("t", lib)],
+            &Config::default(),
+            &files,
+            sources,
+        );
         assert!(
             a.diagnostics.iter().any(|d| d.finding.is_some()),
             "the fixed crate has findings for a baseline to match"

@@ -5,7 +5,8 @@
 
 use crate::{Expect, check, spec};
 use nosync_lint::{
-    Config, SourceMap, analyze_crates, load_config_file, load_config_table, sort_diagnostics,
+    Config, MemLoader, SourceMap, analyze_crates, load_config_file, load_config_table,
+    sort_diagnostics,
 };
 use std::path::PathBuf;
 
@@ -82,17 +83,25 @@ pub fn config_file(text: &str) {
     let mut cfg = Config::default();
     let mut diags = Vec::new();
     let manifest = root.join("Cargo.toml");
-    sources.add(manifest.clone(), text.to_owned());
-    for table in manifest_tables(text) {
-        load_config_table(&manifest, &table, &mut cfg, &mut sources, &mut diags);
-    }
     let file = root.join("nosync.toml");
-    sources.add(file.clone(), text.to_owned());
-    // The file is in the source map already: loading it reads no disk and cannot fail.
-    load_config_file(&file, &mut cfg, &mut sources, &mut diags).expect("in-memory config");
     let lib = root.join("src/lib.rs");
-    sources.add(lib.clone(), CONFIG_CRATE.to_owned());
-    let mut a = analyze_crates(root, vec![spec("t", lib)], &cfg, sources);
+    let files = MemLoader::new()
+        .with(&manifest, text)
+        .with(&file, text)
+        .with(&lib, CONFIG_CRATE);
+    for table in manifest_tables(text) {
+        load_config_table(
+            &manifest,
+            &table,
+            &mut cfg,
+            &files,
+            &mut sources,
+            &mut diags,
+        );
+    }
+    // The file is in memory: loading it cannot fail.
+    load_config_file(&file, &mut cfg, &files, &mut sources, &mut diags).expect("in-memory config");
+    let mut a = analyze_crates(root, vec![spec("t", lib)], &cfg, &files, sources);
     a.diagnostics.extend(diags);
     sort_diagnostics(&mut a.diagnostics);
     check(&a, Expect::default());

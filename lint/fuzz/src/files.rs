@@ -4,7 +4,7 @@
 //! that `t` depends on (cross-crate `use`, globs, traits and macros).
 
 use crate::{Expect, check, spec};
-use nosync_lint::{Config, DepTarget, SourceMap, analyze_crates};
+use nosync_lint::{Config, DepTarget, DiskLoader, SourceMap, analyze_crates};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -53,6 +53,7 @@ pub fn two_files(a: &str, u: &str) {
         dir.clone(),
         vec![t, u],
         &Config::default(),
+        &DiskLoader,
         SourceMap::new(dir),
     );
     check(

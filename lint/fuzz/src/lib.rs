@@ -12,7 +12,8 @@
 
 use nosync_lint::{
     Analysis, Baseline, Code, Config, CrateSpec, DepTarget, Diagnostic, Level, LevelOverrides,
-    Origin, SourceMap, Span, Style, analyze_crates, render_human, write_baseline, write_machine,
+    MemLoader, Origin, SourceMap, Span, Style, analyze_crates, render_human, write_baseline,
+    write_machine,
 };
 use std::path::{Path, PathBuf};
 
@@ -47,9 +48,15 @@ pub fn spec(name: &str, file: PathBuf) -> CrateSpec {
 fn analyze_one(text: &str) -> Analysis {
     let root = PathBuf::from(MEM_ROOT);
     let file = root.join("src/lib.rs");
-    let mut sources = SourceMap::new(&root);
-    sources.add(file.clone(), text.to_owned());
-    analyze_crates(root, vec![spec("t", file)], &Config::default(), sources)
+    let files = MemLoader::new().with(&file, text);
+    let sources = SourceMap::new(&root);
+    analyze_crates(
+        root,
+        vec![spec("t", file)],
+        &Config::default(),
+        &files,
+        sources,
+    )
 }
 
 /// Target `pipeline_twice`: `text` analysed twice in one process must give the same

@@ -6,16 +6,8 @@
 
 pub use nosync_syntax::{Args, AttrName, Kind};
 
-/// Index of a file in the [`crate::source::SourceMap`].
-pub type FileId = u32;
-
-/// A byte range of one file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct SpanIr {
-    pub file: FileId,
-    pub lo: u32,
-    pub hi: u32,
-}
+/// Files and byte ranges are the source stage's (every IR node carries them).
+pub use crate::source::{FileId, SpanIr};
 
 /// A path as written: `a::b::<T>::c`, with an optional `<T as Trait>` qualifier.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -166,6 +158,13 @@ pub struct MacroOrigin {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModKind {
     Inline(Vec<Item>),
+    /// `mod x;` as lowered, before its file is looked for (lowering reads no file system:
+    /// [`crate::parse`] turns each into `File` or `Missing` through its loader): the files
+    /// it may name, in the order rustc tries them, and whether they come from `#[path]`.
+    Declared {
+        candidates: Vec<std::path::PathBuf>,
+        path_attr: bool,
+    },
     /// `mod x;` resolved to a file, parsed separately; `owns_dir` when its own `mod y;`
     /// items live next to it (`mod.rs`, `#[path]` files) rather than in `x/`.
     File {

@@ -3,6 +3,8 @@
 use super::cfg::CfgCtx;
 use super::ir::{Item, ModKind};
 use super::lower::Lower;
+use crate::paths;
+use crate::source::Loader;
 use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 
@@ -42,11 +44,11 @@ impl Lower<'_> {
     }
 }
 
-/// The file of `mod name;` in `dir`: the first of the `#[path]`s that exists, else
-/// `name.rs` or `name/mod.rs`.
+/// `mod name;` in `dir`, not looked for yet: the `#[path]`s, else `name.rs` and
+/// `name/mod.rs`.
 fn file_module(dir: &Path, name: &str, paths: Vec<PathBuf>) -> ModKind {
-    let has_attr = !paths.is_empty();
-    let candidates = if has_attr {
+    let path_attr = !paths.is_empty();
+    let candidates = if path_attr {
         paths
     } else {
         vec![
@@ -54,18 +56,47 @@ fn file_module(dir: &Path, name: &str, paths: Vec<PathBuf>) -> ModKind {
             dir.join(name).join("mod.rs"),
         ]
     };
-    // One name per file, however it is reached (`#[path = "../x.rs"]`).
-    match candidates.iter().find(|c| c.is_file()) {
+    ModKind::Declared {
+        candidates,
+        path_attr,
+    }
+}
+
+/// Looks for the file of every `mod x;` among `items` (inline modules, fn bodies, impl
+/// and trait methods included) through `files`: the first candidate that is a file, by
+/// its one name (`#[path = "../x.rs"]` and `x.rs` are one file), else `Missing`.
+pub fn locate(items: &mut [Item], files: &dyn Loader) {
+    let mut stack: Vec<&mut [Item]> = vec![items];
+    while let Some(items) = stack.pop() {
+        for item in items.iter_mut() {
+            match item {
+                Item::Mod { kind, .. } => match kind {
+                    ModKind::Inline(inner) => stack.push(inner),
+                    ModKind::Declared {
+                        candidates,
+                        path_attr,
+                    } => {
+                        let candidates = std::mem::take(candidates);
+                        *kind = located(candidates, *path_attr, files);
+                    }
+                    ModKind::File { .. } | ModKind::Missing(_) => {}
+                },
+                Item::Fn(f) => stack.push(&mut f.nested),
+                Item::Impl(imp) => stack.extend(imp.fns.iter_mut().map(|f| &mut f.nested[..])),
+                Item::Trait { fns, .. } => stack.extend(fns.iter_mut().map(|f| &mut f.nested[..])),
+                _ => {}
+            }
+        }
+    }
+}
+
+fn located(candidates: Vec<PathBuf>, path_attr: bool, files: &dyn Loader) -> ModKind {
+    match candidates.iter().find_map(|c| files.file(c)) {
         Some(found) => ModKind::File {
-            owns_dir: has_attr || found.ends_with("mod.rs"),
-            path: crate::source::normalize(found),
+            owns_dir: path_attr || found.ends_with("mod.rs"),
+            path: found,
         },
-        None => ModKind::Missing(
-            candidates
-                .iter()
-                .map(|c| crate::source::lexical(c))
-                .collect(),
-        ),
+        None => ModKind::Missing(candidates.iter().map(|c| paths::lexical(c)).collect()),
     }
 }
 

@@ -14,8 +14,10 @@ pub(crate) mod lower_macro;
 mod lower_mod;
 mod prescan;
 
+pub use lower_mod::locate;
+
 use crate::diagnostics::{Code, Diagnostic};
-use crate::source::SourceMap;
+use crate::source::{Loader, SourceMap};
 use cfg::CfgCtx;
 use ir::{FileId, Item, ModKind, SpanIr};
 use rayon::prelude::*;
@@ -59,10 +61,12 @@ impl Parsed {
     }
 }
 
-/// Parses the module trees under `roots` (root file, cfg index), wave by wave.
+/// Parses the module trees under `roots` (root file, cfg index), wave by wave; every file
+/// is read, and every `mod` file looked for, through `files`.
 pub fn parse_all(
     roots: &[(PathBuf, usize)],
     cfgs: &[CfgCtx],
+    files: &dyn Loader,
     sources: &mut SourceMap,
 ) -> (Parsed, Vec<Diagnostic>) {
     let mut parsed = Parsed::default();
@@ -76,7 +80,7 @@ pub fn parse_all(
             declared_at: None,
         })
         .collect();
-    parse_jobs(&mut parsed, wave, cfgs, sources, &mut diags);
+    parse_jobs(&mut parsed, wave, cfgs, files, sources, &mut diags);
     (parsed, diags)
 }
 
@@ -86,6 +90,7 @@ pub fn parse_jobs(
     parsed: &mut Parsed,
     mut wave: Vec<FileJob>,
     cfgs: &[CfgCtx],
+    files: &dyn Loader,
     sources: &mut SourceMap,
     diags: &mut Vec<Diagnostic>,
 ) {
@@ -93,11 +98,15 @@ pub fn parse_jobs(
         wave.retain(|j| !parsed.files.contains_key(&(j.path.clone(), j.cfg)));
         wave.sort_by(|a, b| (&a.path, a.cfg).cmp(&(&b.path, b.cfg)));
         wave.dedup_by(|a, b| a.path == b.path && a.cfg == b.cfg);
-        let loaded = load_wave(&wave, sources, diags);
+        let loaded = load_wave(&wave, files, sources, diags);
         // Runs on the caller's rayon pool: [`crate::engine`] installs one with large stacks.
         let results: Vec<FileResult> = loaded
             .par_iter()
-            .map(|(j, id)| parse_one(j, *id, sources, cfgs))
+            .map(|(j, id)| {
+                let mut res = parse_one(j, *id, sources, cfgs);
+                locate(&mut res.items, files);
+                res
+            })
             .collect();
         let mut next = Vec::new();
         for ((job, id), res) in loaded.into_iter().zip(results) {
@@ -126,12 +135,13 @@ pub fn unparsed_children(parsed: &Parsed, items: &[Item], cfg: usize) -> Vec<Fil
 
 fn load_wave(
     wave: &[FileJob],
+    files: &dyn Loader,
     sources: &mut SourceMap,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<(FileJob, FileId)> {
     let mut out = Vec::new();
     for job in wave {
-        match sources.load(&job.path) {
+        match sources.load(files, &job.path) {
             Ok(id) => out.push((job.clone(), id)),
             Err(e) => {
                 let shown = sources.display(&job.path);
@@ -166,7 +176,7 @@ fn collect_children(items: &[Item], cfg: usize, next: &mut Vec<FileJob>) {
                         mod_dir: child_dir(path, *owns_dir),
                         declared_at: Some(*span),
                     }),
-                    ModKind::Missing(_) => {}
+                    ModKind::Declared { .. } | ModKind::Missing(_) => {}
                 }
             }
         }

@@ -273,9 +273,11 @@ fn collect_items<'a>(
                             }
                         }
                     }
-                    ModKind::Missing(tried) => {
-                        diags.push(missing_module(name, tried, *span, sources))
-                    }
+                    // `Declared` never outlives parsing, which looks every one up.
+                    ModKind::Missing(tried)
+                    | ModKind::Declared {
+                        candidates: tried, ..
+                    } => diags.push(missing_module(name, tried, *span, sources)),
                 }
             }
             Item::ExternCrate { name, alias, .. } => {

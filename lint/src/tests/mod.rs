@@ -1,9 +1,10 @@
-//! Unit tests of the engine over in-memory sources, through one [`check`] helper.
+//! Unit tests of the engine over in-memory sources, through one [`check`] helper: every
+//! file is read through a [`MemLoader`], so no unit test of the engine touches the disk.
 
 use crate::config::Config;
 use crate::diagnostics::Origin;
 use crate::engine::analyze_crates;
-use crate::source::SourceMap;
+use crate::source::{MemLoader, SourceMap};
 use crate::workspace::{CrateSpec, DepTarget};
 use std::path::{Path, PathBuf};
 
@@ -24,15 +25,15 @@ fn check_with(src: &str, cfg: &Config) -> String {
 const ROOT: &str = "/mem/t";
 
 /// The analysis of `src` as `/mem/t/src/lib.rs`, with `sources` (e.g. config files) added.
-fn analyze_src(src: &str, cfg: &Config, mut sources: SourceMap) -> crate::Analysis {
+fn analyze_src(src: &str, cfg: &Config, sources: SourceMap) -> crate::Analysis {
     let root = PathBuf::from(ROOT);
     let file = root.join("src/lib.rs");
-    sources.add(file.clone(), src.to_owned());
-    analyze_crates(root, vec![spec("t", file)], cfg, sources)
+    let files = MemLoader::new().with(&file, src);
+    analyze_crates(root, vec![spec("t", file)], cfg, &files, sources)
 }
 
-/// Analyses crates on disk: `files` (path, text) are written under a fresh directory,
-/// `crates` are (name, root file) there. Lines start with the file (relative path).
+/// Analyses crates of several files: `files` (path, text) are put in memory under one
+/// directory, `crates` are (name, root file) there. Lines start with the file (relative path).
 fn check_tree(files: &[(&str, &str)], crates: &[(&str, &str)]) -> String {
     check_tree_deps(files, crates, &[])
 }
@@ -44,24 +45,23 @@ fn check_tree_deps(
     crates: &[(&str, &str)],
     deps: &[(usize, usize)],
 ) -> String {
-    let dir = std::env::temp_dir().join(format!(
-        "nosync-lint-unit-{}-{}",
-        std::process::id(),
-        crates.iter().map(|c| c.0).collect::<Vec<_>>().join("-")
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = PathBuf::from("/mem/tree");
+    let mut mem = MemLoader::new();
     for (path, text) in files {
-        let p = dir.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, text).unwrap();
+        mem.insert(dir.join(path), *text);
     }
     let mut specs: Vec<CrateSpec> = crates.iter().map(|(n, r)| spec(n, dir.join(r))).collect();
     for &(a, b) in deps {
         let name = specs[b].name.clone();
         specs[a].deps.push((name, DepTarget::Analysed(b)));
     }
-    let a = analyze_crates(dir.clone(), specs, &Config::default(), SourceMap::new(&dir));
-    let _ = std::fs::remove_dir_all(&dir);
+    let a = analyze_crates(
+        dir.clone(),
+        specs,
+        &Config::default(),
+        &mem,
+        SourceMap::new(&dir),
+    );
     render(&a, true)
 }
 

@@ -148,21 +148,17 @@ fn mem_drop_drops_its_argument_there() {
 
 #[test]
 fn config_levels_are_carried_from_the_config_stage_whatever_the_file_is_called() {
-    let dir = std::env::temp_dir().join(format!("nosync-lint-unit-levels-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let conf = dir.join("lint.conf");
-    std::fs::write(
-        &conf,
+    let conf = Path::new("/mem/conf/lint.conf");
+    let files = MemLoader::new().with(
+        conf,
         "roots = []\nlevels = { \"sync-in-no-sync\" = \"warn\" }\n",
-    )
-    .unwrap();
+    );
     let (mut cfg, mut sources, mut diags) = (
         Config::default(),
         SourceMap::new(Path::new(ROOT)),
         Vec::new(),
     );
-    crate::config::load_file(&conf, &mut cfg, &mut sources, &mut diags).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
+    crate::config::load_file(conf, &mut cfg, &files, &mut sources, &mut diags).unwrap();
     assert!(diags.is_empty(), "{diags:?}");
     let src = with_prelude("#[no_sync] fn r(s: &CudaStream) { s.synchronize(); }\n");
     let a = analyze_src(&src, &cfg, sources);
@@ -224,18 +220,17 @@ fn json_targets_come_from_the_workspace_stage_metadata() {
 /// rustc does), not at 1:1 of a file with no text.
 #[test]
 fn an_unreadable_module_file_is_reported_at_its_mod_item() {
-    let dir = std::env::temp_dir().join(format!("nosync-lint-unit-{}-utf8", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("lib.rs"), "pub mod fine {}\nmod bad;\n").unwrap();
-    std::fs::write(dir.join("bad.rs"), b"fn f() {}\n\xff\xfe\n").unwrap();
+    let dir = PathBuf::from("/mem/utf8");
+    let files = MemLoader::new()
+        .with(dir.join("lib.rs"), "pub mod fine {}\nmod bad;\n")
+        .with(dir.join("bad.rs"), &b"fn f() {}\n\xff\xfe\n"[..]);
     let a = analyze_crates(
         dir.clone(),
         vec![spec("t", dir.join("lib.rs"))],
         &Config::default(),
+        &files,
         SourceMap::new(&dir),
     );
-    let _ = std::fs::remove_dir_all(&dir);
     let out = render(&a, true);
     assert_eq!(
         out,

@@ -68,11 +68,11 @@ fn cudarc_sinks_are_guessed_only_for_crates_that_depend_on_cudarc() {
     assert!(render(&with, false).contains("possible-sync-in-no-sync"));
     let root = PathBuf::from(ROOT);
     let file = root.join("src/lib.rs");
-    let mut sources = SourceMap::new(&root);
-    sources.add(file.clone(), src.to_owned());
+    let files = MemLoader::new().with(&file, src);
+    let sources = SourceMap::new(&root);
     let mut s = spec("t", file);
     s.deps.retain(|(n, _)| n != "cudarc");
-    let without = analyze_crates(root, vec![s], &Config::default(), sources);
+    let without = analyze_crates(root, vec![s], &Config::default(), &files, sources);
     let out = render(&without, false);
     assert!(!out.contains("sync-in-no-sync"), "{out}");
 }

@@ -156,13 +156,13 @@ fn anyhow_result_of_a_crate_not_analysed() {
     );
     let root = PathBuf::from(ROOT);
     let file = root.join("src/lib.rs");
-    let mut sources = SourceMap::new(&root);
-    sources.add(file.clone(), src);
+    let files = MemLoader::new().with(&file, src);
+    let sources = SourceMap::new(&root);
     let mut t = spec("t", file);
     t.deps
         .push(("anyhow".into(), DepTarget::External("anyhow".into())));
     let out = render(
-        &analyze_crates(root, vec![t], &Config::default(), sources),
+        &analyze_crates(root, vec![t], &Config::default(), &files, sources),
         false,
     );
     assert_eq!(

@@ -63,7 +63,7 @@ impl Disk {
             let manifest = from_dir.join(path).join("Cargo.toml");
             return manifest
                 .is_file()
-                .then(|| crate::source::normalize(&manifest));
+                .then(|| crate::paths::normalize(&manifest));
         }
         if let Some(url) = &d.git {
             return self.locate_git(url, &d.package);
@@ -316,7 +316,7 @@ fn lib_target(table: &toml::Table, name: &str, dir: &Path) -> Option<(String, Pa
         .and_then(|l| l.get("path")?.as_str())
         .map_or_else(|| dir.join("src/lib.rs"), |p| dir.join(p));
     root.is_file()
-        .then(|| (lib_name, crate::source::normalize(&root)))
+        .then(|| (lib_name, crate::paths::normalize(&root)))
 }
 
 fn features(table: &toml::Table) -> BTreeMap<String, Vec<String>> {

@@ -17,7 +17,7 @@ use crate::diagnostics::{Code, Diagnostic, Origin, Span};
 use anyhow::Result;
 use cargo_metadata::{CargoOpt, Metadata, MetadataCommand, Package, PackageId};
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Crates the lint never parses: their behaviour comes from built-in tables.
 pub const BUILTIN_CRATES: &[&str] = &["cudarc"];
@@ -503,7 +503,7 @@ fn is_lib(t: &cargo_metadata::Target) -> bool {
 fn spec(p: &Package, t: &cargo_metadata::Target, m: &Metadata, check: bool) -> CrateSpec {
     CrateSpec {
         name: t.name.replace('-', "_"),
-        root: crate::source::normalize(t.src_path.as_std_path()),
+        root: crate::paths::normalize(t.src_path.as_std_path()),
         features: enabled_features(p, m),
         deps: Vec::new(),
         check_roots: check,
@@ -594,12 +594,6 @@ fn lib_name(p: &Package) -> String {
         .iter()
         .find(|t| is_lib(t))
         .map_or_else(|| p.name.replace('-', "_"), |t| t.name.replace('-', "_"))
-}
-
-/// A path relative to `root` when inside it.
-pub fn relative(root: &Path, path: &Path) -> PathBuf {
-    path.strip_prefix(root)
-        .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
 }
 
 #[cfg(test)]

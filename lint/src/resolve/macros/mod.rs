@@ -21,7 +21,7 @@ use crate::parse::Parsed;
 use crate::parse::cfg::CfgCtx;
 use crate::parse::ir::{FnIr, Item, MacroCallIr, MacroOrigin, ModKind, SpanIr};
 use crate::parse::lower_macro::{Expanded, Position, lower_expansion};
-use crate::source::SourceMap;
+use crate::source::{Loader, SourceMap};
 use crate::workspace::CrateSpec;
 use scope::{Defs, MacroDef};
 use std::collections::{HashMap, HashSet};
@@ -50,14 +50,16 @@ pub struct Expansions {
 /// Expands item-position macro calls in every parsed file, in place; `cfgs[i]` and
 /// `crates[i]` belong to crate `i` (the second half of a file's key). A `mod x;` in an
 /// expansion names the file it would name written at the invocation (tokio declares most
-/// of its modules in `cfg_*!` macros); the files found are parsed, and expanded in turn.
+/// of its modules in `cfg_*!` macros); the files found (through `files`) are parsed, and
+/// expanded in turn.
 pub fn expand_all(
     parsed: &mut Parsed,
     cfgs: &[CfgCtx],
     crates: &[CrateSpec],
+    files: &dyn Loader,
     sources: &mut SourceMap,
 ) -> (Expansions, Vec<Diagnostic>) {
-    expand_all_within(parsed, cfgs, crates, sources, MAX_TOTAL_EXPANSION)
+    expand_all_within(parsed, cfgs, crates, files, sources, MAX_TOTAL_EXPANSION)
 }
 
 /// One expansion run: the definitions, the crates, the budget and what was done.
@@ -81,6 +83,7 @@ fn expand_all_within(
     parsed: &mut Parsed,
     cfgs: &[CfgCtx],
     crates: &[CrateSpec],
+    files: &dyn Loader,
     sources: &mut SourceMap,
     budget: usize,
 ) -> (Expansions, Vec<Diagnostic>) {
@@ -94,11 +97,14 @@ fn expand_all_within(
         count = expand_files(parsed, &todo, (cfgs, crates, budget), count);
         let mut jobs = Vec::new();
         for key in &todo {
+            if let Some(f) = parsed.files.get_mut(key) {
+                crate::parse::locate(&mut f.items, files);
+            }
             let items = &parsed.files[key].items;
             jobs.extend(crate::parse::unparsed_children(parsed, items, key.1));
         }
         let before: HashSet<_> = parsed.files.keys().cloned().collect();
-        crate::parse::parse_jobs(parsed, jobs, cfgs, sources, &mut diags);
+        crate::parse::parse_jobs(parsed, jobs, cfgs, files, sources, &mut diags);
         todo = parsed
             .files
             .keys()
@@ -271,7 +277,7 @@ mod tests {
     #[test]
     fn expansion_text_is_budgeted() {
         use crate::parse::cfg::CfgCtx;
-        use crate::source::SourceMap;
+        use crate::source::{MemLoader, SourceMap};
         let zeros = "0,".repeat(20_000);
         let mut src =
             format!("macro_rules! leaf {{ () => {{ const X: [u8; 1] = [{zeros}]; }} }}\n");
@@ -287,11 +293,12 @@ mod tests {
         }
         src.push_str("t0!();\n");
         let file = std::path::PathBuf::from("/mem/m/src/lib.rs");
+        let files = MemLoader::new().with(&file, src);
         let mut sources = SourceMap::new(std::path::Path::new("/mem/m"));
-        sources.add(file.clone(), src);
         let cfgs = [CfgCtx::default()];
-        let (mut parsed, _) = crate::parse::parse_all(&[(file, 0)], &cfgs, &mut sources);
-        let (n, _) = super::expand_all_within(&mut parsed, &cfgs, &[], &mut sources, 1 << 20);
+        let (mut parsed, _) = crate::parse::parse_all(&[(file, 0)], &cfgs, &files, &mut sources);
+        let (n, _) =
+            super::expand_all_within(&mut parsed, &cfgs, &[], &files, &mut sources, 1 << 20);
         assert!(n.bytes <= (1 << 20) + super::MAX_EXPANSION_LEN, "{n:?}");
         assert!(n.failed > 0 && n.expanded < 200, "{n:?}");
     }

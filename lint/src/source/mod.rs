@@ -1,49 +1,25 @@
-//! Source text: every file is read once and kept here, with its line starts, so that
-//! byte offsets become `line:col` spans and renderers can show snippets.
+//! Source text: every file is read once, through a [`Loader`], and kept here with its
+//! line starts, so that byte offsets become `line:col` spans and renderers can show
+//! snippets. The file ids and byte spans every later stage carries are defined here.
+
+mod loader;
+
+pub use loader::{DiskLoader, Loader, MemLoader};
 
 use crate::diagnostics::Span;
-use crate::parse::ir::{FileId, SpanIr};
+use crate::paths;
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-/// `path` with its `.` and `..` components resolved lexically (`a/b/../c` → `a/c`),
-/// as cargo does, so that a file reached by two routes (`src/x.rs` and
-/// `benches/../src/x.rs`) has one name. Where lexical resolution would name a
-/// different file than the path itself (a symlinked directory before a `..`), the path
-/// is kept as written: it is checked against the file system only in that case.
-pub fn normalize(path: &Path) -> PathBuf {
-    let lexical = lexical(path);
-    if lexical.as_os_str() == path.as_os_str() || !path.exists() {
-        return lexical;
-    }
-    match (std::fs::canonicalize(path), std::fs::canonicalize(&lexical)) {
-        (Ok(a), Ok(b)) if a == b => lexical,
-        _ => path.to_path_buf(),
-    }
-}
+/// Index of a file in the [`SourceMap`].
+pub type FileId = u32;
 
-/// Lexical normalisation only (no file system access): `.` dropped, `..` pops the
-/// previous normal component (kept when there is none to pop in a relative path,
-/// dropped at the root of an absolute one).
-pub fn lexical(path: &Path) -> PathBuf {
-    let mut out: Vec<Component<'_>> = Vec::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => match out.last() {
-                Some(Component::Normal(_)) => {
-                    out.pop();
-                }
-                Some(Component::RootDir | Component::Prefix(_)) => {}
-                _ => out.push(c),
-            },
-            _ => out.push(c),
-        }
-    }
-    if out.is_empty() {
-        return PathBuf::from(".");
-    }
-    out.iter().collect()
+/// A byte range of one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct SpanIr {
+    pub file: FileId,
+    pub lo: u32,
+    pub hi: u32,
 }
 
 /// One source file: its absolute path, the path diagnostics print, and its text.
@@ -109,9 +85,7 @@ impl SourceMap {
         if let Some(&id) = self.by_path.get(&path) {
             return id;
         }
-        let display = path
-            .strip_prefix(&self.root)
-            .map_or_else(|_| path.clone(), Path::to_path_buf);
+        let display = self.display(&path);
         let id = self.files.len() as FileId;
         self.by_display.insert(display.clone(), id);
         self.by_path.insert(path.clone(), id);
@@ -121,16 +95,15 @@ impl SourceMap {
 
     /// How diagnostics print `path`: relative to the workspace root when inside it.
     pub fn display(&self, path: &Path) -> PathBuf {
-        path.strip_prefix(&self.root)
-            .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
+        paths::relative(&self.root, path)
     }
 
-    /// Reads `path` from disk and adds it.
-    pub fn load(&mut self, path: &Path) -> std::io::Result<FileId> {
+    /// Reads `path` through `files` and adds it (once: a file already here is not read again).
+    pub fn load(&mut self, files: &dyn Loader, path: &Path) -> std::io::Result<FileId> {
         if let Some(&id) = self.by_path.get(path) {
             return Ok(id);
         }
-        let text = std::fs::read_to_string(path)?;
+        let text = files.read(path)?;
         Ok(self.add(path.to_path_buf(), text))
     }
 
@@ -200,29 +173,5 @@ mod tests {
         assert_eq!(f.line_col(6), (2, 3));
         assert_eq!(f.display, PathBuf::from("src/lib.rs"));
         assert!(map.text(Path::new("src/lib.rs")).is_some());
-    }
-
-    #[test]
-    fn lexical_normalisation() {
-        let cases = [
-            (
-                "/w/benches/../examples/e/model.rs",
-                "/w/examples/e/model.rs",
-            ),
-            ("/w/./src/./a/../b.rs", "/w/src/b.rs"),
-            ("/../x.rs", "/x.rs"),
-            ("../a/../../b", "../../b"),
-            ("a/..", "."),
-            ("src/lib.rs", "src/lib.rs"),
-        ];
-        for (from, to) in cases {
-            assert_eq!(lexical(Path::new(from)), PathBuf::from(to), "{from}");
-        }
-        // A path that does not exist is normalised lexically.
-        let missing = Path::new("/nonexistent-nosync/a/../b.rs");
-        assert_eq!(
-            normalize(missing),
-            PathBuf::from("/nonexistent-nosync/b.rs")
-        );
     }
 }
