@@ -16,7 +16,7 @@
 //! roots exhausted memory). The outer root still reports sinks it reaches by a path
 //! that avoids other roots.
 
-use crate::callgraph::{CallGraph, Dropped, Edge};
+use crate::callgraph::{CallGraph, Dropped, Edge, Uncertain, Via};
 use crate::diagnostics::{Code, Confidence, Diagnostic, Finding, Hop};
 use crate::known::sinks::SinkKind;
 use crate::parse::ir::SpanIr;
@@ -324,7 +324,7 @@ fn finding(map: &DefMap<'_>, sources: &SourceMap, root: FnId, chain: &[&Edge]) -
     let sink_span = sink.span.map(|s| sources.span(s));
     d = d.with_note(format!("`{}` {blocks}: {reason}", sink.path), sink_span);
     for u in chain.iter().filter_map(|e| e.uncertain.as_ref()) {
-        d = d.with_note(u.clone(), None);
+        d = d.with_note(uncertain_note(u), None);
     }
     d = match sink.marks.sink_kind {
         SinkKind::Setup => d.with_help(setup_help(map, root, chain)),
@@ -397,7 +397,7 @@ fn hop_notes(
     for e in chain {
         let (from, to) = (map.func(e.from), map.func(e.to));
         let site = sources.span(e.site);
-        let how = match &e.via {
+        let how = match via_note(&e.via) {
             Some(via) => format!("{}, {via}", tag_name(e.tag)),
             None => tag_name(e.tag).to_owned(),
         };
@@ -472,6 +472,33 @@ fn root_kind(map: &DefMap<'_>, root: FnId) -> &'static str {
         "a configured no-sync root"
     } else {
         "#[no_sync]"
+    }
+}
+
+/// The note for a condition the lint could not decide.
+fn uncertain_note(u: &Uncertain) -> String {
+    match u {
+        Uncertain::PageableDst { callee } => format!(
+            "the destination's type is unknown: `{callee}` blocks only when it is pageable host memory"
+        ),
+    }
+}
+
+/// How a hop reached its callee, in words: `None` for a call the source names.
+fn via_note(via: &Via) -> Option<String> {
+    let dispatch = via.dispatch.as_ref().map(|d| {
+        format!(
+            "dispatched through `{}` to one of its {} impls: the concrete type is not known here",
+            d.trait_, d.impls
+        )
+    });
+    let named: Vec<String> = (via.specialised.iter())
+        .map(|(param, ty)| format!("`{param}: {ty}`"))
+        .collect();
+    let specialised = (!named.is_empty()).then(|| format!("specialised to {}", named.join(", ")));
+    match (dispatch, specialised) {
+        (Some(d), Some(s)) => Some(format!("{d}, {s}")),
+        (d, s) => d.or(s),
     }
 }
 

@@ -26,15 +26,38 @@ pub struct Edge {
     /// The call expression in `from`.
     pub site: SpanIr,
     /// Set when the call blocks only under a condition the lint could not decide.
-    pub uncertain: Option<String>,
-    /// Set for a call dispatched through a trait bound or `dyn Trait` to one of its impls.
-    pub via: Option<String>,
-    /// For a call that specialises its callee (a provided trait method on a known type,
-    /// known types for `dyn`/generic parameters): the edge is redirected to the callee
-    /// specialised to them, see [`build`].
-    pub spec: Option<Spec>,
+    pub uncertain: Option<Uncertain>,
+    /// How the call reaches its callee when the source does not name it: through a trait
+    /// bound or `dyn Trait`, or specialised to concrete argument types.
+    pub via: Via,
     /// Set when the edge is a value's `Drop` rather than a call written in the source.
     pub dropped: Option<Dropped>,
+}
+
+/// A condition the callee blocks under that the lint could not decide at this call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Uncertain {
+    /// `callee` blocks only for a pageable host destination, and the destination's type
+    /// is unknown.
+    PageableDst { callee: String },
+}
+
+/// How a call reaches an impl its source does not name (for the hop's note).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Via {
+    /// Dispatched through a trait bound or `dyn Trait` to one of the trait's impls.
+    pub dispatch: Option<Dispatch>,
+    /// The callee is specialised to the concrete types of these arguments:
+    /// (parameter name, or `_`; the type by its last path segment).
+    pub specialised: Vec<(String, String)>,
+}
+
+/// A call through trait `trait_` whose receiver's concrete type is not known: it may
+/// reach any of the trait's `impls` impls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dispatch {
+    pub trait_: String,
+    pub impls: usize,
 }
 
 /// What a `Drop` edge drops (for its label: "`_timer` is dropped here").
@@ -71,7 +94,14 @@ impl CallGraph {
     }
 }
 
-type Walked = (Vec<Edge>, Vec<Unresolved>);
+/// One body's calls. `specs` is build-time scratch, never part of the graph: the edges (by
+/// index) whose callee is to be specialised to what the call knows, see [`build`].
+#[derive(Debug, Default)]
+struct Walked {
+    edges: Vec<Edge>,
+    specs: Vec<(usize, Spec)>,
+    unresolved: Vec<Unresolved>,
+}
 
 /// Walks `fns` in parallel, each behind the net: a panic in one body loses that body's
 /// calls (an `internal-error` in `diags`), not the graph.
@@ -121,9 +151,9 @@ pub fn build(map: &mut DefMap<'_>, sources: &SourceMap) -> (CallGraph, Vec<Diagn
     let mut spec_ids = specialise::Ids::default();
     for _round in 0..16 {
         let mut created = Vec::new();
-        for (edges, _) in per_fn.iter_mut() {
-            for e in edges.iter_mut() {
-                let Some(spec) = e.spec.take() else { continue };
+        for w in per_fn.iter_mut() {
+            for (i, spec) in w.specs.drain(..) {
+                let e = &mut w.edges[i];
                 if let Some(id) = specialise::node(map, &mut spec_ids, e.to, spec, &mut created) {
                     e.to = id;
                 }
@@ -142,7 +172,8 @@ fn assemble(map: &DefMap<'_>, per_fn: Vec<Walked>) -> CallGraph {
         out: vec![Vec::new(); map.fns.len()],
         ..CallGraph::default()
     };
-    for (f, (mut edges, unresolved)) in per_fn.into_iter().enumerate() {
+    for (f, w) in per_fn.into_iter().enumerate() {
+        let (mut edges, unresolved) = (w.edges, w.unresolved);
         edges.sort_by_key(|e| (e.site, e.to));
         edges.dedup_by(|a, b| a.site == b.site && a.to == b.to);
         for e in edges {

@@ -3,9 +3,9 @@
 //! the name-only fallback, and the edges with their conditions.
 
 use super::{NAME_ONLY_CAP, Typed, Walker, unknown};
-use crate::callgraph::Edge;
 use crate::callgraph::returns::{cudarc_ret, std_assoc_ret, std_method_ret};
 use crate::callgraph::tags::{self, How, WRITTEN};
+use crate::callgraph::{Dispatch, Edge, Uncertain, Via};
 use crate::diagnostics::Confidence;
 use crate::known::sinks::{Condition, NAME_ONLY_OK};
 use crate::known::std::{INHERENT as STD_INHERENT, TRAIT_METHODS as STD_METHODS};
@@ -252,9 +252,7 @@ impl Walker<'_, '_> {
                         .first()
                         .and_then(|(f, _)| self.map.func(*f).trait_.clone())
                         .unwrap_or_default();
-                    self.via = Some(format!(
-                        "dispatched through `{tr}` to one of its {impls} impls: the concrete type is not known here"
-                    ));
+                    self.via = Some(Dispatch { trait_: tr, impls });
                     return (targets, true);
                 }
                 Ty::Unknown => return (self.name_only(name, arity), false),
@@ -343,31 +341,29 @@ impl Walker<'_, '_> {
                 Some(true) => {}
                 Some(false) => return (self.ret_type(f, recv), tag),
                 None => {
-                    uncertain = Some(format!(
-                        "the destination's type is unknown: `{}` blocks only when it is pageable host memory",
-                        fd.name
-                    ))
+                    uncertain = Some(Uncertain::PageableDst {
+                        callee: fd.name.clone(),
+                    })
                 }
             }
         }
         let spec = self.spec_for(f, args);
-        let via = if fd.is_trait_decl {
-            None
-        } else {
-            self.via.clone()
+        let via = Via {
+            dispatch: self.via.clone().filter(|_| !fd.is_trait_decl),
+            specialised: spec
+                .as_ref()
+                .map(|s| self.narrowed(f, s))
+                .unwrap_or_default(),
         };
-        let narrowed = spec.as_ref().and_then(|s| self.narrowed_note(f, s));
-        let via = match (via, narrowed) {
-            (Some(v), Some(n)) => Some(format!("{v}, {n}")),
-            (v, n) => v.or(n),
-        };
+        if let Some(spec) = spec {
+            self.specs.push((self.edges.len(), spec));
+        }
         self.edges.push(Edge {
             from: self.from,
             to: f,
             tag,
             site: span,
             uncertain,
-            spec,
             via,
             dropped: None,
         });

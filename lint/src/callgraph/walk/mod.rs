@@ -7,7 +7,7 @@ mod drops;
 mod narrow;
 mod patterns;
 
-use super::{Dropped, Edge, Unresolved};
+use super::{Dispatch, Dropped, Edge, Spec, Unresolved, Via, Walked};
 use crate::callgraph::tags::{self, WRITTEN};
 use crate::diagnostics::Confidence;
 use crate::parse::ir::{Block, Expr, GenericParam, PathIr, SpanIr, Stmt};
@@ -44,15 +44,17 @@ struct Walker<'m, 'a> {
     /// n `let`s naming n paths was quadratic).
     bound: HashMap<String, Vec<(u32, u32)>>,
     edges: Vec<Edge>,
+    /// The edges (by index) whose callee is to be specialised, and to what.
+    specs: Vec<(usize, Spec)>,
     unresolved: Vec<Unresolved>,
     /// While resolving a dispatched call: how it dispatches (for the hop's note).
-    via: Option<String>,
+    via: Option<Dispatch>,
     /// While resolving a provided method on a known type: that type.
     spec: Option<Ty>,
 }
 
 /// The calls of fn `f`.
-pub fn walk_fn(map: &DefMap<'_>, f: FnId) -> (Vec<Edge>, Vec<Unresolved>) {
+pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId) -> Walked {
     let fd = map.func(f);
     crate::net::failpoint("walk", &fd.name);
     let Some(ir) = fd.ir else {
@@ -78,6 +80,7 @@ pub fn walk_fn(map: &DefMap<'_>, f: FnId) -> (Vec<Edge>, Vec<Unresolved>) {
         scopes: vec![Vec::new()],
         bound: HashMap::new(),
         edges: Vec::new(),
+        specs: Vec::new(),
         unresolved: Vec::new(),
         via: None,
         spec: None,
@@ -103,7 +106,11 @@ pub fn walk_fn(map: &DefMap<'_>, f: FnId) -> (Vec<Edge>, Vec<Unresolved>) {
         }
     }
     w.block(body);
-    (w.edges, w.unresolved)
+    Walked {
+        edges: w.edges,
+        specs: w.specs,
+        unresolved: w.unresolved,
+    }
 }
 
 impl Walker<'_, '_> {
@@ -166,8 +173,7 @@ impl Walker<'_, '_> {
             tag: tags::edge(tags::How::Drop, ty),
             site,
             uncertain: None,
-            via: None,
-            spec: None,
+            via: Via::default(),
             dropped: Some(what),
         });
     }

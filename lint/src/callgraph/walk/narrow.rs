@@ -65,18 +65,19 @@ impl Walker<'_, '_> {
         })
     }
 
-    /// The hop's note for a call specialised to concrete argument types.
-    pub(super) fn narrowed_note(&self, f: FnId, spec: &Spec) -> Option<String> {
-        let ir = self.map.func(f).ir?;
-        let named: Vec<String> = spec
-            .args
+    /// The arguments a call specialised its callee to: (parameter name, or `_`; the type
+    /// by its last path segment), for the hop's note.
+    pub(super) fn narrowed(&self, f: FnId, spec: &Spec) -> Vec<(String, String)> {
+        let Some(ir) = self.map.func(f).ir else {
+            return Vec::new();
+        };
+        spec.args
             .iter()
             .map(|(i, t, _)| {
                 let name = ir.params.get(*i).and_then(|p| p.name.as_deref());
-                format!("`{}: {}`", name.unwrap_or("_"), short_ty(self.map, t))
+                (name.unwrap_or("_").to_owned(), short_ty(self.map, t))
             })
-            .collect();
-        (!named.is_empty()).then(|| format!("specialised to {}", named.join(", ")))
+            .collect()
     }
 }
 
