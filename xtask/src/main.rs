@@ -1,4 +1,8 @@
-//! Developer tasks for this repository. One so far:
+//! Developer tasks for this repository:
+//!
+//! `cargo run -p xtask -- modgraph [SRC]` prints which top-level module of `lint/src` uses
+//! which, bottom layer first, and every use of a later stage or file-system call in the
+//! core (exit status 1 when there is one); its test runs in CI (see `modgraph.rs`).
 //!
 //! `cargo run -p xtask --release -- sweep [--list FILE] [--scratch DIR] [--only NAME]...
 //! [--timeout SECS] [--lint PATH]`
@@ -16,6 +20,7 @@
 
 mod fetch;
 mod list;
+mod modgraph;
 mod run;
 mod table;
 
@@ -38,6 +43,7 @@ const USAGE: &str = "usage: cargo run -p xtask --release -- sweep [--list FILE] 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let code = match argv.split_first() {
+        Some((cmd, rest)) if cmd == "modgraph" => modgraph::main(rest, &repo_root()),
         Some((cmd, rest)) if cmd == "sweep" => match parse_args(rest) {
             Ok(args) => sweep(&args),
             Err(e) => {

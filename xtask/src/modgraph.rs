@@ -1,0 +1,444 @@
+//! `cargo run -p xtask -- modgraph`: which top-level module of `lint/src` uses which
+//! (every `crate::…` path, `use` trees and macro tokens included, and `super::` paths that
+//! climb out of a module), checked against the lint's layers: a stage may use only the
+//! stages below it, and the core (config to analysis) may not touch the file system.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use syn::visit::Visit;
+
+/// The lint's top-level modules, bottom first. A module may use the modules of its own
+/// layer and of the layers before it, never a later one.
+pub const LAYERS: &[&[&str]] = &[
+    &["diagnostics", "paths"],
+    &["known", "net"],
+    &["workspace"],
+    &["source"],
+    &["config"],
+    &["parse"],
+    &["resolve"],
+    &["callgraph"],
+    &["analysis"],
+    &["levels", "baseline"],
+    &["render"],
+    &["engine"],
+    &["cli_output"],
+    &["cli"],
+];
+
+/// The modules that do no IO: they read files only through `source::Loader`...
+pub const NO_IO: &[&str] = &[
+    "source",
+    "config",
+    "parse",
+    "resolve",
+    "callgraph",
+    "analysis",
+];
+
+/// ... whose disk implementation is the one file of them that touches the file system.
+const IO_EDGE: &[&str] = &["source/loader.rs"];
+
+/// Top-level modules left out of the graph: the unit tests (they use every stage).
+const NOT_STAGES: &[&str] = &["tests"];
+
+/// Module → the other top-level modules it uses, and where each module touches the disk.
+#[derive(Debug, Default)]
+pub struct Graph {
+    pub uses: BTreeMap<String, BTreeSet<String>>,
+    /// (module, file, what): a file-system call outside `#[cfg(test)]`.
+    pub io: Vec<(String, PathBuf, String)>,
+}
+
+/// The graph of the crate whose sources are in `src` (its `lib.rs` is the root).
+pub fn graph(src: &Path) -> Result<Graph, String> {
+    let mut g = Graph::default();
+    for file in rust_files(src)? {
+        let rel = file.strip_prefix(src).map_err(|e| e.to_string())?;
+        let Some(module) = module_path(rel) else {
+            continue;
+        };
+        if NOT_STAGES.contains(&module[0].as_str()) {
+            continue;
+        }
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let ast = syn::parse_file(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+        let mut v = Uses {
+            module: &module,
+            found: BTreeSet::new(),
+            io: Vec::new(),
+            in_test: 0,
+        };
+        v.visit_file(&ast);
+        let top = &module[0];
+        let entry = g.uses.entry(top.clone()).or_default();
+        entry.extend(v.found.into_iter().filter(|m| m != top));
+        g.io.extend(
+            v.io.into_iter()
+                .map(|w| (top.clone(), rel.to_path_buf(), w)),
+        );
+    }
+    // `crate::VERSION` and other items of the crate root are no module.
+    let modules: BTreeSet<String> = g.uses.keys().cloned().collect();
+    for uses in g.uses.values_mut() {
+        uses.retain(|u| modules.contains(u) || NOT_STAGES.contains(&u.as_str()));
+    }
+    Ok(g)
+}
+
+/// The `.rs` files under `dir`, sorted.
+fn rust_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The module path of the file `rel` (relative to `src`): `parse/lower.rs` is
+/// `[parse, lower]`, `parse/mod.rs` is `[parse]`; `None` for the crate root and `bin/`.
+fn module_path(rel: &Path) -> Option<Vec<String>> {
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop()?;
+    let stem = last.strip_suffix(".rs")?;
+    if stem != "mod" {
+        parts.push(stem.to_owned());
+    }
+    match parts.first().map(String::as_str) {
+        None | Some("lib" | "main" | "bin") => None,
+        Some(_) => Some(parts),
+    }
+}
+
+/// Collects the top-level modules a file's paths name.
+struct Uses<'m> {
+    module: &'m [String],
+    found: BTreeSet<String>,
+    io: Vec<String>,
+    /// Depth of `#[cfg(test)]` items around the visitor.
+    in_test: usize,
+}
+
+impl Uses<'_> {
+    /// A path given by its segments: records the top-level module it names, if any.
+    fn segments(&mut self, segs: &[String]) {
+        if let Some(top) = top_module(self.module, segs) {
+            self.found.insert(top);
+        }
+        let fs = segs.windows(2).any(|w| w[0] == "std" && w[1] == "fs");
+        let normalize = segs.ends_with(&["paths".to_owned(), "normalize".to_owned()]);
+        if self.in_test == 0 && (fs || normalize) {
+            self.io.push(segs.join("::"));
+        }
+    }
+
+    fn use_tree(&mut self, prefix: &mut Vec<String>, tree: &syn::UseTree) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.use_tree(prefix, &p.tree);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => self.leaf(prefix, &n.ident),
+            syn::UseTree::Rename(r) => self.leaf(prefix, &r.ident),
+            syn::UseTree::Glob(_) => self.segments(prefix),
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    self.use_tree(prefix, t);
+                }
+            }
+        }
+    }
+
+    fn leaf(&mut self, prefix: &mut Vec<String>, ident: &syn::Ident) {
+        prefix.push(ident.to_string());
+        self.segments(prefix);
+        prefix.pop();
+    }
+
+    /// `crate :: a` sequences in macro tokens (`format!`, `matches!`, ...), which syn
+    /// does not parse as paths.
+    fn tokens(&mut self, tokens: proc_macro2::TokenStream) {
+        let trees: Vec<proc_macro2::TokenTree> = tokens.into_iter().collect();
+        for (i, t) in trees.iter().enumerate() {
+            match t {
+                proc_macro2::TokenTree::Group(g) => self.tokens(g.stream()),
+                proc_macro2::TokenTree::Ident(id) if id == "crate" || id == "std" => {
+                    let segs = path_tokens(&trees[i..]);
+                    self.segments(&segs);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The segments of the path `a :: b :: c` at the start of `trees`.
+fn path_tokens(trees: &[proc_macro2::TokenTree]) -> Vec<String> {
+    use proc_macro2::TokenTree::{Ident, Punct};
+    let mut segs = Vec::new();
+    let mut i = 0;
+    while let Some(Ident(id)) = trees.get(i) {
+        segs.push(id.to_string());
+        match (trees.get(i + 1), trees.get(i + 2)) {
+            (Some(Punct(a)), Some(Punct(b))) if a.as_char() == ':' && b.as_char() == ':' => i += 3,
+            _ => break,
+        }
+    }
+    segs
+}
+
+/// The top-level module that `segs`, written in module `module`, names: `crate::x::..`,
+/// or `super::..` climbing to the crate root.
+fn top_module(module: &[String], segs: &[String]) -> Option<String> {
+    match segs.first().map(String::as_str) {
+        Some("crate") => segs.get(1).cloned(),
+        Some("super") => {
+            let ups = segs.iter().take_while(|s| *s == "super").count();
+            match module.len().checked_sub(ups) {
+                Some(0) => segs.get(ups).cloned(),
+                Some(_) => Some(module[0].clone()),
+                None => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Meta>()
+                .is_ok_and(|m| m.path().is_ident("test"))
+    })
+}
+
+impl<'ast> Visit<'ast> for Uses<'_> {
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        self.segments(&segs);
+        syn::visit::visit_path(self, p);
+    }
+
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        self.use_tree(&mut Vec::new(), &u.tree);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.tokens(m.tokens.clone());
+        syn::visit::visit_macro(self, m);
+    }
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        let test = is_cfg_test(&m.attrs);
+        self.in_test += usize::from(test);
+        syn::visit::visit_item_mod(self, m);
+        self.in_test -= usize::from(test);
+    }
+
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        let test = is_cfg_test(&f.attrs);
+        self.in_test += usize::from(test);
+        syn::visit::visit_item_fn(self, f);
+        self.in_test -= usize::from(test);
+    }
+
+    fn visit_expr_method_call(&mut self, c: &'ast syn::ExprMethodCall) {
+        const FS_METHODS: &[&str] = &[
+            "is_file",
+            "is_dir",
+            "exists",
+            "try_exists",
+            "canonicalize",
+            "read_dir",
+            "read_link",
+            "symlink_metadata",
+        ];
+        let name = c.method.to_string();
+        if self.in_test == 0 && FS_METHODS.contains(&name.as_str()) {
+            self.io.push(format!(".{name}()"));
+        }
+        syn::visit::visit_expr_method_call(self, c);
+    }
+}
+
+/// The layer of each module named in [`LAYERS`].
+fn ranks() -> BTreeMap<&'static str, usize> {
+    LAYERS
+        .iter()
+        .enumerate()
+        .flat_map(|(i, layer)| layer.iter().map(move |m| (*m, i)))
+        .collect()
+}
+
+/// Every way `g` breaks the layers: a module with no layer, a use of a later layer, a
+/// file-system call in a module of [`NO_IO`].
+pub fn violations(g: &Graph) -> Vec<String> {
+    let ranks = ranks();
+    let mut out = Vec::new();
+    for (m, uses) in &g.uses {
+        let Some(&rank) = ranks.get(m.as_str()) else {
+            out.push(format!(
+                "`{m}` has no layer: add it to xtask/src/modgraph.rs LAYERS"
+            ));
+            continue;
+        };
+        for u in uses {
+            match ranks.get(u.as_str()) {
+                Some(&r) if r > rank => out.push(format!("`{m}` uses `{u}`, a later stage")),
+                _ => {}
+            }
+        }
+    }
+    for (m, file, what) in &g.io {
+        let edge = IO_EDGE.iter().any(|f| file == Path::new(f));
+        if NO_IO.contains(&m.as_str()) && !edge {
+            out.push(format!(
+                "`{m}` does IO (`{what}` in lint/src/{})",
+                file.display()
+            ));
+        }
+    }
+    out
+}
+
+/// The graph as text, bottom layer first: `module -> used, ...`.
+pub fn render(g: &Graph) -> String {
+    let ranks = ranks();
+    let mut mods: Vec<&String> = g.uses.keys().collect();
+    mods.sort_by_key(|m| {
+        (
+            ranks.get(m.as_str()).copied().unwrap_or(usize::MAX),
+            m.as_str(),
+        )
+    });
+    let mut out = String::new();
+    for m in mods {
+        let mut uses: Vec<&String> = g.uses[m].iter().collect();
+        uses.sort_by_key(|u| {
+            (
+                ranks.get(u.as_str()).copied().unwrap_or(usize::MAX),
+                u.as_str(),
+            )
+        });
+        let list: Vec<&str> = uses.iter().map(|u| u.as_str()).collect();
+        out += &format!("{m} -> {}\n", list.join(", "));
+    }
+    out
+}
+
+/// `modgraph [SRC]`: prints the graph of `SRC` (default `lint/src`) and its violations;
+/// exit status 1 when there are any.
+pub fn main(args: &[String], root: &Path) -> i32 {
+    let src = args
+        .first()
+        .map_or_else(|| root.join("lint/src"), PathBuf::from);
+    match graph(&src) {
+        Ok(g) => {
+            print!("{}", render(&g));
+            let bad = violations(&g);
+            for v in &bad {
+                println!("violation: {v}");
+            }
+            i32::from(!bad.is_empty())
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            2
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lint_s_layers_are_one_way_and_its_core_does_no_io() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lint/src");
+        let g = graph(&src).expect("lint/src parses");
+        assert!(
+            g.uses.contains_key("parse") && g.uses.contains_key("engine"),
+            "{g:?}"
+        );
+        assert_eq!(violations(&g), Vec::<String>::new(), "\n{}", render(&g));
+    }
+
+    #[test]
+    fn paths_name_top_level_modules() {
+        let m = |s: &str| s.split("::").map(str::to_owned).collect::<Vec<_>>();
+        let here = m("resolve::macros::scope");
+        assert_eq!(
+            top_module(&here, &m("crate::parse::ir")),
+            Some("parse".into())
+        );
+        assert_eq!(
+            top_module(&here, &m("super::rules")),
+            Some("resolve".into())
+        );
+        assert_eq!(
+            top_module(&here, &m("super::super::super::source")),
+            Some("source".into())
+        );
+        assert_eq!(
+            top_module(&m("config"), &m("super::source::SpanIr")),
+            Some("source".into())
+        );
+        assert_eq!(top_module(&here, &m("std::fs")), None);
+    }
+
+    #[test]
+    fn a_backward_use_and_io_in_the_core_are_violations() {
+        let mut g = Graph::default();
+        g.uses.insert("source".into(), ["parse".to_owned()].into());
+        g.uses.insert("parse".into(), ["source".to_owned()].into());
+        g.uses.insert("newstage".into(), BTreeSet::new());
+        g.io.push(("parse".into(), "parse/x.rs".into(), "std::fs::read".into()));
+        g.io.push((
+            "source".into(),
+            "source/loader.rs".into(),
+            "std::fs::read".into(),
+        ));
+        assert_eq!(
+            violations(&g),
+            [
+                "`newstage` has no layer: add it to xtask/src/modgraph.rs LAYERS",
+                "`source` uses `parse`, a later stage",
+                "`parse` does IO (`std::fs::read` in lint/src/parse/x.rs)",
+            ]
+        );
+    }
+
+    #[test]
+    fn macro_tokens_and_use_groups_are_read() {
+        let file: syn::File = syn::parse_str(
+            "use crate::{a::X, b::{self, Y}};\nfn f() { format!(\"{}\", crate::c::g()); let _ = std::fs::read(\"x\"); }\n#[cfg(test)] mod tests { fn t() { std::fs::read(\"y\"); } }",
+        )
+        .unwrap();
+        let module = vec!["m".to_owned()];
+        let mut v = Uses {
+            module: &module,
+            found: BTreeSet::new(),
+            io: Vec::new(),
+            in_test: 0,
+        };
+        v.visit_file(&file);
+        let found: Vec<&str> = v.found.iter().map(String::as_str).collect();
+        assert_eq!(found, ["a", "b", "c"]);
+        assert_eq!(v.io, ["std::fs::read"]);
+    }
+}
