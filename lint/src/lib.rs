@@ -1,9 +1,9 @@
 //! `nosync_lint`: the library behind `cargo nosync-lint`.
 //!
 //! The stages are private modules, in data-flow order: `workspace` (cargo metadata) →
-//! `config` → `source` → `parse` (syn, in parallel, lowered to a small IR) → `resolve`
-//! (def map, names, types, macro expansion) → `callgraph` → `analysis` (chains from roots
-//! to sinks) → `render`; `engine` runs the pipeline and `cli` is the command line (see
+//! `source` (the loader: every file the analysis reads) → `config` → `parse` (syn, in
+//! parallel, lowered to a small IR) → `resolve` (def map, names, types, macro expansion) →
+//! `callgraph` → `analysis` (chains from roots to sinks) → `render`; `engine` runs the pipeline and `cli` is the command line (see
 //! `ARCHITECTURE.md`). Library code never prints: every stage returns data, renderers
 //! write to a sink given to them.
 //!

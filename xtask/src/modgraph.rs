@@ -336,7 +336,10 @@ pub fn render(g: &Graph) -> String {
             )
         });
         let list: Vec<&str> = uses.iter().map(|u| u.as_str()).collect();
-        out += &format!("{m} -> {}\n", list.join(", "));
+        match list.is_empty() {
+            true => out += &format!("{m}\n"),
+            false => out += &format!("{m} -> {}\n", list.join(", ")),
+        }
     }
     out
 }

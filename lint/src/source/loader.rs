@@ -15,7 +15,7 @@ pub trait Loader: Sync {
     fn read(&self, path: &Path) -> io::Result<String>;
 
     /// The one name of the file `path` names (`.` and `..` resolved, see
-    /// [`paths::normalize`]), or `None` when no file is there (nothing, or a directory).
+    /// `paths::normalize`), or `None` when no file is there (nothing, or a directory).
     fn file(&self, path: &Path) -> Option<PathBuf>;
 }
 
