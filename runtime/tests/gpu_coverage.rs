@@ -1,12 +1,12 @@
 //! Every public operation of `nosync::gpu` either checks the flag (through the choke point) or
-//! is listed as non-blocking in `nosync::gpu::OPS`; blocking cudarc calls are made only in
-//! `choke.rs`; `docs/gpu.md` has a row for every operation. Runs without a GPU.
+//! is listed as non-blocking in the registry `OPS` (`runtime/src/gpu/ops.rs`); blocking cudarc
+//! calls are made only in `choke.rs`; `docs/gpu.md` has a row for every operation. Runs without a GPU.
 #![cfg(feature = "cuda")]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use nosync::gpu::{Check, OPS};
+use nosync::gpu::__private::{Check, OPS};
 
 /// A public function found in the source: its name (`Type::method`) and its body's text.
 struct PubFn {
@@ -174,7 +174,7 @@ fn every_public_op_is_in_the_registry_and_nothing_else_is() {
     let stale: Vec<_> = listed.difference(&found).collect();
     assert!(
         unlisted.is_empty(),
-        "public GPU ops with no row in nosync::gpu::OPS (add one: Checked or NonBlocking): {unlisted:?}"
+        "public GPU ops with no row in OPS, runtime/src/gpu/ops.rs (add one: Checked or NonBlocking): {unlisted:?}"
     );
     assert!(
         stale.is_empty(),

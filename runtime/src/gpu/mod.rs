@@ -34,7 +34,7 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 
 mod buffer;
-pub mod choke;
+pub(crate) mod choke;
 mod context;
 mod error;
 mod event;
@@ -51,7 +51,13 @@ pub use error::Error;
 pub use event::Event;
 pub use kernels::Kernels;
 pub use module::{Kernel, KernelArg, Launch, Module};
-pub use ops::{Check, OPS, Op, OpEntry, WaitsFor};
+
+/// The registry of every public GPU operation, for `tests/gpu_coverage.rs` (which holds the
+/// API and `docs/gpu.md` to it). Not a public API: it changes with the operations.
+#[doc(hidden)]
+pub mod __private {
+    pub use super::ops::{Check, OPS, Op, OpEntry, WaitsFor};
+}
 pub use pinned::PinnedBuffer;
 pub use stream::Stream;
 
