@@ -1,10 +1,11 @@
-//! The command line over fixture crates: insta snapshots of the human, JSON and SARIF output
-//! (paths normalised), the JSON read back as cargo messages, the SARIF validated against the
-//! schema, level flags and config levels, the flags rust-analyzer passes, `--explain`, and a
-//! baseline round trip on a copy of `fixtures/demo`.
+//! The command line over fixture crates: insta snapshots of the JSON and SARIF output (paths
+//! normalised; the human output of every fixture is the golden snapshot of
+//! `tests/tests/golden.rs`, and is not stored again here), the JSON read back as cargo messages,
+//! the SARIF validated against the schema, level flags and config levels, the flags
+//! rust-analyzer passes, `--explain`, and a baseline round trip on a copy of `fixtures/demo`.
 //!
-//! Refresh the snapshots with `NOSYNC_BLESS=1 cargo test -p cargo-nosync-lint --test
-//! formats_fixtures` (or insta's own `INSTA_UPDATE=always`).
+//! Refresh the snapshots with `INSTA_UPDATE=always cargo test -p cargo-nosync-lint --test
+//! formats_fixtures` (or `cargo insta review` after a failing run).
 
 use cargo_metadata::Message;
 use nosync_lint::{Code, explain};
@@ -20,19 +21,6 @@ fn repo() -> PathBuf {
     root.canonicalize().unwrap_or(root)
 }
 
-/// `NOSYNC_BLESS=1` turns into insta's `INSTA_UPDATE=always`, once, before any snapshot.
-fn bless_once() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        if std::env::var_os("NOSYNC_BLESS").is_some_and(|v| !v.is_empty() && v != "0") {
-            // SAFETY: every test of this binary calls `bless_once` before anything else, and
-            // `Once` blocks them until this returns, so no other thread reads the environment
-            // while it is written.
-            unsafe { std::env::set_var("INSTA_UPDATE", "always") };
-        }
-    });
-}
-
 /// One run of the lint: exit code, stdout, stderr.
 struct Run {
     exit: i32,
@@ -42,7 +30,6 @@ struct Run {
 
 /// Runs `cargo nosync-lint ARGS` in-process.
 fn lint(args: &[&str]) -> Run {
-    bless_once();
     let argv = std::iter::once("cargo-nosync-lint")
         .chain(args.iter().copied())
         .map(Into::into);
@@ -137,7 +124,8 @@ fn check_sarif(stdout: &str) -> Value {
     log
 }
 
-/// Snapshots the three formats of one fixture run; returns the human run.
+/// Snapshots the JSON and SARIF output of one fixture run, and checks that `--format human`
+/// prints what the default run (the golden snapshot's) prints; returns the human run.
 fn snapshot_formats(fixture: &str, extra: &[&str]) -> Run {
     let manifest = manifest(fixture);
     let fixture_dir = repo().join("fixtures").join(fixture);
@@ -145,15 +133,21 @@ fn snapshot_formats(fixture: &str, extra: &[&str]) -> Run {
         .iter()
         .map(|a| a.replace("$FIXTURE", &fixture_dir.display().to_string()))
         .collect();
-    let with = |format: &str| {
+    let with = |format: Option<&str>| {
         let mut args = vec!["--manifest-path", manifest.as_str(), "--color", "never"];
-        args.extend(["--format", format]);
+        args.extend(format.map(|f| ["--format", f]).into_iter().flatten());
         args.extend(extra.iter().map(String::as_str));
         lint(&args)
     };
-    let human = with("human");
-    let json = with("json");
-    let sarif = with("sarif");
+    let human = with(Some("human"));
+    let default = with(None);
+    assert_eq!(
+        (human.exit, &human.stdout),
+        (default.exit, &default.stdout),
+        "`--format human` is the default output"
+    );
+    let json = with(Some("json"));
+    let sarif = with(Some("sarif"));
     assert_eq!(
         (json.exit, sarif.exit),
         (human.exit, human.exit),
@@ -165,10 +159,6 @@ fn snapshot_formats(fixture: &str, extra: &[&str]) -> Run {
     assert_eq!(results + 1, lines.len(), "as many results as messages");
     let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
     let json_text: Vec<String> = lines.iter().map(pretty).collect();
-    insta::assert_snapshot!(
-        format!("{fixture}-human"),
-        normalise(&format!("exit: {}\n{}", human.exit, human.stdout), None)
-    );
     insta::assert_snapshot!(
         format!("{fixture}-json"),
         normalise(&json_text.join("\n"), None)

@@ -1,12 +1,14 @@
-//! Golden files: normalised lint output compared with `tests/golden/<fixture>.txt`.
+//! The text of a fixture's golden snapshot (`tests/golden/<fixture>.snap`, an insta snapshot
+//! compared by `tests/tests/golden.rs`): the exit code, stdout and stderr of one lint run with
+//! machine-specific paths and `-v` timings normalised away.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The command that rewrites every golden file from the current lint.
-pub const BLESS_COMMAND: &str = "NOSYNC_BLESS=1 cargo test -p nosync-tests --test golden";
+/// The command that rewrites every golden snapshot from the current lint (insta's own switch;
+/// `cargo insta review` shows the `.snap.new` files a plain failing run leaves).
+pub const BLESS_COMMAND: &str = "INSTA_UPDATE=always cargo test -p nosync-tests --test golden";
 
-/// `tests/golden/`.
+/// `tests/golden/`, where the snapshots live.
 pub fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("golden")
 }
@@ -91,70 +93,6 @@ pub fn has_duration(line: &str) -> bool {
     false
 }
 
-/// Compares `actual` with the golden file at `path`, or rewrites it when blessing.
-pub fn check_or_bless(path: &Path, actual: &str, bless: bool) -> Result<(), String> {
-    if bless {
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent)
-                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-        }
-        return fs::write(path, actual)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()));
-    }
-    let expected = match fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!(
-                "no golden file {}; once the output below is right, create it with `{BLESS_COMMAND}`\n{actual}",
-                path.display()
-            ));
-        }
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    if expected == actual {
-        return Ok(());
-    }
-    Err(format!(
-        "output differs from {} (- golden, + actual); if the new output is right, run `{BLESS_COMMAND}`\n{}",
-        path.display(),
-        diff(&expected, actual)
-    ))
-}
-
-/// A line diff (longest common subsequence), unchanged lines prefixed by two spaces.
-pub fn diff(expected: &str, actual: &str) -> String {
-    let a: Vec<&str> = expected.lines().collect();
-    let b: Vec<&str> = actual.lines().collect();
-    if a.len().saturating_mul(b.len()) > 4_000_000 {
-        return format!("--- golden\n{expected}\n--- actual\n{actual}");
-    }
-    // lcs[i][j]: length of the LCS of a[i..] and b[j..].
-    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            lcs[i][j] = if a[i] == b[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
-        }
-    }
-    let (mut i, mut j, mut out) = (0, 0, String::new());
-    while i < a.len() || j < b.len() {
-        if i < a.len() && j < b.len() && a[i] == b[j] {
-            out += &format!("  {}\n", a[i]);
-            (i, j) = (i + 1, j + 1);
-        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            out += &format!("+ {}\n", b[j]);
-            j += 1;
-        } else {
-            out += &format!("- {}\n", a[i]);
-            i += 1;
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,17 +123,5 @@ mod tests {
         assert!(!has_duration("files: 12, lines: 340"));
         assert!(!has_duration("--> src/lib.rs:3:5"));
         assert!(!has_duration("cuda13000 2 steps"));
-    }
-
-    #[test]
-    fn diff_marks_changed_lines() {
-        assert_eq!(diff("a\nb\nc\n", "a\nx\nc\n"), "  a\n+ x\n- b\n  c\n");
-    }
-
-    #[test]
-    fn missing_golden_says_how_to_bless() {
-        let path = dir().join("does-not-exist.txt");
-        let error = check_or_bless(&path, "exit: 0\n", false).expect_err("missing");
-        assert!(error.contains(BLESS_COMMAND), "{error}");
     }
 }

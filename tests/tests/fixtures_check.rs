@@ -4,7 +4,7 @@
 //! All fixtures share one target directory (`NOSYNC_FIXTURE_TARGET_DIR`, else
 //! `$CARGO_TARGET_DIR/fixtures`, else `<repo>/target/fixtures`) and are checked one after the other, so `nosync` and
 //! `cudarc` are compiled once. Fixture lock files are committed and used with `--locked`;
-//! `NOSYNC_BLESS=1` refreshes them instead (after `nosync`'s own dependencies change).
+//! `NOSYNC_UPDATE_LOCKS=1` refreshes them instead (after `nosync`'s own dependencies change).
 #![allow(clippy::disallowed_macros)] // a test reports skips on stderr
 
 use std::path::PathBuf;
@@ -24,7 +24,7 @@ fn target_dir() -> PathBuf {
 }
 
 /// Runs `cargo check` on one fixture; `Err` carries cargo's stderr.
-fn check(fixture: &Fixture, bless: bool) -> Result<(), String> {
+fn check(fixture: &Fixture, update_locks: bool) -> Result<(), String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command
@@ -32,7 +32,7 @@ fn check(fixture: &Fixture, bless: bool) -> Result<(), String> {
         .arg(fixture.manifest())
         .env("CARGO_TARGET_DIR", target_dir())
         .env_remove("CARGO_BUILD_TARGET_DIR");
-    if !bless {
+    if !update_locks {
         command.arg("--locked");
     }
     let output = command
@@ -44,7 +44,7 @@ fn check(fixture: &Fixture, bless: bool) -> Result<(), String> {
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     let hint = if stderr.contains("--locked") {
         "\n  the fixture's Cargo.lock is out of date (did nosync's dependencies change?); \
-         refresh every fixture lock with `NOSYNC_BLESS=1 cargo test -p nosync-tests --test fixtures_check`"
+         refresh every fixture lock with `NOSYNC_UPDATE_LOCKS=1 cargo test -p nosync-tests --test fixtures_check`"
     } else {
         ""
     };
@@ -54,14 +54,14 @@ fn check(fixture: &Fixture, bless: bool) -> Result<(), String> {
 #[test]
 fn every_fixture_passes_cargo_check() {
     let fixtures = fixture::selected().unwrap_or_else(|e| panic!("{e}"));
-    let bless = nosync_tests::blessing();
+    let update_locks = nosync_tests::updating_locks();
     let (mut checked, mut failures) = (0, Vec::new());
     for fixture in &fixtures {
         if let Some(reason) = fixture.not_checkable() {
             eprintln!("skipped fixtures/{}: {reason}", fixture.name);
             continue;
         }
-        match check(fixture, bless) {
+        match check(fixture, update_locks) {
             Ok(()) => checked += 1,
             Err(stderr) => failures.push(format!("fixtures/{}:\n{stderr}", fixture.name)),
         }

@@ -1,10 +1,13 @@
 //! The lint over every fixture, through the library (`nosync_lint::run`), checked two
 //! independent ways (each reports every fixture, then fails naming the failing ones):
 //!
-//! - `golden_outputs`: the exit code, stdout and stderr, paths normalised, must equal
-//!   `tests/golden/<fixture>.txt`. `NOSYNC_BLESS=1 cargo test -p nosync-tests --test golden`
-//!   rewrites them, except where the output contradicts the fixture's annotations (a
-//!   broken lint is never blessed); a missing golden fails and says so.
+//! - `golden_outputs`: the exit code, stdout and stderr, paths normalised, must equal the
+//!   insta snapshot `tests/golden/<fixture>.snap`. `INSTA_UPDATE=always cargo test -p
+//!   nosync-tests --test golden` rewrites them (a plain failing run leaves
+//!   `<fixture>.snap.new` for `cargo insta review`; with `CI` set insta writes nothing), except
+//!   where the output contradicts the fixture's annotations: that fixture fails and its
+//!   snapshot is neither compared nor written (a broken lint is never blessed). A missing
+//!   snapshot fails, and so does a file in `tests/golden/` that is no fixture's snapshot.
 //! - `annotations_match`: the `(file, line, code)` of every reported error and warning
 //!   (from the same run with `--message-format json`, the lint's machine interface) must
 //!   equal the `//~ CODE` (`#~ CODE` in TOML) annotations in the fixture's files; the
@@ -94,6 +97,15 @@ fn runs() -> &'static [(Fixture, Result<Run, String>)] {
     })
 }
 
+/// `fixtures/<name>` for a fixture, the path itself for a stray file in `tests/golden/`.
+fn label(name: &str) -> String {
+    if name.contains('/') {
+        name.to_owned()
+    } else {
+        format!("fixtures/{name}")
+    }
+}
+
 /// Collects per-fixture results; panics at the end with every failure, after printing
 /// which fixtures passed.
 fn finish(test: &str, results: Vec<(String, Result<(), String>)>) {
@@ -104,7 +116,7 @@ fn finish(test: &str, results: Vec<(String, Result<(), String>)>) {
         .collect();
     let failed: Vec<String> = results
         .iter()
-        .filter_map(|(n, r)| r.as_ref().err().map(|e| format!("fixtures/{n}:\n{e}")))
+        .filter_map(|(n, r)| r.as_ref().err().map(|e| format!("{}:\n{e}", label(n))))
         .collect();
     eprintln!("{test}: {} passed: {}", passed.len(), passed.join(", "));
     assert!(
@@ -119,43 +131,71 @@ fn finish(test: &str, results: Vec<(String, Result<(), String>)>) {
 #[test]
 fn golden_outputs() {
     let placeholders = golden::placeholders(&fixture::repo_root());
-    let bless = nosync_tests::blessing();
     let mut results = Vec::new();
     for (fixture, run) in runs() {
         let result = run.as_ref().map_err(Clone::clone).and_then(|run| {
+            // Never compare (or, when blessing, write) an output that contradicts the
+            // fixture's annotations.
+            check_annotations(fixture, run).map_err(|e| {
+                format!("not snapshotted: the output contradicts the annotations\n{e}")
+            })?;
             let verbose = run.args.iter().any(|a| a == "-v" || a == "--verbose");
             let text = golden::render(run.exit, &run.stdout, &run.stderr);
             let text = golden::normalise(&text, &placeholders, verbose);
-            let path = golden::dir().join(format!("{}.txt", fixture.name));
-            // Never bless an output that contradicts the fixture's annotations.
-            if bless && let Err(e) = check_annotations(fixture, run) {
-                return Err(format!(
-                    "not blessed: the output contradicts the annotations\n{e}"
-                ));
-            }
-            golden::check_or_bless(&path, &text, bless)
+            let command = golden::normalise(&run.args.join(" "), &placeholders, false);
+            snapshot(&fixture.name, &command, &text)
         });
         results.push((fixture.name.clone(), result));
     }
-    if std::env::var_os("NOSYNC_FIXTURE").is_none() {
-        results.extend(stale_goldens());
+    if std::env::var_os("NOSYNC_FIXTURE").is_none_or(|f| f.is_empty()) {
+        results.extend(stale_snapshots());
     }
     finish("golden", results);
 }
 
-/// A golden file whose fixture no longer exists is an error.
-fn stale_goldens() -> Vec<(String, Result<(), String>)> {
+/// Compares `text` with the snapshot `tests/golden/<name>.snap` (insta: written instead under
+/// `INSTA_UPDATE=always`); a mismatch is an `Err` (insta prints the diff), so that every
+/// fixture is compared before the test fails.
+fn snapshot(name: &str, command: &str, text: &str) -> Result<(), String> {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(golden::dir());
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.set_description(command);
+    catch_unwind(AssertUnwindSafe(|| {
+        settings.bind(|| insta::assert_snapshot!(name, text));
+    }))
+    .map_err(|panic| {
+        format!(
+            "{} (the diff is above); if the new output is right: `{}`",
+            panic_message(&*panic),
+            golden::BLESS_COMMAND
+        )
+    })
+}
+
+/// A file in `tests/golden/` that is not the snapshot of a fixture is an error (insta's own
+/// work files, `.snap.new` and `.pending-snap`, are left to `cargo insta`).
+fn stale_snapshots() -> Vec<(String, Result<(), String>)> {
     let names: Vec<&str> = runs().iter().map(|(f, _)| f.name.as_str()).collect();
     let Ok(entries) = std::fs::read_dir(golden::dir()) else {
         return Vec::new();
     };
-    entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter_map(|p| Some(p.file_stem()?.to_string_lossy().into_owned()))
-        .filter(|stem| !names.contains(&stem.as_str()))
-        .map(|stem| {
-            let error = format!("tests/golden/{stem}.txt has no fixture; delete it");
-            (stem, Err(error))
+    let mut stale: Vec<String> = entries
+        .filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned()))
+        .filter(|file| !file.ends_with(".snap.new") && !file.ends_with(".pending-snap"))
+        .filter(|file| {
+            file.strip_suffix(".snap")
+                .is_none_or(|stem| !names.contains(&stem))
+        })
+        .collect();
+    stale.sort();
+    stale
+        .into_iter()
+        .map(|file| {
+            let path = format!("tests/golden/{file}");
+            let error = format!("{path} is no fixture's snapshot (want <fixture>.snap); delete it");
+            (path, Err(error))
         })
         .collect()
 }
