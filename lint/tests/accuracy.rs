@@ -5,8 +5,6 @@
 //! registry and a release build, so it is ignored by default; docs/accuracy.md gives the
 //! command and the rules, and the table it printed on main.
 
-#![allow(clippy::disallowed_macros)] // the report is printed for the person who asked for it
-
 #[path = "accuracy/corpus.rs"]
 mod corpus;
 #[path = "accuracy/score.rs"]

@@ -124,6 +124,11 @@
 //! compiling (they expand to the same calls, which then vanish). Modes and `set_enabled` keep
 //! their values but have nothing to act on.
 
+// A library never prints to stdout; its three stderr lines (a `Mode::Warn` violation, an invalid
+// `NOSYNC_MODE`, a hook that `NOSYNC_HOOK=1` asked for and could not install) are written with
+// `writeln!` to a locked stderr, which cannot panic.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub use nosync_macros::{allow_sync, no_sync, synchronizes};
 
 // The unit tests use the attributes, which name the crate `::nosync`.

@@ -5,7 +5,6 @@
 //! `$CARGO_TARGET_DIR/fixtures`, else `<repo>/target/fixtures`) and are checked one after the other, so `nosync` and
 //! `cudarc` are compiled once. Fixture lock files are committed and used with `--locked`;
 //! `NOSYNC_UPDATE_LOCKS=1` refreshes them instead (after `nosync`'s own dependencies change).
-#![allow(clippy::disallowed_macros)] // a test reports skips on stderr
 
 use std::path::PathBuf;
 use std::process::Command;

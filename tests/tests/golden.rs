@@ -18,7 +18,6 @@
 //!
 //! The lint runs twice per fixture (human, then JSON), and both tests share those runs.
 //! `NOSYNC_FIXTURE=<name>` restricts both to one fixture.
-#![allow(clippy::disallowed_macros)] // a test reports progress on stderr
 
 use std::ffi::OsString;
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -16,8 +16,6 @@
 //! when any row has one of those. CI never runs it: it needs the network (or a filled scratch
 //! directory) and minutes.
 
-#![allow(clippy::disallowed_macros)] // a command-line tool: it prints its table
-
 mod fetch;
 mod list;
 mod modgraph;

@@ -8,6 +8,9 @@
 //! `expand::expand` writes the instrumented function. On any error the expansion is the
 //! `compile_error!`s followed by the item exactly as written, so one mistake gives one error.
 
+// A proc macro reports through `compile_error!`, never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod args;
 mod expand;
 mod item;

@@ -13,6 +13,9 @@
 //! (with its span, for code generation) or `String` (its value, escapes resolved) after
 //! [`Args::values`].
 
+// A parser returns its errors; it never prints.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod escape;
 
 pub use escape::Escape;
