@@ -56,9 +56,9 @@ fn truncated_files_never_panic_and_report_a_parse_error() {
     );
 }
 
-/// B9: a mesh of modules that glob each other (and a crate that does not exist) made
-/// every failed lookup re-search the mesh with a fresh visited set at each level:
-/// exponential (12 modules: minutes). Each member search is now done once per query.
+/// Guards against exponential name lookup: a mesh of modules that glob each other (and a
+/// crate that does not exist) made every failed lookup re-search the mesh with a fresh
+/// visited set at each level (12 modules: minutes). Each member search is done once per query.
 #[test]
 fn glob_meshes_resolve_in_linear_time() {
     let k = 12;
@@ -87,8 +87,8 @@ fn glob_meshes_resolve_in_linear_time() {
     assert!(findings[0].contains("`deep_sink`"), "{out}");
 }
 
-/// B8: configured paths went to syn unchecked; 20 000 levels of `&` or `Vec<`
-/// overflowed the stack. They are now located `config-error`s.
+/// Guards against a stack overflow on configured paths: given to syn unchecked, 20 000
+/// levels of `&` or `Vec<` overflowed the stack. They are located `config-error`s.
 #[test]
 fn deeply_nested_configured_paths_are_config_errors() {
     let n = 20_000;
@@ -122,8 +122,8 @@ fn deeply_nested_configured_paths_are_config_errors() {
     assert!(tails[2].contains("too long"), "{tails:?}");
 }
 
-/// B7: roots calling roots in a line reported every (root, sink) pair, n² / 2 hops in
-/// all (10 000 roots exhausted memory). A chain now stops at another root: the sink is
+/// Guards against quadratic output: roots calling roots in a line reported every (root,
+/// sink) pair, n² / 2 hops in all (10 000 roots exhausted memory). A chain stops at another root: the sink is
 /// reported once, at the innermost root, and an outer root still reports what it
 /// reaches without going through another root.
 #[test]
@@ -155,7 +155,7 @@ fn nested_roots_report_at_the_inner_root_only() {
     );
 }
 
-/// B6: locals are indexed by name (a scan of every local per lookup was quadratic);
+/// Locals are indexed by name (guards against quadratic lookup: a scan of every local per lookup);
 /// shadowing still follows scopes: an inner `let` hides the outer binding until its
 /// block ends, a match arm's binding lives in that arm only.
 #[test]
@@ -178,8 +178,9 @@ fn indexed_locals_follow_shadowing() {
     assert!(findings[0].starts_with("10:"), "{out}");
 }
 
-/// B10: a path that matches nothing, listed many times, is one `config-error` (with a
-/// note saying how many times), not one per copy (each rendering the whole line).
+/// Guards against quadratic output on repeated config entries: a path that matches nothing,
+/// listed many times, is one `config-error` (with a note saying how many times), not one
+/// per copy (each rendering the whole line).
 #[test]
 fn repeated_unmatched_config_paths_are_one_error() {
     let text = format!(

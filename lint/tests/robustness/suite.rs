@@ -10,7 +10,8 @@ fn registry_crates_analyse_cleanly() {
     run_all(&registry_cases(false));
 }
 
-/// Crates whose glob imports made name resolution blow up before the B9 fix (a regression test).
+/// Crates whose glob imports made name resolution exponential before each member search was
+/// done once per query (a regression test).
 const GLOB_HEAVY: &[&str] = &["candle-core-", "criterion-"];
 
 fn registry_cases(glob_heavy: bool) -> Vec<String> {
@@ -457,6 +458,7 @@ fn deeply_nested_configured_paths_are_errors() {
 
 #[test]
 fn glob_meshes_resolve_quickly() {
-    // 4 modules, 60 unresolvable names: each name cost seconds before the per-query memo (B9).
+    // 4 modules, 60 unresolvable names: each name cost seconds before the per-query memo of
+    // glob lookups.
     run_all(&names(&["cycle:glob-mesh:12", "cycle:glob-mesh-calls:60"]));
 }

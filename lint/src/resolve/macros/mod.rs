@@ -271,9 +271,9 @@ impl Run<'_> {
 
 #[cfg(test)]
 mod tests {
-    /// B5: macros that each invoke the next twice reached 10 000 expansions of ~100 KB
-    /// each (a gigabyte of text to parse); the run's expansion text is now budgeted and
-    /// the invocations past it count as not expanded.
+    /// Guards against exponential expansion: macros that each invoke the next twice reached
+    /// 10 000 expansions of ~100 KB each (a gigabyte of text to parse). The run's expansion
+    /// text is budgeted and the invocations past it count as not expanded.
     #[test]
     fn expansion_text_is_budgeted() {
         use crate::parse::cfg::CfgCtx;
