@@ -496,10 +496,17 @@ fn via_note(via: &Via) -> Option<String> {
         .map(|(param, ty)| format!("`{param}: {ty}`"))
         .collect();
     let specialised = (!named.is_empty()).then(|| format!("specialised to {}", named.join(", ")));
-    match (dispatch, specialised) {
-        (Some(d), Some(s)) => Some(format!("{d}, {s}")),
-        (d, s) => d.or(s),
-    }
+    let callback = via.callback.as_ref().map(|c| {
+        format!(
+            "`{}` is not analysed: it is given a `{}`, which implements `{}`, and may call its methods",
+            c.callee, c.ty, c.trait_
+        )
+    });
+    let notes: Vec<String> = [dispatch, specialised, callback]
+        .into_iter()
+        .flatten()
+        .collect();
+    (!notes.is_empty()).then(|| notes.join(", "))
 }
 
 pub fn tag_name(t: Confidence) -> &'static str {

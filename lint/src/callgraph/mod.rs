@@ -50,6 +50,19 @@ pub struct Via {
     /// The callee is specialised to the concrete types of these arguments:
     /// (parameter name, or `_`; the type by its last path segment).
     pub specialised: Vec<(String, String)>,
+    /// A method of a value's impl of a trait of a crate that is not analysed, reached
+    /// from a call of that crate's fn given the value (see `walk/external.rs`).
+    pub callback: Option<Callback>,
+}
+
+/// `callee` (a fn of a crate that is not analysed) is given a value of type `ty` (by its
+/// last path segment), which implements that crate's trait `trait_`: it may call the
+/// impl's methods.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Callback {
+    pub callee: String,
+    pub ty: String,
+    pub trait_: String,
 }
 
 /// A call through trait `trait_` whose receiver's concrete type is not known: it may

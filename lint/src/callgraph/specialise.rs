@@ -17,7 +17,7 @@
 //! call goes to the unspecialised fn, which dispatches to every impl and says so.
 
 use super::*;
-use crate::resolve::{FnData, Ty};
+use crate::resolve::Ty;
 
 /// What a call knows that its callee's declaration does not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +68,7 @@ pub fn node(
         return None;
     }
     *n += 1;
-    let fd = specialised_data(d, canon.as_deref(), spec.self_ty);
+    let fd = d.specialised(canon.as_deref(), spec.self_ty);
     let id = map.fns.len() as FnId;
     map.fns.push(fd);
     // A specialised node specialised again keeps what it already knew.
@@ -79,30 +79,4 @@ pub fn node(
     ids.by_key.insert(key, id);
     created.push(id);
     Some(id)
-}
-
-/// `d` with `Self` = `self_ty` (a provided method on type `canon`), or as it is.
-fn specialised_data<'a>(d: &FnData<'a>, canon: Option<&str>, self_ty: Option<Ty>) -> FnData<'a> {
-    let trait_ = d.trait_.clone().unwrap_or_default();
-    FnData {
-        name: d.name.clone(),
-        path: match canon {
-            Some(c) => format!("<{c} as {trait_}>::{}", d.name),
-            None => d.path.clone(),
-        },
-        module: d.module,
-        span: d.span,
-        ir: d.ir,
-        self_ty: if canon.is_some() {
-            None
-        } else {
-            d.self_ty.clone()
-        },
-        self_canon: canon.map(str::to_owned).or_else(|| d.self_canon.clone()),
-        impl_generics: d.impl_generics,
-        trait_: d.trait_.clone(),
-        is_trait_decl: canon.is_none() && d.is_trait_decl,
-        marks: d.marks.clone(),
-        self_override: self_ty.or_else(|| d.self_override.clone()),
-    }
 }

@@ -9,6 +9,7 @@
 //! | a method of the receiver's type (or of a bound's trait) | as sure as the receiver's type       |
 //! | one impl of a trait, the concrete type unknown          | inferred (or the receiver's, if less) |
 //! | a value's `Drop` (scope end, `drop(x)`, `let _ = ..`)   | as sure as the value's type          |
+//! | a method of a value's impl of a trait of the crate of an unanalysed fn it is passed to | inferred (or the value's type's, if less) |
 //! | the method's name alone                                 | name-only                            |
 //!
 //! A value's type is exact when it is written (a parameter, a `let` annotation, a
@@ -31,6 +32,9 @@ pub enum How {
     AnyImpl,
     /// A value's `Drop` impl, from the value's type.
     Drop,
+    /// A method of the impl, for a value's type, of a trait of the crate of an
+    /// unanalysed fn that the value is passed to: the fn may call it.
+    Callback,
     /// A method with the call's name, the receiver's type being unknown.
     Name,
 }
@@ -41,7 +45,7 @@ pub fn edge(how: How, ty: Confidence) -> Confidence {
     match how {
         How::Path => Confidence::Exact,
         How::Receiver | How::Drop => ty,
-        How::AnyImpl => ty.max(Confidence::Inferred),
+        How::AnyImpl | How::Callback => ty.max(Confidence::Inferred),
         How::Name => Confidence::NameOnly,
     }
 }
@@ -69,6 +73,8 @@ mod tests {
             (How::AnyImpl, Exact, Inferred),
             (How::AnyImpl, NameOnly, NameOnly),
             (How::Drop, Inferred, Inferred),
+            (How::Callback, Exact, Inferred),
+            (How::Callback, NameOnly, NameOnly),
             (How::Name, Exact, NameOnly),
         ];
         for (how, ty, tag) in cases {

@@ -318,6 +318,10 @@ pub enum Expr {
         path: PathIr,
         fields: Vec<Expr>,
     },
+    /// `(a, b, ..)`, typed as the tuple of its elements' types.
+    Tuple(Vec<Expr>),
+    /// `[a, b, ..]`, typed as an array of its first element's type.
+    Array(Vec<Expr>),
     Block(Block),
     Closure(Box<Expr>),
     Cast {

@@ -125,8 +125,8 @@ impl Lower<'_> {
     fn other(&mut self, e: &syn::Expr) -> Expr {
         use syn::Expr as E;
         let kids: Vec<Expr> = match e {
-            E::Array(a) => self.exprs(&a.elems),
-            E::Tuple(t) => self.exprs(&t.elems),
+            E::Array(a) => return Expr::Array(self.exprs(&a.elems)),
+            E::Tuple(t) => return Expr::Tuple(self.exprs(&t.elems)),
             E::Assign(a) => self.exprs([&*a.left, &*a.right]),
             E::Binary(b) => self.exprs([&*b.left, &*b.right]),
             E::Unary(u) => self.exprs([&*u.expr]),

@@ -153,7 +153,10 @@ fn resolve_entry(map: &mut DefMap<'_>, path: &str, sink: bool) -> Result<Vec<FnI
     }
 }
 
-fn qualified(map: &DefMap<'_>, q: &syn::QSelf, segs: &[String]) -> Result<Vec<FnId>, String> {
+/// `<Type as Trait>::method`: the method of that impl, or the trait's provided method
+/// specialised to `Type` when the impl does not override it. The trait may be in std
+/// (by any of its paths) or in a crate that is not analysed (see [`DefMap::impl_methods`]).
+fn qualified(map: &mut DefMap<'_>, q: &syn::QSelf, segs: &[String]) -> Result<Vec<FnId>, String> {
     let syn::Type::Path(tp) = &*q.ty else {
         return Err("has an unsupported qualified type".to_owned());
     };
@@ -165,39 +168,33 @@ fn qualified(map: &DefMap<'_>, q: &syn::QSelf, segs: &[String]) -> Result<Vec<Fn
         .collect();
     let method = segs.last().ok_or("is empty")?;
     let trait_path = &segs[..q.position.min(segs.len())];
-    let find = |p: &[String]| -> Option<Def> {
-        // A std trait by any of its paths (`core::ops::Drop`, `std::ops::Drop`).
-        if p.first()
-            .is_some_and(|c| crate::known::std::is_std_crate(c))
-        {
-            return Some(Def::Trait(crate::known::canonical_name(p)));
-        }
-        let krate = map.crates.iter().position(|c| Some(&c.name) == p.first())?;
-        let refs: Vec<&str> = p.iter().map(String::as_str).collect();
-        map.resolve_path(map.crates[krate].root, &refs, false)
-    };
-    let (Some(Def::Type(t)), Some(Def::Trait(tr))) = (find(&ty), find(trait_path)) else {
+    let (Some(Def::Type(t)), Some(Def::Trait(tr))) = (find(map, &ty), find(map, trait_path)) else {
         return Err(
             "matches nothing: the type or the trait is not in the analysed crates".to_owned(),
         );
     };
-    let ids = map
-        .methods
-        .get(&t)
-        .and_then(|m| m.get(method))
-        .cloned()
-        .unwrap_or_default();
-    let hits: Vec<FnId> = ids
-        .into_iter()
-        .filter(|&f| map.func(f).trait_.as_deref() == Some(tr.as_str()))
-        .collect();
-    if hits.is_empty() {
-        return Err(format!(
-            "matches nothing: no `impl {} for {}` with a method `{method}`",
-            tr, t
-        ));
+    let hits = map.impl_methods(&t, &tr, method);
+    if !hits.is_empty() {
+        return Ok(hits);
     }
-    Ok(hits)
+    match map.provided_method_node(&t, &tr, method) {
+        Some(f) => Ok(vec![f]),
+        None => Err(format!(
+            "matches nothing: no `impl {tr} for {t}` with a method `{method}`"
+        )),
+    }
+}
+
+/// A type or trait path of a config entry. A trait outside the analysed crates (std by
+/// any of its paths, `core::ops::Drop`; any other crate, `safetensors::View`) is its
+/// canonical path.
+fn find(map: &DefMap<'_>, p: &[String]) -> Option<Def> {
+    let first = p.first()?;
+    let Some(krate) = map.crates.iter().position(|c| c.name == *first) else {
+        return Some(Def::Trait(crate::known::canonical_name(p)));
+    };
+    let refs: Vec<&str> = p.iter().map(String::as_str).collect();
+    map.resolve_path(map.crates[krate].root, &refs, false)
 }
 
 /// A cudarc fn: from the built-in table, or (for `sinks`) a new external sink.

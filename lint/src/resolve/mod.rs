@@ -7,6 +7,7 @@
 
 mod collect;
 pub mod configured;
+mod impls;
 pub mod macros;
 mod marks;
 mod modfiles;

@@ -153,6 +153,7 @@ fn with_prelude(body: &str) -> String {
 
 mod annotations;
 mod dispatch;
+mod external;
 mod findings;
 mod limits;
 mod macros;

@@ -106,6 +106,7 @@ impl Walker<'_, '_> {
         if let Some(&f) = self.map.builtin.get(&joined) {
             return self.call_fn(f, tags::edge(How::Path, WRITTEN), None, args, span, 1);
         }
+        self.external_callbacks(segs, args, span);
         let args: Vec<Ty> = args.iter().map(|(t, _)| t.clone()).collect();
         (
             std_assoc_ret(segs, &args).unwrap_or(Ty::Unknown),
@@ -132,23 +133,15 @@ impl Walker<'_, '_> {
             path.global,
         );
         // A trait outside the analysed crates is matched by canonical path
-        // (`<T as core::ops::Drop>::drop` is the `impl Drop for T`).
+        // (`<T as core::ops::Drop>::drop` is the `impl Drop for T`), or by its crate
+        // and name (`DefMap::impl_methods`).
         let trait_canon = match &trait_ {
             Some(Def::Trait(t)) => Some(t.clone()),
             Some(Def::External(segs)) => Some(crate::known::canonical_name(segs)),
             _ => None,
         };
         let impl_fn = match (&recv, &trait_canon) {
-            (Ty::Adt(c, _), Some(t)) => self
-                .map
-                .methods
-                .get(c)
-                .and_then(|m| m.get(method))
-                .and_then(|ids| {
-                    ids.iter()
-                        .copied()
-                        .find(|&f| self.map.func(f).trait_.as_deref() == Some(t.as_str()))
-                }),
+            (Ty::Adt(c, _), Some(t)) => self.map.impl_methods(c, t, method).first().copied(),
             _ => None,
         };
         match (impl_fn, trait_) {
@@ -350,6 +343,7 @@ impl Walker<'_, '_> {
         let spec = self.spec_for(f, args);
         let via = Via {
             dispatch: self.via.clone().filter(|_| !fd.is_trait_decl),
+            callback: self.callback.clone(),
             specialised: spec
                 .as_ref()
                 .map(|s| self.narrowed(f, s))

@@ -4,10 +4,11 @@
 
 mod calls;
 mod drops;
+mod external;
 mod narrow;
 mod patterns;
 
-use super::{Dispatch, Dropped, Edge, Spec, Unresolved, Via, Walked};
+use super::{Callback, Dispatch, Dropped, Edge, Spec, Unresolved, Via, Walked};
 use crate::callgraph::tags::{self, WRITTEN};
 use crate::diagnostics::Confidence;
 use crate::parse::ir::{Block, Expr, GenericParam, PathIr, SpanIr, Stmt};
@@ -49,6 +50,8 @@ struct Walker<'m, 'a> {
     unresolved: Vec<Unresolved>,
     /// While resolving a dispatched call: how it dispatches (for the hop's note).
     via: Option<Dispatch>,
+    /// While recording the edges of a call into a crate that is not analysed: why.
+    callback: Option<Callback>,
     /// While resolving a provided method on a known type: that type.
     spec: Option<Ty>,
 }
@@ -83,6 +86,7 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId) -> Walked {
         specs: Vec::new(),
         unresolved: Vec::new(),
         via: None,
+        callback: None,
         spec: None,
     };
     if let Some(st) = &w.self_ty {
@@ -290,6 +294,15 @@ impl Walker<'_, '_> {
                 self.exprs(fields);
                 (self.type_of_path(path), WRITTEN)
             }
+            Expr::Tuple(es) => {
+                let ts = self.exprs(es);
+                let sure = ts.iter().map(|t| t.1).max().unwrap_or(WRITTEN);
+                (Ty::Tuple(ts.into_iter().map(|t| t.0).collect()), sure)
+            }
+            Expr::Array(es) => match self.exprs(es).into_iter().next() {
+                Some((t, sure)) => (Ty::Array(Box::new(t)), sure),
+                None => unknown(),
+            },
             Expr::Block(b) => self.block(b),
             Expr::Closure(body) => {
                 self.expr(body);
