@@ -1,15 +1,15 @@
-//! Renderer speed: JSON and SARIF of 10,000 findings of four hops each over one 20,000-line
-//! file, plus the baseline and level passes over the same list. Nothing here should grow
-//! faster than the output (the JSON span text is found from byte offsets, not by scanning the
-//! file).
+//! Renderer speed: the report step, then JSON (with each message's `rendered` field: the
+//! human text, or the short line in `json-short`) and SARIF of 10,000 findings of four hops
+//! each over one 20,000-line file, plus the baseline and level passes over the same list.
+//! Nothing here should grow faster than the output (the JSON span text and the snippets are
+//! found from byte offsets, not by scanning the file).
 //!
 //! `cargo bench -p cargo-nosync-lint --bench formats`
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use nosync_lint::{
-    Baseline, Code, Confidence, Diagnostic, Finding, Hop, JsonContext, Level, LevelOverrides,
-    LevelTarget, SarifContext, SinkKind, Span, render_json, render_sarif, workspace_origin,
-    write_baseline,
+    Baseline, Code, Confidence, Diagnostic, Finding, Format, Hop, Level, LevelOverrides,
+    LevelTarget, Report, ReportWorkspace, SinkKind, SourceMap, Span, render, write_baseline,
 };
 use std::hint::black_box;
 use std::path::Path;
@@ -65,23 +65,45 @@ fn findings() -> Vec<Diagnostic> {
 fn bench(c: &mut Criterion) {
     let text = LINE.repeat(LINES);
     let diagnostics = findings();
-    let workspace = workspace_origin(None, Path::new("/w/Cargo.toml"));
-    let source = |p: &Path| (p == Path::new("src/model.rs")).then_some(text.as_str());
-    let rendered = |d: &Diagnostic| d.message.clone();
-    let cx = JsonContext {
-        source: &source,
-        rendered: &rendered,
-        workspace: &workspace,
+    let mut sources = SourceMap::new(Path::new("/w"));
+    sources.add("/w/src/model.rs".into(), text);
+    let workspace = ReportWorkspace {
+        manifest_path: Path::new("/w/Cargo.toml"),
         metadata: None,
+        srcroot: Some(Path::new("/w")),
+    };
+    let render_in = |format: Format| {
+        let report = Report::new(black_box(&diagnostics), &sources, &workspace);
+        let mut out = Vec::new();
+        render(format, &report, &mut out).expect("writing to a Vec");
+        out
     };
     let mut group = c.benchmark_group("formats-10k-findings");
     group.sample_size(10);
+    group.bench_function("report", |b| {
+        b.iter(|| {
+            Report::new(black_box(&diagnostics), &sources, &workspace)
+                .items
+                .len()
+        })
+    });
     group.bench_function("json", |b| {
-        b.iter(|| render_json(black_box(&diagnostics), &cx))
+        b.iter(|| {
+            render_in(Format::Json {
+                ansi: false,
+                short: false,
+            })
+        })
     });
-    group.bench_function("sarif", |b| {
-        b.iter(|| render_sarif(black_box(&diagnostics), &SarifContext::default()))
+    group.bench_function("json-short", |b| {
+        b.iter(|| {
+            render_in(Format::Json {
+                ansi: false,
+                short: true,
+            })
+        })
     });
+    group.bench_function("sarif", |b| b.iter(|| render_in(Format::Sarif)));
     let written = write_baseline(&diagnostics);
     group.bench_function("baseline-write", |b| {
         b.iter(|| write_baseline(black_box(&diagnostics)))

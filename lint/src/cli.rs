@@ -1,9 +1,10 @@
 //! The command line: parse arguments, run the analysis, render, choose the exit code.
 //! The binary is `std::process::exit(cli::run(std::env::args_os(), ..))`.
 
-use crate::diagnostics::{Diagnostic, Level};
+use crate::cli_output::{ColorChoice, OutputFormat};
 use crate::engine::{self, Analysis, Options};
-use crate::render::{ColorChoice, OutputFormat};
+use crate::render;
+use crate::report::{self, Report};
 use crate::workspace::WorkspaceOptions;
 use clap::Parser;
 use std::ffi::OsString;
@@ -104,7 +105,7 @@ pub fn run(
         }
     };
     match engine::analyze(&cli.options(), &mut progress) {
-        Ok(analysis) => report(&cli, &analysis, out, err),
+        Ok(analysis) => report(&cli, analysis, out, err),
         Err(e) => {
             let _ = writeln!(err, "error: {e:#}");
             2
@@ -112,71 +113,46 @@ pub fn run(
     }
 }
 
-fn report(cli: &Cli, a: &Analysis, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let (diagnostics, baseline) = match crate::cli_output::finish(&cli.output, a, err) {
+fn report(cli: &Cli, mut a: Analysis, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let diagnostics = match crate::cli_output::finish(&cli.output, &mut a, err) {
         Ok(finished) => finished,
         Err(code) => return code,
     };
-    let shown = crate::levels::reported(&diagnostics);
     let color = cli
         .color
         .enabled(std::io::IsTerminal::is_terminal(&std::io::stdout()));
-    let style = cli.output.style(cli.format);
-    let mut rendered_all = true;
-    let result = (|| -> std::io::Result<()> {
-        match style {
-            crate::cli_output::Style::Human => {
-                for d in &shown {
-                    let sources = crate::cli_output::sources_for(d, a, baseline.as_ref());
-                    let (text, ok) = crate::cli_output::human_or_short(d, sources, color);
-                    rendered_all &= ok;
-                    out.write_all(text.as_bytes())?;
-                }
-                if !cli.quiet {
-                    writeln!(out, "{}", summary(&shown))?;
-                }
-            }
-            machine => {
-                crate::cli_output::write_machine(machine, &diagnostics, a, baseline.as_ref(), out)?
-            }
-        }
+    let format = cli.output.format(cli.format, color, !cli.quiet);
+    let manifest_path = a.root.join("Cargo.toml");
+    let workspace = report::Workspace {
+        manifest_path: &manifest_path,
+        metadata: a.metadata.as_ref(),
+        srcroot: Some(&a.root),
+    };
+    let report = Report::new(&diagnostics, &a.sources, &workspace);
+    let result = render::render(format, &report, out).and_then(|rendered| {
         if cli.verbose {
-            write_stats(a, err)?;
+            write_stats(&a, err)?;
         }
-        Ok(())
-    })();
-    if let Err(e) = result {
-        let _ = writeln!(err, "error: cannot write output: {e}");
-        return 2;
+        Ok(rendered)
+    });
+    match result {
+        Ok(rendered) => exit_status(&report, rendered.complete),
+        Err(e) => {
+            let _ = writeln!(err, "error: cannot write output: {e}");
+            2
+        }
     }
-    exit_status(&shown, rendered_all)
 }
 
 /// 2 when the lint failed on part of its input (an `internal-error` at deny level, or a
 /// diagnostic it could not render): the other findings are printed, but the run is not
 /// a verdict; else 1 for any deny-level diagnostic, else 0.
-pub(crate) fn exit_status(shown: &[&Diagnostic], rendered_all: bool) -> i32 {
-    let internal = shown
-        .iter()
-        .any(|d| d.code == crate::diagnostics::Code::InternalError && d.level == Level::Deny);
-    if internal || !rendered_all {
+pub(crate) fn exit_status(report: &Report<'_>, complete: bool) -> i32 {
+    if report.internal_error() || !complete {
         2
     } else {
-        crate::levels::exit_status(shown)
-    }
-}
-
-fn summary(shown: &[&Diagnostic]) -> String {
-    let errors = shown.iter().filter(|d| d.level == Level::Deny).count();
-    let warnings = shown.iter().filter(|d| d.level == Level::Warn).count();
-    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
-    match (errors, warnings) {
-        (0, 0) => "nosync-lint: no findings".to_owned(),
-        _ => format!(
-            "nosync-lint: {}, {}",
-            plural(errors, "error"),
-            plural(warnings, "warning")
-        ),
+        let shown: Vec<_> = report.diagnostics().collect();
+        crate::levels::exit_status(&shown)
     }
 }
 

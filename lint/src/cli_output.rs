@@ -9,11 +9,45 @@ use crate::baseline::Baseline;
 use crate::diagnostics::{Diagnostic, Level, Span, explain};
 use crate::engine::Analysis;
 use crate::levels::{LevelError, LevelOverrides};
-use crate::render::{OutputFormat, json, sarif};
-use crate::source::SourceMap;
+use crate::render::Format;
 use clap::{ArgMatches, Args, FromArgMatches};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// rustc-style text with snippets.
+    #[default]
+    Human,
+    /// One JSON object per line, as `cargo check --message-format=json`.
+    Json,
+    /// SARIF 2.1.0 (GitHub code scanning).
+    Sarif,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour output to a stream that `is_terminal` says is (or is not) a tty;
+    /// `NO_COLOR` (non-empty) turns `auto` off.
+    pub fn enabled(self, is_terminal: bool) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        }
+    }
+}
 
 /// The arguments as clap sees them; [`OutputArgs`] adds the order of `-D/-W/-A`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -133,42 +167,29 @@ impl FromArgMatches for OutputArgs {
     }
 }
 
-/// How the diagnostics are written, from `--format` and `--message-format` (which wins).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
-    Human,
-    /// rustc's `--error-format=short`: one line per diagnostic.
-    Short,
-    /// cargo JSON; `ansi`: the `rendered` field has colours; `short`: it is one line.
-    Json {
-        ansi: bool,
-        short: bool,
-    },
-    Sarif,
-}
-
 impl OutputArgs {
-    /// The style `--format` asks for, unless `--message-format` says otherwise.
-    pub fn style(&self, format: OutputFormat) -> Style {
+    /// The format `--format` asks for, unless `--message-format` says otherwise; human
+    /// output with `color`, and its summary line with `summary`.
+    pub fn format(&self, format: OutputFormat, color: bool, summary: bool) -> Format {
         let values = &self.raw.message_format;
         let has = |v: &str| values.iter().any(|x| x.trim() == v);
         if values.iter().any(|v| v.trim().starts_with("json")) {
-            Style::Json {
+            Format::Json {
                 ansi: has("json-diagnostic-rendered-ansi"),
                 short: has("json-diagnostic-short"),
             }
         } else if has("short") {
-            Style::Short
+            Format::Short
         } else if has("human") {
-            Style::Human
+            Format::Human { color, summary }
         } else {
             match format {
-                OutputFormat::Human => Style::Human,
-                OutputFormat::Json => Style::Json {
+                OutputFormat::Human => Format::Human { color, summary },
+                OutputFormat::Json => Format::Json {
                     ansi: false,
                     short: false,
                 },
-                OutputFormat::Sarif => Style::Sarif,
+                OutputFormat::Sarif => Format::Sarif,
             }
         }
     }
@@ -213,13 +234,13 @@ pub fn early(args: &OutputArgs, out: &mut dyn Write, err: &mut dyn Write) -> Opt
 
 /// The final diagnostics: the baseline applied, then the config's and the command line's level
 /// overrides; a new baseline written when asked. `Err` is an exit code after a tool error
-/// (already reported on `err`). The second value holds the baseline file, for the snippets of
-/// stale entries.
+/// (already reported on `err`). The baseline file read is added to the analysis's sources,
+/// for the snippets of stale entries.
 pub fn finish(
     args: &OutputArgs,
-    analysis: &Analysis,
+    analysis: &mut Analysis,
     err: &mut dyn Write,
-) -> Result<(Vec<Diagnostic>, Option<SourceMap>), i32> {
+) -> Result<Vec<Diagnostic>, i32> {
     let mut diagnostics = analysis.diagnostics.clone();
     let overrides = overrides(args, analysis, &mut diagnostics, err)?;
     if let Some(path) = &args.raw.write_baseline {
@@ -240,14 +261,11 @@ pub fn finish(
         .baseline
         .as_ref()
         .or(args.raw.write_baseline.as_ref());
-    let mut baseline_source = None;
     if let Some(path) = baseline_path {
-        let (kept, source) = apply_baseline(path, analysis, diagnostics, err)?;
-        diagnostics = kept;
-        baseline_source = Some(source);
+        diagnostics = apply_baseline(path, analysis, diagnostics, err)?;
     }
     overrides.apply(&mut diagnostics);
-    Ok((diagnostics, baseline_source))
+    Ok(diagnostics)
 }
 
 /// The config's `levels` (a bad entry becomes a `config-error` in `diagnostics`), then the
@@ -273,14 +291,14 @@ fn overrides(
     Ok(overrides)
 }
 
-/// Reads the baseline at `path` and applies it; returns the kept diagnostics and the baseline
-/// file in a source map of its own.
+/// Reads the baseline at `path` and applies it; returns the kept diagnostics and adds the
+/// baseline file to the analysis's sources.
 fn apply_baseline(
     path: &Path,
-    analysis: &Analysis,
+    analysis: &mut Analysis,
     diagnostics: Vec<Diagnostic>,
     err: &mut dyn Write,
-) -> Result<(Vec<Diagnostic>, SourceMap), i32> {
+) -> Result<Vec<Diagnostic>, i32> {
     let display = display_path(&analysis.root, path);
     let read = crate::source::Loader::read(&crate::source::DiskLoader, path)
         .map_err(anyhow::Error::from)
@@ -302,9 +320,10 @@ fn apply_baseline(
             path.display()
         );
     }
-    let mut source = SourceMap::new(&analysis.root);
-    source.add(absolute(path), baseline.text().to_owned());
-    Ok((applied.diagnostics, source))
+    analysis
+        .sources
+        .add(absolute(path), baseline.text().to_owned());
+    Ok(applied.diagnostics)
 }
 
 /// `path` as diagnostics print it: relative to the workspace root when inside it (as the
@@ -317,18 +336,6 @@ fn absolute(path: &Path) -> PathBuf {
     std::env::current_dir().map_or_else(|_| path.to_owned(), |cwd| cwd.join(path))
 }
 
-/// The source map that holds `d`'s primary file: the baseline's for stale entries, else the
-/// analysis's.
-pub fn sources_for<'a>(
-    d: &Diagnostic,
-    analysis: &'a Analysis,
-    baseline: Option<&'a SourceMap>,
-) -> &'a SourceMap {
-    baseline
-        .filter(|m| m.text(&d.primary.file).is_some())
-        .unwrap_or(&analysis.sources)
-}
-
 fn config_error(e: &LevelError, span: &Span) -> Diagnostic {
     Diagnostic::new(
         crate::diagnostics::Code::ConfigError,
@@ -336,89 +343,4 @@ fn config_error(e: &LevelError, span: &Span) -> Diagnostic {
         span.clone(),
     )
     .with_label("in this `levels` entry")
-}
-
-/// Writes `diagnostics` in a machine format (`Short`, `Json`, `Sarif`); `Human` is the caller's.
-pub fn write_machine(
-    style: Style,
-    diagnostics: &[Diagnostic],
-    analysis: &Analysis,
-    baseline: Option<&SourceMap>,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
-    match style {
-        Style::Human => Ok(()),
-        Style::Short => {
-            for d in diagnostics.iter().filter(|d| d.level != Level::Allow) {
-                writeln!(out, "{}", short(d))?;
-            }
-            Ok(())
-        }
-        Style::Sarif => {
-            let cx = sarif::SarifContext {
-                srcroot: Some(&analysis.root),
-            };
-            out.write_all(sarif::render(diagnostics, &cx).as_bytes())
-        }
-        Style::Json {
-            ansi,
-            short: one_line,
-        } => {
-            let manifest = analysis.root.join("Cargo.toml");
-            let metadata = analysis.metadata.as_ref();
-            let workspace = json::workspace_origin(metadata, &manifest);
-            let source = |path: &Path| {
-                baseline
-                    .and_then(|m| m.text(path))
-                    .or_else(|| analysis.sources.text(path))
-            };
-            let rendered = |d: &Diagnostic| {
-                if one_line {
-                    format!("{}\n", short(d))
-                } else {
-                    human_or_short(d, sources_for(d, analysis, baseline), ansi).0
-                }
-            };
-            let cx = json::JsonContext {
-                source: &source,
-                rendered: &rendered,
-                workspace: &workspace,
-                metadata,
-            };
-            out.write_all(json::render(diagnostics, &cx).as_bytes())
-        }
-    }
-}
-
-/// The human rendering of `d`; if the renderer panics, its short form with a note saying
-/// so, and `false` (the run then exits 2: the output is not what it should be).
-pub fn human_or_short(d: &Diagnostic, sources: &SourceMap, color: bool) -> (String, bool) {
-    match crate::net::catch(|| crate::render::human::render(d, sources, color)) {
-        Ok(text) => (text, true),
-        Err(caught) => {
-            let text = format!(
-                "{}\n  = note: internal error while rendering this diagnostic: {}\n\n",
-                short(d),
-                caught.message
-            );
-            (text, false)
-        }
-    }
-}
-
-/// rustc's short format: `file:line:col: level[code]: message`.
-pub fn short(d: &Diagnostic) -> String {
-    let level = match d.level {
-        Level::Deny => "error",
-        Level::Warn => "warning",
-        Level::Allow => "note",
-    };
-    format!(
-        "{}:{}:{}: {level}[{}]: {}",
-        d.primary.file.display(),
-        d.primary.line_start,
-        d.primary.column_start,
-        d.code.as_str(),
-        d.message
-    )
 }

@@ -15,8 +15,9 @@
 //!   [`CrateSpec`], [`Config`]) and output ([`Analysis`]);
 //! - the output data: [`Diagnostic`] and its parts, [`Code`] and [`explain`];
 //! - what happens to it before and while it is shown: [`Baseline`], [`LevelOverrides`],
-//!   and the renderers [`render_human`], [`render_json`], [`render_sarif`],
-//!   [`write_machine`].
+//!   the [`Report`] the renderers format (each diagnostic's cargo package and target,
+//!   [`cargo_target`], [`workspace_origin`], and its fingerprint), and the renderers:
+//!   [`render`] in a [`Format`], and [`render_human`] for one diagnostic.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -37,6 +38,7 @@ mod net;
 mod parse;
 mod paths;
 mod render;
+mod report;
 mod resolve;
 mod source;
 mod workspace;
@@ -72,15 +74,13 @@ pub use diagnostics::{Code, Confidence, Diagnostic, Finding, Hop, Level, Origin,
 pub use baseline::Baseline;
 /// Writes the baseline file that accepts every finding of `diagnostics`.
 pub use baseline::write as write_baseline;
-pub use cli_output::{Style, write_machine};
 pub use levels::{LevelOverrides, Target as LevelTarget};
 /// One diagnostic in rustc's human format.
 pub use render::human::render as render_human;
-/// Diagnostics as cargo's `--message-format json` stream.
-pub use render::json::render as render_json;
-pub use render::json::{JsonContext, target_json, workspace_origin};
 /// The key of the line-free fingerprint in each SARIF result's `partialFingerprints`.
 pub use render::sarif::FINGERPRINT_KEY as SARIF_FINGERPRINT_KEY;
-pub use render::sarif::SarifContext;
-/// Diagnostics as one SARIF 2.1.0 log.
-pub use render::sarif::render as render_sarif;
+pub use render::{Format, Rendered, render};
+/// cargo's `target` object of a diagnostic's origin.
+pub use report::cargo::target as cargo_target;
+pub use report::cargo::{Target as CargoTarget, workspace_origin};
+pub use report::{Report, Workspace as ReportWorkspace};

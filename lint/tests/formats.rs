@@ -5,8 +5,8 @@
 use cargo_metadata::Message;
 use cargo_metadata::diagnostic::DiagnosticLevel;
 use nosync_lint::{
-    Code, Confidence, Diagnostic, Finding, Hop, JsonContext, Level, Origin, SARIF_FINGERPRINT_KEY,
-    SarifContext, SinkKind, Span, explain, render_json, render_sarif, target_json,
+    Code, Confidence, Diagnostic, Finding, Format, Hop, Level, Origin, Report, ReportWorkspace,
+    SARIF_FINGERPRINT_KEY, SinkKind, SourceMap, Span, cargo_target, explain, render,
     workspace_origin,
 };
 use serde_json::Value;
@@ -85,15 +85,30 @@ fn origin() -> Origin {
     }
 }
 
-fn workspace() -> Origin {
-    Origin {
-        package_id: "path+file:///work#workspace".into(),
-        package_name: "workspace".into(),
-        manifest_path: "/work/Cargo.toml".into(),
-        target_name: "workspace".into(),
-        target_kind: vec!["lib".into()],
-        target_src_path: "/work/Cargo.toml".into(),
+/// The files of [`source`], in the workspace `/work`.
+fn sources() -> SourceMap {
+    let mut map = SourceMap::new(Path::new("/work"));
+    for file in ["src/lib.rs", "src/metrics.rs"] {
+        let text = source(Path::new(file)).unwrap_or_default();
+        map.add(Path::new("/work").join(file), text.to_owned());
     }
+    map
+}
+
+/// `diagnostics` rendered in `format`, in the workspace `/work` (no cargo metadata) with
+/// `srcroot` as SARIF's `%SRCROOT%`.
+fn render_in(diagnostics: &[Diagnostic], format: Format, srcroot: Option<&Path>) -> String {
+    let sources = sources();
+    let workspace = ReportWorkspace {
+        manifest_path: Path::new("/work/Cargo.toml"),
+        metadata: None,
+        srcroot,
+    };
+    let report = Report::new(diagnostics, &sources, &workspace);
+    let mut out = Vec::new();
+    let rendered = render(format, &report, &mut out).expect("writing to a Vec");
+    assert!(rendered.complete, "every diagnostic rendered");
+    String::from_utf8(out).expect("UTF-8 output")
 }
 
 /// The finding `train_step → log_progress → read_loss`, as the engine reports it.
@@ -157,15 +172,11 @@ struct Rendered {
 /// Renders `diagnostics` in JSON and SARIF; checks that every JSON line parses as a cargo
 /// message and that the SARIF validates against the schema.
 fn check(diagnostics: &[Diagnostic]) -> Rendered {
-    let workspace = workspace();
-    let rendered = |d: &Diagnostic| format!("{:?}[{}]: {}\n", d.level, d.code.as_str(), d.message);
-    let cx = JsonContext {
-        source: &source,
-        rendered: &rendered,
-        workspace: &workspace,
-        metadata: None,
+    let plain_json = Format::Json {
+        ansi: false,
+        short: false,
     };
-    let json = render_json(diagnostics, &cx);
+    let json = render_in(diagnostics, plain_json, None);
     let messages: Vec<Message> = Message::parse_stream(json.as_bytes())
         .collect::<Result<_, _>>()
         .expect("JSON lines parse as cargo messages");
@@ -179,7 +190,7 @@ fn check(diagnostics: &[Diagnostic]) -> Rendered {
         .lines()
         .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
         .collect();
-    let sarif_text = render_sarif(diagnostics, &SarifContext::default());
+    let sarif_text = render_in(diagnostics, Format::Sarif, None);
     let sarif: Value = serde_json::from_str(&sarif_text).expect("SARIF is JSON");
     assert_valid_sarif(&sarif);
     Rendered {
@@ -364,7 +375,7 @@ fn target_objects_come_from_cargo_metadata_when_it_knows_the_target() {
         .expect("cargo metadata of this package");
     let origin = workspace_origin(Some(&metadata), &manifest);
     assert_eq!(origin.target_name, "nosync_lint");
-    let target = target_json(&origin, Some(&metadata));
+    let target = cargo_target(&origin, Some(&metadata));
     assert_eq!(target.kind, ["lib"]);
     assert_eq!(target.edition, "2024");
     assert!(target.doctest && target.doc && target.test);
@@ -373,7 +384,7 @@ fn target_objects_come_from_cargo_metadata_when_it_knows_the_target() {
         target_kind: vec!["bin".into()],
         ..origin
     };
-    let target = target_json(&bin, Some(&metadata));
+    let target = cargo_target(&bin, Some(&metadata));
     assert_eq!(
         (target.crate_types.as_slice(), target.doctest),
         (&["bin".to_owned()][..], false)
@@ -503,12 +514,7 @@ fn sarif_fingerprints_of_findings_sharing_a_chain_are_numbered() {
 fn sarif_paths_outside_the_workspace_are_file_uris() {
     let mut d = finding(Code::SyncInNoSync);
     d.primary.file = "/home/me/.cargo/registry/src/candle core/lib.rs".into();
-    let log = render_sarif(
-        &[d],
-        &SarifContext {
-            srcroot: Some(Path::new("/work/demo")),
-        },
-    );
+    let log = render_in(&[d], Format::Sarif, Some(Path::new("/work/demo")));
     let log: Value = serde_json::from_str(&log).expect("SARIF is JSON");
     assert_valid_sarif(&log);
     let run = &log["runs"][0];

@@ -20,6 +20,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["callgraph"],
     &["analysis"],
     &["levels", "baseline"],
+    &["report"],
     &["render"],
     &["engine"],
     &["cli_output"],

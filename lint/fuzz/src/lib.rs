@@ -11,9 +11,9 @@
 //! `-rss_limit_mb`.
 
 use nosync_lint::{
-    Analysis, Baseline, Code, Config, CrateSpec, DepTarget, Diagnostic, Level, LevelOverrides,
-    MemLoader, Origin, SourceMap, Span, Style, analyze_crates, render_human, write_baseline,
-    write_machine,
+    Analysis, Baseline, Code, Config, CrateSpec, DepTarget, Diagnostic, Format, Level,
+    LevelOverrides, MemLoader, Origin, Report, ReportWorkspace, SourceMap, Span, analyze_crates,
+    render, render_human, write_baseline,
 };
 use std::path::{Path, PathBuf};
 
@@ -165,33 +165,41 @@ fn baseline_round_trip(diagnostics: &[Diagnostic]) {
 /// The short, cargo-JSON and (see [`Expect::sarif`]) SARIF renderings: each written in
 /// full, the JSON ones valid.
 fn render_machine(a: &Analysis, diagnostics: &[Diagnostic], sarif: bool) {
-    let mut styles = vec![
-        Style::Short,
-        Style::Json {
+    let mut formats = vec![
+        Format::Short,
+        Format::Json {
             ansi: false,
             short: false,
         },
-        Style::Json {
+        Format::Json {
             ansi: true,
             short: true,
         },
     ];
     if sarif && diagnostics.iter().any(|d| d.finding.is_some()) {
-        styles.push(Style::Sarif);
+        formats.push(Format::Sarif);
     }
-    for style in styles {
+    let manifest_path = a.root.join("Cargo.toml");
+    let workspace = ReportWorkspace {
+        manifest_path: &manifest_path,
+        metadata: a.metadata.as_ref(),
+        srcroot: Some(&a.root),
+    };
+    let report = Report::new(diagnostics, &a.sources, &workspace);
+    for format in formats {
         let mut out = Vec::new();
-        write_machine(style, diagnostics, a, None, &mut out).expect("writing to a Vec");
+        let rendered = render(format, &report, &mut out).expect("writing to a Vec");
+        assert!(rendered.complete, "a diagnostic's human rendering panicked");
         let text = String::from_utf8(out).expect("machine output is UTF-8");
-        match style {
-            Style::Json { .. } => {
+        match format {
+            Format::Json { .. } => {
                 for line in text.lines() {
                     if let Err(e) = serde_json::from_str::<serde_json::Value>(line) {
                         panic!("invalid JSON line ({e}): {line}");
                     }
                 }
             }
-            Style::Sarif => {
+            Format::Sarif => {
                 if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
                     panic!("invalid SARIF ({e})");
                 }

@@ -2,8 +2,61 @@
 //! the root, one note per hop with its snippet, the sink's reason, and a help line.
 
 use crate::diagnostics::{Diagnostic, Level, Note, Span};
+use crate::report::Report;
 use crate::source::SourceMap;
 use annotate_snippets::{AnnotationKind, Group, Level as ALevel, Renderer, Snippet};
+use std::io::Write;
+
+/// Writes every reported diagnostic, then (with `summary`) the line counting them. Returns
+/// `false` when one of them could only be written in its short form (see [`render_or_short`]).
+pub fn write(
+    report: &Report<'_>,
+    color: bool,
+    summary: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<bool> {
+    let mut complete = true;
+    for d in report.diagnostics() {
+        let (text, ok) = render_or_short(d, report.sources, color);
+        complete &= ok;
+        out.write_all(text.as_bytes())?;
+    }
+    if summary {
+        writeln!(out, "{}", summary_line(report))?;
+    }
+    Ok(complete)
+}
+
+/// `nosync-lint: 1 error, 2 warnings`, or `nosync-lint: no findings`.
+fn summary_line(report: &Report<'_>) -> String {
+    let errors = report.count(Level::Deny);
+    let warnings = report.count(Level::Warn);
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    match (errors, warnings) {
+        (0, 0) => "nosync-lint: no findings".to_owned(),
+        _ => format!(
+            "nosync-lint: {}, {}",
+            plural(errors, "error"),
+            plural(warnings, "warning")
+        ),
+    }
+}
+
+/// The human rendering of `d`; if the renderer panics, its short form with a note saying
+/// so, and `false`.
+pub fn render_or_short(d: &Diagnostic, sources: &SourceMap, color: bool) -> (String, bool) {
+    match crate::net::catch(|| render(d, sources, color)) {
+        Ok(text) => (text, true),
+        Err(caught) => {
+            let text = format!(
+                "{}\n  = note: internal error while rendering this diagnostic: {}\n\n",
+                super::short::line(d),
+                caught.message
+            );
+            (text, false)
+        }
+    }
+}
 
 /// Renders one diagnostic (ending with a blank line, as rustc does).
 pub fn render(d: &Diagnostic, sources: &SourceMap, color: bool) -> String {
@@ -67,17 +120,21 @@ fn snippet<'s>(
     kind: AnnotationKind,
 ) -> Option<Snippet<'s, annotate_snippets::Annotation<'s>>> {
     let text = sources.text(&span.file)?;
-    let start = text[..span.byte_start.min(text.len())]
-        .rfind('\n')
-        .map_or(0, |i| i + 1);
-    let end = text[span.byte_end.min(text.len())..]
+    // A span that does not fit the text (made by hand, or for another version of the
+    // file) gets no snippet.
+    let fits = span.byte_start.max(span.byte_end) <= text.len()
+        && text.is_char_boundary(span.byte_start)
+        && text.is_char_boundary(span.byte_end);
+    if !fits {
+        return None;
+    }
+    let start = text[..span.byte_start].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[span.byte_end..]
         .find('\n')
         .map_or(text.len(), |i| span.byte_end + i);
     let lines = text.get(start..end)?;
-    let (lo, hi) = (
-        span.byte_start - start,
-        (span.byte_end - start).max(span.byte_start - start),
-    );
+    let lo = span.byte_start - start;
+    let hi = span.byte_end.saturating_sub(start).max(lo);
     let mut ann = kind.span(lo..hi);
     if let Some(l) = label {
         ann = ann.label(l);

@@ -8,34 +8,23 @@
 //! findings). The stream ends with `{"reason":"build-finished","success":...}`, where `success`
 //! means no diagnostic is denied. Allowed diagnostics are not rendered.
 //!
-//! Diagnostics without an [`Origin`] (configuration, baseline and workspace-level ones) are
-//! attributed to the workspace's root package, or, in a virtual workspace, to its first member
-//! (see [`workspace_origin`]): consumers need a package id, and the workspace manifest is where
-//! such problems are fixed.
+//! The package and target of each message are the report's ([`crate::report::cargo`]).
 
-use crate::diagnostics::{Diagnostic, Finding, Level, Note, Origin, Span, explain};
+use crate::diagnostics::{Finding, Level, Note, Span, explain};
+use crate::report::cargo::{Target, path_text};
+use crate::report::{Item, Report};
+use crate::source::SourceMap;
 use serde::Serialize;
+use std::io::Write;
 use std::path::Path;
 
-/// What the JSON renderer needs besides the diagnostics. Everything here is looked up, never
-/// computed: the renderer only formats.
-pub struct JsonContext<'a, 's> {
-    /// The text of a file, by the path its spans carry (for the spans' `text` lines).
-    pub source: &'a dyn Fn(&Path) -> Option<&'s str>,
-    /// The human rendering of one diagnostic (cargo's `rendered` field).
-    pub rendered: &'a dyn Fn(&Diagnostic) -> String,
-    /// The origin of diagnostics that have none (see [`workspace_origin`]).
-    pub workspace: &'a Origin,
-    /// cargo's metadata, for each target's edition and doc/test flags.
-    pub metadata: Option<&'a cargo_metadata::Metadata>,
-}
-
-impl std::fmt::Debug for JsonContext<'_, '_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JsonContext")
-            .field("workspace", &self.workspace)
-            .finish_non_exhaustive()
-    }
+/// What goes in each message's `rendered` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Rendering {
+    /// With ANSI colours (`json-diagnostic-rendered-ansi`).
+    pub ansi: bool,
+    /// The short one-line form (`json-diagnostic-short`) instead of the human text.
+    pub short: bool,
 }
 
 #[derive(Serialize)]
@@ -43,22 +32,9 @@ struct CompilerMessage<'a> {
     reason: &'static str,
     package_id: &'a str,
     manifest_path: &'a Path,
-    target: TargetJson,
+    target: &'a Target,
     message: MessageJson<'a>,
     nosync: Option<FindingJson<'a>>,
-}
-
-/// cargo's `target` object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TargetJson {
-    pub kind: Vec<String>,
-    pub crate_types: Vec<String>,
-    pub name: String,
-    pub src_path: String,
-    pub edition: String,
-    pub doc: bool,
-    pub doctest: bool,
-    pub test: bool,
 }
 
 #[derive(Serialize)]
@@ -121,33 +97,42 @@ struct HopJson<'a> {
     column: usize,
 }
 
-/// Renders every reported diagnostic as one `compiler-message` line, then the
-/// `build-finished` line.
-pub fn render(diagnostics: &[Diagnostic], cx: &JsonContext<'_, '_>) -> String {
-    let mut out = String::new();
-    for diagnostic in diagnostics.iter().filter(|d| d.level != Level::Allow) {
-        out.push_str(&message_line(diagnostic, cx));
-        out.push('\n');
+/// Writes every reported diagnostic as one `compiler-message` line, then the
+/// `build-finished` line. Returns `false` when a `rendered` field could only hold the
+/// diagnostic's short form (see [`super::human::render_or_short`]).
+pub fn write(
+    report: &Report<'_>,
+    rendering: Rendering,
+    out: &mut dyn Write,
+) -> std::io::Result<bool> {
+    let mut complete = true;
+    for item in &report.items {
+        let (line, ok) = message_line(item, report.sources, rendering);
+        complete &= ok;
+        writeln!(out, "{line}")?;
     }
-    let success = !diagnostics.iter().any(|d| d.level == Level::Deny);
-    out.push_str(&build_finished(success));
-    out.push('\n');
-    out
+    writeln!(out, "{}", build_finished(!report.denied()))?;
+    Ok(complete)
 }
 
 /// The final line of the stream.
-pub fn build_finished(success: bool) -> String {
+fn build_finished(success: bool) -> String {
     serde_json::json!({ "reason": "build-finished", "success": success }).to_string()
 }
 
-/// One `compiler-message` line (no newline).
-pub fn message_line(diagnostic: &Diagnostic, cx: &JsonContext<'_, '_>) -> String {
-    let origin = diagnostic.origin.as_ref().unwrap_or(cx.workspace);
+/// One `compiler-message` line (no newline), and whether its `rendered` field is complete.
+fn message_line(item: &Item<'_>, sources: &SourceMap, rendering: Rendering) -> (String, bool) {
+    let diagnostic = item.diagnostic;
+    let (rendered, complete) = if rendering.short {
+        (format!("{}\n", super::short::line(diagnostic)), true)
+    } else {
+        super::human::render_or_short(diagnostic, sources, rendering.ansi)
+    };
     let message = CompilerMessage {
         reason: "compiler-message",
-        package_id: &origin.package_id,
-        manifest_path: &origin.manifest_path,
-        target: target_json(origin, cx.metadata),
+        package_id: &item.package.package_id,
+        manifest_path: &item.package.manifest_path,
+        target: &item.package.target,
         message: MessageJson {
             message_type: "diagnostic",
             message: &diagnostic.message,
@@ -160,15 +145,18 @@ pub fn message_line(diagnostic: &Diagnostic, cx: &JsonContext<'_, '_>) -> String
                 &diagnostic.primary,
                 true,
                 diagnostic.label.as_deref(),
-                cx,
+                sources,
             )],
-            children: diagnostic.notes.iter().map(|n| child(n, cx)).collect(),
-            rendered: Some((cx.rendered)(diagnostic)),
+            children: diagnostic.notes.iter().map(|n| child(n, sources)).collect(),
+            rendered: Some(rendered),
         },
         nosync: diagnostic.finding.as_ref().map(finding_json),
     };
     // Strings, numbers and paths always serialise.
-    serde_json::to_string(&message).unwrap_or_default()
+    (
+        serde_json::to_string(&message).unwrap_or_default(),
+        complete,
+    )
 }
 
 /// rustc's level names.
@@ -181,7 +169,7 @@ fn level_name(level: Level) -> &'static str {
 }
 
 /// A note as a rustc child: `help: ...` notes become `help` children, the rest `note`.
-fn child<'a>(note: &'a Note, cx: &JsonContext<'_, '_>) -> MessageJson<'a> {
+fn child<'a>(note: &'a Note, sources: &SourceMap) -> MessageJson<'a> {
     let (level, message) = match note.help_text() {
         Some(rest) => ("help", rest),
         None => ("note", note.message.as_str()),
@@ -194,7 +182,7 @@ fn child<'a>(note: &'a Note, cx: &JsonContext<'_, '_>) -> MessageJson<'a> {
         spans: note
             .span
             .iter()
-            .map(|span| span_json(span, true, None, cx))
+            .map(|span| span_json(span, true, None, sources))
             .collect(),
         children: Vec::new(),
         rendered: None,
@@ -205,7 +193,7 @@ fn span_json<'a>(
     span: &Span,
     is_primary: bool,
     label: Option<&'a str>,
-    cx: &JsonContext<'_, '_>,
+    sources: &SourceMap,
 ) -> SpanJson<'a> {
     SpanJson {
         file_name: path_text(&span.file),
@@ -216,7 +204,9 @@ fn span_json<'a>(
         column_start: span.column_start,
         column_end: span.column_end,
         is_primary,
-        text: (cx.source)(&span.file).map_or_else(Vec::new, |text| span_lines(text, span)),
+        text: sources
+            .text(&span.file)
+            .map_or_else(Vec::new, |text| span_lines(text, span)),
         label,
         suggested_replacement: None,
         suggestion_applicability: None,
@@ -273,116 +263,5 @@ fn finding_json(finding: &Finding) -> FindingJson<'_> {
         confidence: finding.confidence,
         sink_reason: &finding.sink_reason,
         sink_kind: finding.sink_kind,
-    }
-}
-
-/// A path as the JSON carries it: with `/` separators on every platform for relative paths.
-fn path_text(path: &Path) -> String {
-    let text = path.to_string_lossy();
-    if path.is_relative() && std::path::MAIN_SEPARATOR != '/' {
-        text.replace(std::path::MAIN_SEPARATOR, "/")
-    } else {
-        text.into_owned()
-    }
-}
-
-/// cargo's `target` object for `origin`: cargo's own values when the metadata has the target,
-/// else cargo's defaults for the target's kind (edition: the package's, or 2015, cargo's default
-/// when a manifest names none).
-pub fn target_json(origin: &Origin, metadata: Option<&cargo_metadata::Metadata>) -> TargetJson {
-    let package = metadata.and_then(|m| m.packages.iter().find(|p| p.id.repr == origin.package_id));
-    let target = package.and_then(|p| {
-        p.targets
-            .iter()
-            .find(|t| t.name == origin.target_name && kinds(t) == origin.target_kind)
-    });
-    match target {
-        Some(t) => TargetJson {
-            kind: kinds(t),
-            crate_types: t.crate_types.iter().map(ToString::to_string).collect(),
-            name: t.name.clone(),
-            src_path: t.src_path.to_string(),
-            edition: t.edition.to_string(),
-            doc: t.doc,
-            doctest: t.doctest,
-            test: t.test,
-        },
-        None => target_defaults(origin, package.map(|p| p.edition.to_string())),
-    }
-}
-
-/// cargo's defaults for a target of `origin`'s kind.
-fn target_defaults(origin: &Origin, edition: Option<String>) -> TargetJson {
-    let kind = origin.target_kind.first().map_or("lib", String::as_str);
-    let (doc, doctest, test) = match kind {
-        "lib" | "rlib" | "dylib" | "proc-macro" => (true, true, true),
-        "bin" => (true, false, true),
-        "test" => (false, false, true),
-        _ => (false, false, false),
-    };
-    let crate_types = match kind {
-        "bin" | "test" | "bench" | "example" | "custom-build" => vec!["bin".to_owned()],
-        _ => origin.target_kind.clone(),
-    };
-    TargetJson {
-        kind: origin.target_kind.clone(),
-        crate_types,
-        name: origin.target_name.clone(),
-        src_path: path_text(&origin.target_src_path),
-        edition: edition.unwrap_or_else(|| "2015".to_owned()),
-        doc,
-        doctest,
-        test,
-    }
-}
-
-fn kinds(target: &cargo_metadata::Target) -> Vec<String> {
-    target.kind.iter().map(ToString::to_string).collect()
-}
-
-/// The origin given to diagnostics that have none: the root package of the workspace (its
-/// library, else its first target), else its first member; without metadata, a package id
-/// naming the manifest's directory.
-pub fn workspace_origin(
-    metadata: Option<&cargo_metadata::Metadata>,
-    manifest_path: &Path,
-) -> Origin {
-    // The package of the workspace's root manifest (whichever manifest `cargo metadata`
-    // was given), else the first member.
-    let package = metadata.and_then(|m| {
-        let root_manifest = m.workspace_root.join("Cargo.toml");
-        let members = m.workspace_packages();
-        members
-            .iter()
-            .find(|p| p.manifest_path == root_manifest)
-            .or_else(|| members.first())
-            .copied()
-    });
-    let Some(package) = package else {
-        let dir = manifest_path.parent().unwrap_or(Path::new("."));
-        return Origin {
-            package_id: format!("path+file://{}#workspace", path_text(dir)),
-            package_name: "workspace".to_owned(),
-            manifest_path: manifest_path.to_owned(),
-            target_name: "workspace".to_owned(),
-            target_kind: vec!["lib".to_owned()],
-            target_src_path: manifest_path.to_owned(),
-        };
-    };
-    let target = package
-        .targets
-        .iter()
-        .find(|t| t.is_lib())
-        .or_else(|| package.targets.first());
-    Origin {
-        package_id: package.id.repr.clone(),
-        package_name: package.name.to_string(),
-        manifest_path: package.manifest_path.clone().into_std_path_buf(),
-        target_name: target.map_or_else(|| package.name.to_string(), |t| t.name.clone()),
-        target_kind: target.map_or_else(|| vec!["lib".to_owned()], kinds),
-        target_src_path: target.map_or_else(
-            || package.manifest_path.clone().into_std_path_buf(),
-            |t| t.src_path.clone().into_std_path_buf(),
-        ),
     }
 }

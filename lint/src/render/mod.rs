@@ -1,40 +1,52 @@
-//! Renderers: turn the final diagnostics into text. Nothing is computed here.
+//! Renderers: format a [`Report`] onto a writer. Nothing is computed here: the diagnostics,
+//! their packages and fingerprints come from the engine and [`crate::report`].
 
 pub mod human;
 pub mod json;
 pub mod sarif;
+pub mod short;
 
-/// How diagnostics are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum OutputFormat {
-    /// rustc-style text with snippets.
-    #[default]
-    Human,
-    /// One JSON object per line, as `cargo check --message-format=json`.
-    Json,
-    /// SARIF 2.1.0 (GitHub code scanning).
+use crate::report::Report;
+use std::io::Write;
+
+/// How the report is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// rustc-style text with snippets; `summary`: a last line counting errors and warnings.
+    Human { color: bool, summary: bool },
+    /// rustc's `--error-format=short`: one line per diagnostic.
+    Short,
+    /// cargo JSON; `ansi`: the `rendered` field has colours; `short`: it is one line.
+    Json { ansi: bool, short: bool },
+    /// SARIF 2.1.0.
     Sarif,
 }
 
-/// `--color`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum ColorChoice {
-    #[default]
-    Auto,
-    Always,
-    Never,
+/// What [`render`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rendered {
+    /// `false` when a diagnostic's human rendering panicked and its short form stood in
+    /// (the output is not what it should be: the run exits 2).
+    pub complete: bool,
 }
 
-impl ColorChoice {
-    /// Whether to colour output to a stream that `is_terminal` says is (or is not) a tty;
-    /// `NO_COLOR` (non-empty) turns `auto` off.
-    pub fn enabled(self, is_terminal: bool) -> bool {
-        match self {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            }
+/// Writes `report` to `out` in `format`.
+pub fn render(
+    format: Format,
+    report: &Report<'_>,
+    out: &mut dyn Write,
+) -> std::io::Result<Rendered> {
+    let complete = match format {
+        Format::Human { color, summary } => human::write(report, color, summary, out)?,
+        Format::Short => {
+            short::write(report, out)?;
+            true
         }
-    }
+        Format::Json { ansi, short } => json::write(report, json::Rendering { ansi, short }, out)?,
+        Format::Sarif => {
+            out.write_all(sarif::render(report).as_bytes())?;
+            true
+        }
+    };
+    Ok(Rendered { complete })
 }

@@ -5,14 +5,13 @@
 //! code flow (one thread-flow location per hop). Paths inside the workspace are relative URIs
 //! against `%SRCROOT%`, the workspace root; others are `file://` URIs.
 //!
-//! `partialFingerprints["nosyncChain/v1"]` identifies a result across unrelated edits: a 64-bit
-//! FNV-1a hash of the code, root, functions on the chain and sink (the baseline's key), or, for
-//! diagnostics that are not findings, of the code, file and message. Line numbers never enter it.
+//! `partialFingerprints["nosyncChain/v1"]` identifies a result across unrelated edits: the
+//! report's [fingerprint](crate::report::fingerprint), which no line number enters.
 
-use crate::baseline::Entry;
 use crate::diagnostics::{Code, Diagnostic, Level, Span, explain};
+use crate::report::uri::{directory_uri, file_uri};
+use crate::report::{Item, Report};
 use serde::Serialize;
-use std::path::Path;
 
 /// The schema URI written in `$schema`.
 pub const SCHEMA_URI: &str =
@@ -24,14 +23,6 @@ const DOCS_URI: &str = concat!(
 );
 /// The fingerprint's key in `partialFingerprints`.
 pub const FINGERPRINT_KEY: &str = "nosyncChain/v1";
-
-/// What the SARIF renderer needs besides the diagnostics.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SarifContext<'a> {
-    /// The workspace root, recorded as `%SRCROOT%` so that viewers can resolve relative URIs;
-    /// `None` leaves the base to the consumer (GitHub resolves it to the checkout).
-    pub srcroot: Option<&'a Path>,
-}
 
 #[derive(Serialize)]
 struct Log {
@@ -165,8 +156,10 @@ struct ThreadFlowLocation {
     nesting_level: usize,
 }
 
-/// The SARIF log (pretty-printed JSON, newline-terminated) for the reported diagnostics.
-pub fn render(diagnostics: &[Diagnostic], cx: &SarifContext<'_>) -> String {
+/// The SARIF log (pretty-printed JSON, newline-terminated) of the report. Its `srcroot` is
+/// recorded as `%SRCROOT%` so that viewers can resolve relative URIs; without one the base is
+/// left to the consumer (GitHub resolves it to the checkout).
+pub fn render(report: &Report<'_>) -> String {
     let log = Log {
         schema: SCHEMA_URI,
         version: "2.1.0",
@@ -180,11 +173,12 @@ pub fn render(diagnostics: &[Diagnostic], cx: &SarifContext<'_>) -> String {
                     rules: Code::ALL.iter().map(|&code| rule(code)).collect(),
                 },
             },
-            original_uri_base_ids: cx
+            original_uri_base_ids: report
                 .srcroot
+                .as_deref()
                 .map(|root| serde_json::json!({ "%SRCROOT%": { "uri": directory_uri(root) } })),
             column_kind: "unicodeCodePoints",
-            results: results(diagnostics),
+            results: report.items.iter().map(result).collect(),
         }],
     };
     // Strings, numbers and maps always serialise.
@@ -236,27 +230,8 @@ fn level_name(level: Level) -> &'static str {
     }
 }
 
-/// The results of the reported diagnostics. Two findings can share a chain (a root that
-/// calls the same helper twice): the second and later get `:2`, `:3`, .. after the
-/// fingerprint, in output order, so that code scanning keeps them apart.
-fn results(diagnostics: &[Diagnostic]) -> Vec<SarifResult> {
-    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    diagnostics
-        .iter()
-        .filter(|d| d.level != Level::Allow)
-        .map(|d| {
-            let base = fingerprint(d);
-            let n = seen.entry(base.clone()).or_default();
-            *n += 1;
-            match *n {
-                1 => result(d, base),
-                n => result(d, format!("{base}:{n}")),
-            }
-        })
-        .collect()
-}
-
-fn result(diagnostic: &Diagnostic, fingerprint: String) -> SarifResult {
+fn result(item: &Item<'_>) -> SarifResult {
+    let diagnostic = item.diagnostic;
     let mut text = diagnostic.message.clone();
     for note in &diagnostic.notes {
         text.push('\n');
@@ -266,7 +241,7 @@ fn result(diagnostic: &Diagnostic, fingerprint: String) -> SarifResult {
         text.push_str(&note.message);
     }
     let mut fingerprints = serde_json::Map::new();
-    fingerprints.insert(FINGERPRINT_KEY.to_owned(), fingerprint.into());
+    fingerprints.insert(FINGERPRINT_KEY.to_owned(), item.fingerprint.clone().into());
     SarifResult {
         rule_id: diagnostic.code.as_str(),
         rule_index: Code::ALL
@@ -326,78 +301,6 @@ fn location(span: &Span, message: Option<String>) -> Location {
     }
 }
 
-/// The fingerprint of a diagnostic: stable across edits that do not change the chain.
-pub fn fingerprint(diagnostic: &Diagnostic) -> String {
-    let fields: Vec<String> = match Entry::of(diagnostic) {
-        Some(entry) => [entry.code, entry.root]
-            .into_iter()
-            .chain(entry.via)
-            .chain([entry.sink])
-            .collect(),
-        None => vec![
-            diagnostic.code.as_str().to_owned(),
-            file_uri(&diagnostic.primary.file).0,
-            diagnostic.message.clone(),
-        ],
-    };
-    format!("{:016x}", fnv1a64(&fields))
-}
-
-/// 64-bit FNV-1a over the fields, each followed by a unit separator (so that `["ab", "c"]` and
-/// `["a", "bc"]` differ).
-fn fnv1a64(fields: &[String]) -> u64 {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut hash = OFFSET;
-    for field in fields {
-        for &byte in field.as_bytes().iter().chain(&[0x1f]) {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(PRIME);
-        }
-    }
-    hash
-}
-
-/// A relative path becomes a relative URI against `%SRCROOT%`; an absolute one a `file://` URI.
-fn file_uri(path: &Path) -> (String, Option<&'static str>) {
-    let text = path.to_string_lossy().replace('\\', "/");
-    if path.is_absolute() {
-        let text = if text.starts_with('/') {
-            text
-        } else {
-            format!("/{text}")
-        };
-        (format!("file://{}", percent_encode(&text)), None)
-    } else {
-        let text = text.strip_prefix("./").unwrap_or(&text);
-        (percent_encode(text), Some("%SRCROOT%"))
-    }
-}
-
-fn directory_uri(path: &Path) -> String {
-    let (mut uri, _) = file_uri(path);
-    if !path.is_absolute() {
-        uri = format!("file:///{uri}");
-    }
-    if !uri.ends_with('/') {
-        uri.push('/');
-    }
-    uri
-}
-
-/// Percent-encodes every byte outside RFC 3986's unreserved set and `/`.
-fn percent_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
-}
-
 /// `sync-in-no-sync` → `SyncInNoSync`, SARIF's rule `name`.
 fn camel_case(code: &str) -> String {
     code.split('-')
@@ -415,37 +318,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fnv1a64_matches_the_reference_vectors() {
-        // FNV-1a 64 of "" and "a" (without our separator) from the reference implementation.
-        let plain = |s: &str| {
-            let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-            for &b in s.as_bytes() {
-                hash ^= u64::from(b);
-                hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-            }
-            hash
-        };
-        assert_eq!(plain(""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(plain("a"), 0xaf63_dc4c_8601_ec8c);
-        assert_eq!(plain("foobar"), 0x8594_4171_f739_67e8);
-        assert_eq!(fnv1a64(&["a".into()]), plain("a\u{1f}"));
-        assert_ne!(
-            fnv1a64(&["ab".into(), "c".into()]),
-            fnv1a64(&["a".into(), "bc".into()])
-        );
-    }
-
-    #[test]
-    fn uris_are_relative_to_srcroot_or_file_uris() {
-        assert_eq!(
-            file_uri(Path::new("src/my file.rs")),
-            ("src/my%20file.rs".to_owned(), Some("%SRCROOT%"))
-        );
-        assert_eq!(
-            file_uri(Path::new("/home/u/.cargo/x.rs")),
-            ("file:///home/u/.cargo/x.rs".to_owned(), None)
-        );
-        assert_eq!(directory_uri(Path::new("/w/repo")), "file:///w/repo/");
+    fn rule_names_are_camel_case_codes() {
         assert_eq!(camel_case("sync-in-no-sync"), "SyncInNoSync");
     }
 }

@@ -112,10 +112,21 @@ fn an_internal_error_makes_the_exit_status_2_with_the_findings_printed() {
         &Config::default(),
         SourceMap::new(Path::new(ROOT)),
     );
-    let shown: Vec<&crate::diagnostics::Diagnostic> = a.diagnostics.iter().collect();
-    assert_eq!(shown.len(), 2);
-    assert_eq!(crate::cli::exit_status(&shown, true), 2);
-    assert_eq!(crate::cli::exit_status(&shown[..1], true), 1);
-    assert_eq!(crate::cli::exit_status(&shown[..1], false), 2);
-    assert_eq!(crate::cli::exit_status(&[], true), 0);
+    assert_eq!(a.diagnostics.len(), 2);
+    let workspace = crate::report::Workspace {
+        manifest_path: Path::new("Cargo.toml"),
+        metadata: None,
+        srcroot: None,
+    };
+    let report = |d| crate::report::Report::new(d, &a.sources, &workspace);
+    assert_eq!(crate::cli::exit_status(&report(&a.diagnostics), true), 2);
+    assert_eq!(
+        crate::cli::exit_status(&report(&a.diagnostics[..1]), true),
+        1
+    );
+    assert_eq!(
+        crate::cli::exit_status(&report(&a.diagnostics[..1]), false),
+        2
+    );
+    assert_eq!(crate::cli::exit_status(&report(&[]), true), 0);
 }

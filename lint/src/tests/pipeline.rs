@@ -161,7 +161,7 @@ fn config_levels_are_carried_from_the_config_stage_whatever_the_file_is_called()
     crate::config::load_file(conf, &mut cfg, &files, &mut sources, &mut diags).unwrap();
     assert!(diags.is_empty(), "{diags:?}");
     let src = with_prelude("#[no_sync] fn r(s: &CudaStream) { s.synchronize(); }\n");
-    let a = analyze_src(&src, &cfg, sources);
+    let mut a = analyze_src(&src, &cfg, sources);
     let [(code, level, at)] = &a.config_levels[..] else {
         panic!("{:?}", a.config_levels)
     };
@@ -175,7 +175,7 @@ fn config_levels_are_carried_from_the_config_stage_whatever_the_file_is_called()
         ("sync-in-no-sync", "warn", 2, 12)
     );
     let args = crate::cli_output::OutputArgs::default();
-    let (out, _) = crate::cli_output::finish(&args, &a, &mut Vec::new()).unwrap();
+    let out = crate::cli_output::finish(&args, &mut a, &mut Vec::new()).unwrap();
     let levels: Vec<_> = out.iter().map(|d| (d.code, d.level)).collect();
     assert_eq!(
         levels,
@@ -204,12 +204,18 @@ fn json_targets_come_from_the_workspace_stage_metadata() {
         "target_directory": "/mem/t/target", "version": 1
     });
     a.metadata = Some(serde_json::from_value(metadata).unwrap());
-    let style = crate::cli_output::Style::Json {
+    let workspace = crate::report::Workspace {
+        manifest_path: Path::new("/mem/t/Cargo.toml"),
+        metadata: a.metadata.as_ref(),
+        srcroot: None,
+    };
+    let report = crate::report::Report::new(&a.diagnostics, &a.sources, &workspace);
+    let format = crate::render::Format::Json {
         ansi: false,
         short: false,
     };
     let mut out = Vec::new();
-    crate::cli_output::write_machine(style, &a.diagnostics, &a, None, &mut out).unwrap();
+    crate::render::render(format, &report, &mut out).unwrap();
     let first: serde_json::Value =
         serde_json::from_slice(out.split(|&b| b == b'\n').next().unwrap()).unwrap();
     assert_eq!(first["target"]["edition"], "2018", "{first}");
