@@ -72,12 +72,16 @@ fn renamed_and_cfg_attr_forms_keep_their_arguments() {
                #[cfg_attr(feature = \"on\", nosync::synchronizes(maybe))] fn b() {}\n\
                #[cfg_attr(feature = \"off\", nosync::synchronizes)] fn c() {}\n\
                #[nosync::no_sync] fn r() { a(); b(); c(); }\n";
-    let f = findings(src);
-    assert_eq!(f.len(), 2, "{}", check(src));
-    assert!(
-        f.iter().all(|l| l.contains("possible-sync-in-no-sync")),
-        "{f:?}"
-    );
+    insta::assert_snapshot!(chains(src), @"
+    5:29 possible-sync-in-no-sync: `r` is #[no_sync] but reaches a call that may block the host: `a`
+      = this call reaches `t::a`, which may block the host
+      t::r -> t::a (May, exact, Warn)
+      via 5:29 t::r (exact)
+    5:34 possible-sync-in-no-sync: `r` is #[no_sync] but reaches a call that may block the host: `b`
+      = this call reaches `t::b`, which may block the host
+      t::r -> t::b (May, exact, Warn)
+      via 5:34 t::r (exact)
+    ");
 }
 
 #[test]

@@ -27,6 +27,7 @@ fn lines(out: &str) -> Vec<&str> {
 
 #[test]
 fn a_concrete_argument_narrows_dispatch_to_its_impl_along_the_chain() {
+    let mut found = String::new();
     for call in [
         "t.by_dyn(&Soft)",
         "t.by_generic(&Soft)",
@@ -40,13 +41,61 @@ fn a_concrete_argument_narrows_dispatch_to_its_impl_along_the_chain() {
         ));
         assert_eq!(lines(&clean), Vec::<&str>::new(), "{call}: {clean}");
         let call = call.replace("Soft", "Quant");
-        let sync = check(&format!(
+        let sync = chains(&format!(
             "{OPS}#[no_sync] pub fn r(t: &T) -> u32 {{ {call} }}\n"
         ));
-        let found = lines(&sync);
-        assert_eq!(found.len(), 1, "{call}: {sync}");
-        assert!(found[0].contains(" sync-in-no-sync: `r`"), "{call}: {sync}");
+        found += &format!("{call}:\n{sync}");
     }
+    insta::assert_snapshot!(found, @"
+    t.by_dyn(&Quant):
+    18:39 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, exact, Deny)
+      via 18:39 t::r (exact)
+      via 11:43 t::T::by_dyn (exact)
+      via 17:35 t::storage (exact)
+      via 7:44 <t::Quant as t::Op>::fwd (exact)
+    t.by_generic(&Quant):
+    18:39 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, exact, Deny)
+      via 18:39 t::r (exact)
+      via 12:54 t::T::by_generic (exact)
+      via 11:43 t::T::by_dyn (exact)
+      via 17:35 t::storage (exact)
+      via 7:44 <t::Quant as t::Op>::fwd (exact)
+    t.by_impl(Quant):
+    18:39 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, exact, Deny)
+      via 18:39 t::r (exact)
+      via 13:46 t::T::by_impl (exact)
+      via 7:44 <t::Quant as t::Op>::fwd (exact)
+    t.by_value(Quant):
+    18:39 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, inferred, Deny)
+      via 18:39 t::r (exact)
+      via 15:61 t::T::by_value (exact)
+      via 14:52 t::T::by_arc (exact)
+      via 17:35 t::storage (inferred)
+      via 7:44 <t::Quant as t::Op>::fwd (exact)
+    T::by_dyn(&t, &Quant):
+    18:37 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, exact, Deny)
+      via 18:37 t::r (exact)
+      via 11:43 t::T::by_dyn (exact)
+      via 17:35 t::storage (exact)
+      via 7:44 <t::Quant as t::Op>::fwd (exact)
+    storage(&Quant):
+    18:37 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, exact, Deny)
+      via 18:37 t::r (exact)
+      via 17:35 t::storage (exact)
+      via 7:44 <t::Quant as t::Op>::fwd (exact)
+    ");
 }
 
 #[test]
@@ -97,10 +146,40 @@ fn specialisations_are_bounded_per_fn() {
         body += &format!("storage(&S{i}); ");
     }
     src += &format!("#[no_sync] pub fn r() {{ {body}storage(&Quant); }}\n");
-    let out = check(&src);
+    let out = chains(&src);
     // The first 16 calls are narrowed (clean); past the bound a call goes to the
     // unspecialised `storage`, which may reach `Quant`'s impl: 4 over-approximations,
     // and `storage(&Quant)` is found either way.
-    let found = lines(&out);
-    assert_eq!(found.len(), 20 - 16 + 1, "{out}");
+    insta::assert_snapshot!(out, @"
+    58:255 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, inferred, Deny)
+      via 58:255 t::r (exact)
+      via 17:35 t::storage (inferred)
+      via 7:44 <t::Quant as t::Op>::fwd (exact)
+    58:270 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, inferred, Deny)
+      via 58:270 t::r (exact)
+      via 17:35 t::storage (inferred)
+      via 7:44 <t::Quant as t::Op>::fwd (exact)
+    58:285 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, inferred, Deny)
+      via 58:285 t::r (exact)
+      via 17:35 t::storage (inferred)
+      via 7:44 <t::Quant as t::Op>::fwd (exact)
+    58:300 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, inferred, Deny)
+      via 58:300 t::r (exact)
+      via 17:35 t::storage (inferred)
+      via 7:44 <t::Quant as t::Op>::fwd (exact)
+    58:315 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, inferred, Deny)
+      via 58:315 t::r (exact)
+      via 17:35 t::storage (inferred)
+      via 7:44 <t::Quant as t::Op>::fwd (exact)
+    ");
 }

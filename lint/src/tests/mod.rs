@@ -45,6 +45,15 @@ fn check_tree_deps(
     crates: &[(&str, &str)],
     deps: &[(usize, usize)],
 ) -> String {
+    render(&analyze_tree(files, crates, deps), true)
+}
+
+/// The analysis of [`check_tree_deps`].
+fn analyze_tree(
+    files: &[(&str, &str)],
+    crates: &[(&str, &str)],
+    deps: &[(usize, usize)],
+) -> crate::Analysis {
     let dir = PathBuf::from("/mem/tree");
     let mut mem = MemLoader::new();
     for (path, text) in files {
@@ -55,14 +64,13 @@ fn check_tree_deps(
         let name = specs[b].name.clone();
         specs[a].deps.push((name, DepTarget::Analysed(b)));
     }
-    let a = analyze_crates(
+    analyze_crates(
         dir.clone(),
         specs,
         &Config::default(),
         &mem,
         SourceMap::new(&dir),
-    );
-    render(&a, true)
+    )
 }
 
 /// A library crate `name` rooted at `file`, with `cudarc` and `nosync` as external
@@ -107,34 +115,70 @@ fn config_from_toml(text: &str) -> (Config, SourceMap, Vec<crate::diagnostics::D
 /// (`  = label`) and its chain (`  via LINE:COL fn (tag)`); last, the call graph's
 /// size (`  stats: N edges, M unresolved`).
 fn render(a: &crate::Analysis, with_file: bool) -> String {
-    let mut out = String::new();
-    for d in &a.diagnostics {
-        let p = &d.primary;
-        if with_file {
-            out += &format!("{}:", p.file.display());
-        }
-        out += &format!(
-            "{}:{} {}: {}\n",
-            p.line_start,
-            p.column_start,
-            d.code.as_str(),
-            d.message
-        );
-        if let Some(label) = &d.label {
-            out += &format!("  = {label}\n");
-        }
-        for h in d.finding.iter().flat_map(|f| &f.chain) {
-            let tag = crate::analysis::tag_name(h.confidence);
-            out += &format!(
-                "  via {}:{} {} ({tag})\n",
-                h.call_site.line_start, h.call_site.column_start, h.function
-            );
-        }
-    }
+    let mut out: String = a
+        .diagnostics
+        .iter()
+        .map(|d| render_one(d, with_file, false))
+        .collect();
     let st = &a.stats;
     let edges = st.edges_exact + st.edges_inferred + st.edges_name_only;
     out += &format!("  stats: {edges} edges, {} unresolved\n", st.unresolved);
     out
+}
+
+/// One diagnostic as [`render`] prints it; with `summary`, a finding also gets the line
+/// `  root -> sink (Kind, confidence, Level)` before its chain.
+fn render_one(d: &crate::diagnostics::Diagnostic, with_file: bool, summary: bool) -> String {
+    let p = &d.primary;
+    let mut out = String::new();
+    if with_file {
+        out += &format!("{}:", p.file.display());
+    }
+    let (line, column, code) = (p.line_start, p.column_start, d.code.as_str());
+    out += &format!("{line}:{column} {code}: {}\n", d.message);
+    if let Some(label) = &d.label {
+        out += &format!("  = {label}\n");
+    }
+    if let Some(f) = d.finding.as_ref().filter(|_| summary) {
+        let tag = crate::analysis::tag_name(f.confidence);
+        let (kind, level) = (f.sink_kind, d.level);
+        out += &format!("  {} -> {} ({kind:?}, {tag}, {level:?})\n", f.root, f.sink);
+    }
+    for h in d.finding.iter().flat_map(|f| &f.chain) {
+        let tag = crate::analysis::tag_name(h.confidence);
+        let (line, column) = (h.call_site.line_start, h.call_site.column_start);
+        out += &format!("  via {line}:{column} {} ({tag})\n", h.function);
+    }
+    out
+}
+
+/// The diagnostics of `a` but `unresolved-call-in-no-sync`, exactly: each finding with its
+/// label, root, sink, kind, confidence, level and chain (see [`render_one`]); no graph size.
+/// Tests compare this whole text, so that a wrong chain fails.
+fn chains_of(a: &crate::Analysis, with_file: bool) -> String {
+    a.diagnostics
+        .iter()
+        .filter(|d| d.code != crate::diagnostics::Code::UnresolvedCallInNoSync)
+        .map(|d| render_one(d, with_file, true))
+        .collect()
+}
+
+/// [`chains_of`] the analysis of `src` as [`check`] analyses it.
+fn chains(src: &str) -> String {
+    chains_with(src, &Config::default())
+}
+
+/// [`chains`] with a config.
+fn chains_with(src: &str, cfg: &Config) -> String {
+    chains_of(
+        &analyze_src(src, cfg, SourceMap::new(Path::new(ROOT))),
+        false,
+    )
+}
+
+/// [`chains_of`] the crates of [`check_tree_deps`] (lines start with the file).
+fn chains_tree(files: &[(&str, &str)], crates: &[(&str, &str)], deps: &[(usize, usize)]) -> String {
+    chains_of(&analyze_tree(files, crates, deps), true)
 }
 
 fn findings(src: &str) -> Vec<String> {

@@ -14,12 +14,6 @@ fn lib_with_fetch(name: &str) -> String {
     )
 }
 
-fn findings_of(out: &str) -> Vec<&str> {
-    out.lines()
-        .filter(|l| l.contains("sync-in-no-sync"))
-        .collect()
-}
-
 #[test]
 fn a_name_only_guess_never_goes_into_a_crate_the_caller_does_not_depend_on() {
     let files = [
@@ -33,19 +27,28 @@ fn a_name_only_guess_never_goes_into_a_crate_the_caller_does_not_depend_on() {
         ("other", "other/src/lib.rs"),
     ];
     // app depends on dep only: `x.fetch(1)` may be `Near::fetch`, never `Far::fetch`.
-    let out = check_tree_deps(&files, &crates, &[(0, 1)]);
-    let found = findings_of(&out);
-    assert_eq!(found.len(), 1, "{out}");
-    assert!(
-        found[0].contains("possible-sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `Near::fetch`"),
-        "{out}"
-    );
+    let out = chains_tree(&files, &crates, &[(0, 1)]);
+    insta::assert_snapshot!(out, @"
+    app/src/lib.rs:2:48 possible-sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `Near::fetch`
+      = this call reaches `dep::Near::fetch`, which blocks the host
+      app::step -> dep::Near::fetch (Blocks, name-only, Warn)
+      via 2:48 app::step (name-only)
+    ");
     // Through a dependency of a dependency too.
-    let out = check_tree_deps(&files, &crates, &[(0, 2), (2, 1)]);
-    assert_eq!(findings_of(&out).len(), 2, "{out}");
+    let out = chains_tree(&files, &crates, &[(0, 2), (2, 1)]);
+    insta::assert_snapshot!(out, @"
+    app/src/lib.rs:2:48 possible-sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `Far::fetch`
+      = this call reaches `other::Far::fetch`, which blocks the host
+      app::step -> other::Far::fetch (Blocks, name-only, Warn)
+      via 2:48 app::step (name-only)
+    app/src/lib.rs:2:48 possible-sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `Near::fetch`
+      = this call reaches `dep::Near::fetch`, which blocks the host
+      app::step -> dep::Near::fetch (Blocks, name-only, Warn)
+      via 2:48 app::step (name-only)
+    ");
     // No dependency at all: nothing to guess, whatever else is analysed.
-    let out = check_tree_deps(&files, &crates, &[]);
-    assert_eq!(findings_of(&out), Vec::<&str>::new(), "{out}");
+    let out = chains_tree(&files, &crates, &[]);
+    assert_eq!(out, "");
 }
 
 #[test]
@@ -54,10 +57,12 @@ fn a_name_only_guess_takes_as_many_arguments_as_the_call() {
         impl D { #[synchronizes] pub fn fetch(&self, _i: usize) {} }\n\
         #[no_sync] pub fn two() { let x = opaque(); x.fetch(1, 2); }\n\
         #[no_sync] pub fn one() { let x = opaque(); x.fetch(1); }\n";
-    let out = check(src);
-    let found = findings_of(&out);
-    assert_eq!(found.len(), 1, "{out}");
-    assert!(found[0].contains("`one` is #[no_sync]"), "{out}");
+    insta::assert_snapshot!(chains(src), @"
+    5:47 possible-sync-in-no-sync: `one` is #[no_sync] but reaches a host-blocking call: `D::fetch`
+      = this call reaches `t::D::fetch`, which blocks the host
+      t::one -> t::D::fetch (Blocks, name-only, Warn)
+      via 5:47 t::one (name-only)
+    ");
 }
 
 #[test]

@@ -4,25 +4,31 @@ use super::*;
 
 #[test]
 fn direct_and_transitive() {
-    let out = check(&with_prelude(
+    let out = chains(&with_prelude(
         "#[synchronizes] fn wait() {}\nfn mid() { wait() }\n#[no_sync] fn step() { mid(); }\n",
     ));
-    assert!(
-        out.contains(
-            "6:24 sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `wait`"
-        ),
-        "{out}"
-    );
-    assert!(
-        out.contains("via 6:24 t::step (exact)") && out.contains("via 5:12 t::mid (exact)"),
-        "{out}"
-    );
+    insta::assert_snapshot!(out, @"
+    6:24 sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::step -> t::wait (Blocks, exact, Deny)
+      via 6:24 t::step (exact)
+      via 5:12 t::mid (exact)
+    ");
 }
 
 #[test]
 fn attribute_spellings() {
     let src = "use nosync::synchronizes as blocks;\n#[blocks] fn a() {}\n#[nosync::synchronizes] fn b() {}\n#[nosync::no_sync] fn r() { a(); b(); }\n";
-    assert_eq!(findings(src).len(), 2, "{}", check(src));
+    insta::assert_snapshot!(chains(src), @"
+    4:29 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `a`
+      = this call reaches `t::a`, which blocks the host
+      t::r -> t::a (Blocks, exact, Deny)
+      via 4:29 t::r (exact)
+    4:34 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `b`
+      = this call reaches `t::b`, which blocks the host
+      t::r -> t::b (Blocks, exact, Deny)
+      via 4:34 t::r (exact)
+    ");
 }
 
 #[test]
@@ -33,9 +39,16 @@ fn receiver_typing_through_fields_returns_and_question_mark() {
          #[no_sync] fn a(d: &Dev) { d.stream.synchronize(); }\n\
          #[no_sync] fn b() -> Result<(), ()> { let d = Dev::new()?; d.stream().synchronize(); Ok(()) }\n",
     );
-    let f = findings(&src);
-    assert_eq!(f.len(), 2, "{}", check(&src));
-    assert!(check(&src).contains("(inferred)"));
+    insta::assert_snapshot!(chains(&src), @"
+    6:37 sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      t::a -> cudarc::driver::CudaStream::synchronize (Blocks, inferred, Deny)
+      via 6:37 t::a (inferred)
+    7:71 sync-in-no-sync: `b` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      t::b -> cudarc::driver::CudaStream::synchronize (Blocks, inferred, Deny)
+      via 7:71 t::b (inferred)
+    ");
 }
 
 #[test]
@@ -44,22 +57,32 @@ fn name_collision_uses_the_receiver_type() {
         "struct Queue; impl Queue { fn synchronize(&self) {} }\n\
          #[no_sync] fn a(q: &Queue, s: &CudaStream) { q.synchronize(); s.synchronize(); }\n",
     );
-    let f = findings(&src);
-    assert_eq!(f.len(), 1, "{}", check(&src));
-    assert!(f[0].contains("CudaStream::synchronize"));
+    insta::assert_snapshot!(chains(&src), @"
+    5:65 sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      t::a -> cudarc::driver::CudaStream::synchronize (Blocks, exact, Deny)
+      via 5:65 t::a (exact)
+    ");
 }
 
 #[test]
 fn unknown_receiver_is_name_only_and_a_warning() {
     let src = with_prelude("#[no_sync] fn a(x: Unknown) { x.synchronize(); }\n");
-    let f = findings(&src);
     // Every known `synchronize` is a candidate: one warning per (call, sink).
-    assert_eq!(f.len(), 3, "{}", check(&src));
-    assert!(
-        f.iter().all(|l| l.contains("possible-sync-in-no-sync")),
-        "{}",
-        check(&src)
-    );
+    insta::assert_snapshot!(chains(&src), @"
+    4:33 possible-sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `CudaContext::synchronize`
+      = this call reaches `cudarc::driver::CudaContext::synchronize`, which blocks the host
+      t::a -> cudarc::driver::CudaContext::synchronize (Blocks, name-only, Warn)
+      via 4:33 t::a (name-only)
+    4:33 possible-sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `CudaEvent::synchronize`
+      = this call reaches `cudarc::driver::CudaEvent::synchronize`, which blocks the host
+      t::a -> cudarc::driver::CudaEvent::synchronize (Blocks, name-only, Warn)
+      via 4:33 t::a (name-only)
+    4:33 possible-sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      t::a -> cudarc::driver::CudaStream::synchronize (Blocks, name-only, Warn)
+      via 4:33 t::a (name-only)
+    ");
 }
 
 #[test]
@@ -70,10 +93,16 @@ fn pageable_vs_pinned_memcpy_dtoh() {
          #[no_sync] fn pinned(s: &CudaStream, d: &u8, p: &mut PinnedHostSlice<f32>) { s.memcpy_dtoh(d, p); }\n\
          #[no_sync] fn unknown(s: &CudaStream, d: &u8, p: &mut Q) { s.memcpy_dtoh(d, p); }\n",
     );
-    let f = findings(&src);
-    assert_eq!(f.len(), 2, "{}", check(&src));
-    assert!(f[0].contains("sync-in-no-sync") && f[0].contains("`pageable`"));
-    assert!(f[1].contains("possible-sync-in-no-sync") && f[1].contains("`unknown`"));
+    insta::assert_snapshot!(chains(&src), @"
+    5:70 sync-in-no-sync: `pageable` is #[no_sync] but reaches a host-blocking call: `CudaStream::memcpy_dtoh`
+      = this call reaches `cudarc::driver::CudaStream::memcpy_dtoh`, which blocks the host
+      t::pageable -> cudarc::driver::CudaStream::memcpy_dtoh (Blocks, exact, Deny)
+      via 5:70 t::pageable (exact)
+    7:62 possible-sync-in-no-sync: `unknown` is #[no_sync] but reaches a host-blocking call: `CudaStream::memcpy_dtoh`
+      = this call reaches `cudarc::driver::CudaStream::memcpy_dtoh`, which blocks the host
+      t::unknown -> cudarc::driver::CudaStream::memcpy_dtoh (Blocks, exact, Warn)
+      via 7:62 t::unknown (exact)
+    ");
 }
 
 #[test]
@@ -82,7 +111,7 @@ fn escapes_are_not_followed() {
         "#[synchronizes] fn w() {}\n#[nosync::allow_sync(reason = \"warm-up\")] fn ok() { w() }\n\
          #[no_sync] fn a() { nosync::allow_sync(|| w()); nosync::allow_sync_expr!(w()); ok(); }\n",
     );
-    assert!(findings(&src).is_empty(), "{}", check(&src));
+    assert_eq!(chains(&src), "");
 }
 
 #[test]
@@ -92,8 +121,13 @@ fn cycles_terminate_and_cfg_is_evaluated() {
          #[cfg(test)] fn t() { w() }\n#[cfg(not(feature = \"on\"))] fn t() {}\n\
          #[cfg(feature = \"on\")] fn on() { w() }\n#[no_sync] fn r() { a(3); on(); }\n",
     );
-    let f = findings(&src);
-    assert!(f.len() == 1 && f[0].contains("`w`"), "{}", check(&src));
+    insta::assert_snapshot!(chains(&src), @"
+    10:27 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `w`
+      = this call reaches `t::w`, which blocks the host
+      t::r -> t::w (Blocks, exact, Deny)
+      via 10:27 t::r (exact)
+      via 9:34 t::on (exact)
+    ");
 }
 
 #[test]
@@ -103,9 +137,16 @@ fn generic_bounds_dispatch_to_every_impl() {
          impl Dev for A { #[synchronizes] fn wait(&self) {} }\nimpl Dev for B { fn wait(&self) {} }\n\
          #[no_sync] fn g<D: Dev>(d: &D) { d.wait(); }\n#[no_sync] fn h(d: &dyn Dev) { d.wait(); }\n",
     );
-    let out = check(&src);
-    assert_eq!(findings(&src).len(), 2, "{out}");
-    assert!(out.contains("(inferred)"), "{out}");
+    insta::assert_snapshot!(chains(&src), @"
+    8:36 sync-in-no-sync: `g` is #[no_sync] but reaches a host-blocking call: `A::wait`
+      = this call reaches `<t::A as t::Dev>::wait`, which blocks the host
+      t::g -> <t::A as t::Dev>::wait (Blocks, inferred, Deny)
+      via 8:36 t::g (inferred)
+    9:34 sync-in-no-sync: `h` is #[no_sync] but reaches a host-blocking call: `A::wait`
+      = this call reaches `<t::A as t::Dev>::wait`, which blocks the host
+      t::h -> <t::A as t::Dev>::wait (Blocks, inferred, Deny)
+      via 9:34 t::h (inferred)
+    ");
 }
 
 #[test]
@@ -114,7 +155,17 @@ fn macro_rules_fns_and_macro_arguments() {
         "#[synchronizes] fn w() -> u32 { 0 }\nmacro_rules! mk { ($n:ident) => { fn $n() { w(); } }; }\nmk!(gen_wait);\n\
          #[no_sync] fn a() { gen_wait(); }\n#[no_sync] fn b() { let _s = format!(\"{}\", w()); }\n",
     );
-    assert_eq!(findings(&src).len(), 2, "{}", check(&src));
+    insta::assert_snapshot!(chains(&src), @"
+    7:21 sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `w`
+      = this call reaches `t::w`, which blocks the host
+      t::a -> t::w (Blocks, exact, Deny)
+      via 7:21 t::a (exact)
+      via 6:1 t::gen_wait (exact)
+    8:44 sync-in-no-sync: `b` is #[no_sync] but reaches a host-blocking call: `w`
+      = this call reaches `t::w`, which blocks the host
+      t::b -> t::w (Blocks, exact, Deny)
+      via 8:44 t::b (exact)
+    ");
 }
 
 /// A macro body that is no list of expressions (`=>`, `@rule`, a keyword before a call)
@@ -127,9 +178,16 @@ fn unparsable_macro_bodies_are_scanned_for_calls() {
          #[no_sync] fn b() { mine!(when ready => { crate::w() }); }\n\
          #[no_sync] fn c() { mine!(@go idle() => [x, y] ; z); }\n",
     );
-    let found = findings(&src);
-    assert_eq!(found.len(), 2, "{}", check(&src));
-    assert!(found.iter().all(|f| !f.contains("`c`")), "{}", check(&src));
+    insta::assert_snapshot!(chains(&src), @"
+    6:31 sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `w`
+      = this call reaches `t::w`, which blocks the host
+      t::a -> t::w (Blocks, exact, Deny)
+      via 6:31 t::a (exact)
+    7:43 sync-in-no-sync: `b` is #[no_sync] but reaches a host-blocking call: `w`
+      = this call reaches `t::w`, which blocks the host
+      t::b -> t::w (Blocks, exact, Deny)
+      via 7:43 t::b (exact)
+    ");
 }
 
 #[test]
@@ -139,12 +197,16 @@ fn drop_at_scope_end() {
          #[no_sync] fn a() { let _g = G; }\n#[no_sync] fn b() -> G { let g = G; g }\n\
          #[no_sync] fn c() { let _ = G; }\n",
     );
-    let f = findings(&src);
-    assert!(
-        f.len() == 2 && f[0].contains("`a`") && f[1].contains("`c`"),
-        "{}",
-        check(&src)
-    );
+    insta::assert_snapshot!(chains(&src), @"
+    5:33 sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `G::drop`
+      = `_g` is dropped here, and its `Drop` (`<t::G as Drop>::drop`) blocks the host
+      t::a -> <t::G as Drop>::drop (Blocks, inferred, Deny)
+      via 5:33 t::a (inferred)
+    7:21 sync-in-no-sync: `c` is #[no_sync] but reaches a host-blocking call: `G::drop`
+      = the value is dropped here, and its `Drop` (`<t::G as Drop>::drop`) blocks the host
+      t::c -> <t::G as Drop>::drop (Blocks, inferred, Deny)
+      via 7:21 t::c (inferred)
+    ");
 }
 
 #[test]
@@ -152,11 +214,17 @@ fn config_roots_sinks_and_errors() {
     let text = "roots = [\"t::hot\", \"t::nope\"]\nsinks = [\"t::Dev::flush\"]\n";
     let (cfg, _, diags) = config_from_toml(text);
     assert!(diags.is_empty());
-    let out = check_with(
+    let out = chains_with(
         "struct Dev; impl Dev { fn flush(&self) {} }\nfn hot(d: &Dev) { d.flush() }\n",
         &cfg,
     );
-    assert!(out.contains("sync-in-no-sync"), "{out}");
+    insta::assert_snapshot!(out, @"
+    1:20 config-error: `t::nope` matches no function of the analysed crates
+    2:21 sync-in-no-sync: `hot` is a configured no-sync root but reaches a host-blocking call: `Dev::flush`
+      = this call reaches `t::Dev::flush`, which blocks the host
+      t::hot -> t::Dev::flush (Blocks, exact, Deny)
+      via 2:21 t::hot (exact)
+    ");
 }
 
 #[test]
@@ -169,13 +237,16 @@ fn generic_struct_fields_take_the_receivers_arguments() {
          #[no_sync] fn on_cpu(t: &Trainer<Cpu>) { t.backend.flush(); }\n\
          #[no_sync] fn on_cuda(t: &Trainer<Cuda>) { t.backend.flush(); }\n",
     );
-    let f = findings(&src);
-    assert_eq!(f.len(), 2, "{}", check(&src));
-    assert!(
-        f.iter().any(|l| l.contains("`generic`")) && f.iter().any(|l| l.contains("`on_cuda`")),
-        "{}",
-        check(&src)
-    );
+    insta::assert_snapshot!(chains(&src), @"
+    9:75 sync-in-no-sync: `generic` is #[no_sync] but reaches a host-blocking call: `Cuda::flush`
+      = this call reaches `<t::Cuda as t::Backend>::flush`, which blocks the host
+      t::Trainer::generic -> <t::Cuda as t::Backend>::flush (Blocks, inferred, Deny)
+      via 9:75 t::Trainer::generic (inferred)
+    11:54 sync-in-no-sync: `on_cuda` is #[no_sync] but reaches a host-blocking call: `Cuda::flush`
+      = this call reaches `<t::Cuda as t::Backend>::flush`, which blocks the host
+      t::on_cuda -> <t::Cuda as t::Backend>::flush (Blocks, inferred, Deny)
+      via 11:54 t::on_cuda (inferred)
+    ");
 }
 
 #[test]
@@ -184,13 +255,12 @@ fn statics_and_external_globs_are_typed() {
                struct Loader; impl Loader { fn load(&self) {} fn synchronize(&self) {} }\n\
                static FLAG: AtomicBool = AtomicBool::new(false);\n\
                #[no_sync] fn a(s: &CudaStream) { FLAG.load(Ordering::Relaxed); s.synchronize(); }\n";
-    let f = findings(src);
-    assert_eq!(f.len(), 1, "{}", check(src));
-    assert!(
-        f[0].contains("sync-in-no-sync") && f[0].contains("CudaStream::synchronize"),
-        "{}",
-        check(src)
-    );
+    insta::assert_snapshot!(chains(src), @"
+    6:67 sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      t::a -> cudarc::driver::CudaStream::synchronize (Blocks, exact, Deny)
+      via 6:67 t::a (exact)
+    ");
 }
 
 #[test]
@@ -198,8 +268,16 @@ fn external_globs_come_after_local_globs_and_crate_names() {
     let src = "use nosync::no_sync;\nuse cudarc::driver::*;\nuse inner::*;\n\
                mod inner { #[nosync::synchronizes] pub fn w() {} }\n\
                #[no_sync] fn r(s: u64) { w(); unsafe { cudarc::driver::result::stream::synchronize(s) }; }\n";
-    let f = findings(src);
-    assert_eq!(f.len(), 2, "{}", check(src));
+    insta::assert_snapshot!(chains(src), @"
+    5:27 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `w`
+      = this call reaches `t::inner::w`, which blocks the host
+      t::r -> t::inner::w (Blocks, exact, Deny)
+      via 5:27 t::r (exact)
+    5:41 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `stream::synchronize`
+      = this call reaches `cudarc::driver::result::stream::synchronize`, which blocks the host
+      t::r -> cudarc::driver::result::stream::synchronize (Blocks, exact, Deny)
+      via 5:41 t::r (exact)
+    ");
 }
 
 #[test]
@@ -209,7 +287,7 @@ fn if_let_bindings_do_not_escape() {
          struct Other; impl Other { #[synchronizes] fn index(&self) -> usize { 0 } }\n\
          #[no_sync] fn a(m: &Idx, v: Vec<u8>) { if let Some(m) = v.first() { let _ = m; } m.index(); }\n",
     );
-    assert!(findings(&src).is_empty(), "{}", check(&src));
+    assert_eq!(chains(&src), "");
 }
 
 #[test]
@@ -219,13 +297,13 @@ fn provided_methods_are_specialised_to_the_receiver() {
          impl Op for Fast { fn f(&self) {} }\nimpl Op for Slow { #[synchronizes] fn f(&self) {} }\n\
          #[no_sync] fn fast() { Fast.map(); }\n#[no_sync] fn slow() { Slow.map(); }\n",
     );
-    let f = findings(&src);
-    assert!(f.len() == 1 && f[0].contains("`slow`"), "{}", check(&src));
-    assert!(
-        check(&src).contains("<t::Slow as t::Op>::map"),
-        "{}",
-        check(&src)
-    );
+    insta::assert_snapshot!(chains(&src), @"
+    9:29 sync-in-no-sync: `slow` is #[no_sync] but reaches a host-blocking call: `Slow::f`
+      = this call reaches `<t::Slow as t::Op>::f`, which blocks the host
+      t::slow -> <t::Slow as t::Op>::f (Blocks, exact, Deny)
+      via 9:29 t::slow (exact)
+      via 4:46 <t::Slow as t::Op>::map (exact)
+    ");
 }
 
 #[test]
@@ -234,6 +312,10 @@ fn nested_fns_shadow_module_fns() {
         "#[synchronizes] fn helper() {}\n\
          #[no_sync] fn a() { fn helper() {} helper(); }\n#[no_sync] fn b() { helper(); }\n",
     );
-    let f = findings(&src);
-    assert!(f.len() == 1 && f[0].contains("`b`"), "{}", check(&src));
+    insta::assert_snapshot!(chains(&src), @"
+    6:21 sync-in-no-sync: `b` is #[no_sync] but reaches a host-blocking call: `helper`
+      = this call reaches `t::helper`, which blocks the host
+      t::b -> t::helper (Blocks, exact, Deny)
+      via 6:21 t::b (exact)
+    ");
 }

@@ -45,9 +45,12 @@ fn question_mark_on_a_one_parameter_result_alias() {
 #[test]
 fn generic_alias_with_a_default_parameter() {
     let src = tensor_crate("pub type Result<T, E = Error> = core::result::Result<T, E>;") + LOSS;
-    let out = check(&src);
-    assert_eq!(sink_lines(&out).len(), 1, "{out}");
-    assert!(out.contains("`Tensor::to_scalar`"), "{out}");
+    insta::assert_snapshot!(chains(&src), @"
+    11:77 sync-in-no-sync: `loss` is #[no_sync] but reaches a host-blocking call: `Tensor::to_scalar`
+      = this call reaches `t::Tensor::to_scalar`, which blocks the host
+      t::loss -> t::Tensor::to_scalar (Blocks, inferred, Deny)
+      via 11:77 t::loss (inferred)
+    ");
 }
 
 #[test]
@@ -55,8 +58,12 @@ fn default_naming_an_earlier_parameter_and_an_alias_of_an_alias() {
     let src = tensor_crate(
         "pub struct Wrap<T>(T);\npub type Base<T, E = Wrap<T>> = std::result::Result<T, E>;\npub type Result<T> = Base<T>;",
     ) + LOSS;
-    let out = check(&src);
-    assert_eq!(sink_lines(&out).len(), 1, "{out}");
+    insta::assert_snapshot!(chains(&src), @"
+    13:77 sync-in-no-sync: `loss` is #[no_sync] but reaches a host-blocking call: `Tensor::to_scalar`
+      = this call reaches `t::Tensor::to_scalar`, which blocks the host
+      t::loss -> t::Tensor::to_scalar (Blocks, inferred, Deny)
+      via 13:77 t::loss (inferred)
+    ");
 }
 
 #[test]
