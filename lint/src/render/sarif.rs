@@ -11,6 +11,7 @@
 use crate::diagnostics::{Code, Diagnostic, Level, Span, explain};
 use crate::report::uri::{directory_uri, file_uri};
 use crate::report::{Item, Report};
+use heck::ToUpperCamelCase;
 use serde::Serialize;
 
 /// The schema URI written in `$schema`.
@@ -303,14 +304,7 @@ fn location(span: &Span, message: Option<String>) -> Location {
 
 /// `sync-in-no-sync` → `SyncInNoSync`, SARIF's rule `name`.
 fn camel_case(code: &str) -> String {
-    code.split('-')
-        .map(|word| {
-            let mut chars = word.chars();
-            chars.next().map_or_else(String::new, |first| {
-                first.to_ascii_uppercase().to_string() + chars.as_str()
-            })
-        })
-        .collect()
+    code.to_upper_camel_case()
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 use crate::baseline::Entry;
 use crate::diagnostics::Diagnostic;
 use std::collections::HashMap;
+use std::hash::Hasher;
 
 /// The fingerprint of `diagnostic`: 16 hex digits.
 pub fn of(diagnostic: &Diagnostic) -> String {
@@ -44,18 +45,16 @@ pub fn numbered(diagnostics: &[&Diagnostic]) -> Vec<String> {
 }
 
 /// 64-bit FNV-1a over the fields, each followed by a unit separator (so that `["ab", "c"]` and
-/// `["a", "bc"]` differ).
+/// `["a", "bc"]` differ). FNV-1a is specified, so fingerprints stay stable across releases of
+/// the lint and of Rust (std's and rustc-hash's hashers make no such promise).
 fn fnv1a64(fields: &[String]) -> u64 {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut hash = OFFSET;
+    let mut hash = fnv::FnvHasher::default();
     for field in fields {
-        for &byte in field.as_bytes().iter().chain(&[0x1f]) {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(PRIME);
-        }
+        // `write`, not `write_str`: the bytes alone, with no length or terminator added.
+        hash.write(field.as_bytes());
+        hash.write(&[0x1f]);
     }
-    hash
+    hash.finish()
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Paths as URIs (SARIF's artifact locations, and the file in a fingerprint): relative paths
 //! are relative URIs against `%SRCROOT%`, absolute ones `file://` URIs.
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use std::path::Path;
 
 /// A relative path becomes a relative URI against `%SRCROOT%`; an absolute one a `file://` URI.
@@ -31,17 +32,17 @@ pub fn directory_uri(path: &Path) -> String {
     uri
 }
 
+/// What a URI path keeps as is: RFC 3986's unreserved characters and `/`.
+const URI_PATH: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/');
+
 /// Percent-encodes every byte outside RFC 3986's unreserved set and `/`.
 fn percent_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(text, URI_PATH).to_string()
 }
 
 #[cfg(test)]
