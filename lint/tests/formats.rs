@@ -1,16 +1,19 @@
-//! The JSON and SARIF renderers over hand-built diagnostics: the JSON parses as cargo messages
-//! with every field in place, the SARIF validates against the official 2.1.0 schema, and the
-//! fingerprints ignore line numbers. Every test goes through [`check`].
+//! The JSON and SARIF renderers over the diagnostics the engine reports for a small in-memory
+//! crate (and a hand-built config error and parse errors, for what that crate cannot show):
+//! the JSON parses as cargo messages with every field in place, the SARIF validates against
+//! the official 2.1.0 schema, and the fingerprints ignore line numbers. Every test goes
+//! through [`check`].
 
 use cargo_metadata::Message;
 use cargo_metadata::diagnostic::DiagnosticLevel;
 use nosync_lint::{
-    Code, Confidence, Diagnostic, Finding, Format, Hop, Level, Origin, Report, ReportWorkspace,
-    SARIF_FINGERPRINT_KEY, SinkKind, SourceMap, Span, cargo_target, explain, render,
-    workspace_origin,
+    Analysis, Code, Config, CrateSpec, DepTarget, Diagnostic, Format, Level, MemLoader, Origin,
+    Report, ReportWorkspace, SARIF_FINGERPRINT_KEY, SourceMap, Span, analyze_crates, cargo_target,
+    explain, render, workspace_origin,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 mod formats_support;
 use formats_support::{assert_valid_sarif, sarif_validator};
@@ -22,6 +25,11 @@ pub mod metrics;
 pub fn train_step(stream: &Stream, loss: &Loss) {
     launch(stream);
     metrics::log_progress(stream, loss);
+}
+
+#[nosync::no_sync]
+pub fn peek_step(stream: &Stream, loss: &Loss) {
+    metrics::log_peek(stream, loss);
 }
 ";
 
@@ -35,9 +43,18 @@ pub fn log_progress(stream: &Stream, loss: &Loss) {
 pub fn read_loss(stream: &Stream, loss: &Loss) -> f32 {
     stream.clone_dtoh(loss)[0]
 }
+
+pub fn log_peek(stream: &Stream, loss: &Loss) {
+    println!(\"loss {}\", peek_loss(stream, loss));
+}
+
+#[nosync::synchronizes(maybe, reason = \"reads the loss when it is ready\")]
+pub fn peek_loss(stream: &Stream, loss: &Loss) -> f32 {
+    stream.peek(loss)
+}
 ";
 
-/// The files the hand-built diagnostics point into, by the path their spans carry.
+/// The files of the crate `demo`, by the path the engine's spans carry.
 fn source(path: &Path) -> Option<&'static str> {
     match path.to_str()? {
         "src/lib.rs" => Some(LIB),
@@ -85,71 +102,61 @@ fn origin() -> Origin {
     }
 }
 
-/// The files of [`source`], in the workspace `/work`.
-fn sources() -> SourceMap {
-    let mut map = SourceMap::new(Path::new("/work"));
-    for file in ["src/lib.rs", "src/metrics.rs"] {
-        let text = source(Path::new(file)).unwrap_or_default();
-        map.add(Path::new("/work").join(file), text.to_owned());
-    }
-    map
+/// The engine's analysis of the crate `demo` (`/work/src/lib.rs` = [`LIB`], `src/metrics.rs`
+/// = [`METRICS`], in memory, with `nosync` as an external dependency), computed once.
+fn analysis() -> &'static Analysis {
+    static ANALYSIS: OnceLock<Analysis> = OnceLock::new();
+    ANALYSIS.get_or_init(|| {
+        let root = PathBuf::from("/work");
+        let mut files = MemLoader::new();
+        for file in ["src/lib.rs", "src/metrics.rs"] {
+            files.insert(root.join(file), source(Path::new(file)).unwrap_or_default());
+        }
+        let spec = CrateSpec {
+            name: "demo".into(),
+            root: root.join("src/lib.rs"),
+            features: Default::default(),
+            deps: vec![("nosync".into(), DepTarget::External("nosync".into()))],
+            check_roots: true,
+            origin: origin(),
+        };
+        let sources = SourceMap::new(&root);
+        analyze_crates(root, vec![spec], &Config::default(), &files, sources)
+    })
+}
+
+/// The one diagnostic with `code` the engine reports for `demo`.
+fn reported(code: Code) -> Diagnostic {
+    let found: Vec<&Diagnostic> = analysis()
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == code)
+        .collect();
+    let [one] = found[..] else {
+        panic!("one {code:?}: {:#?}", analysis().diagnostics);
+    };
+    one.clone()
+}
+
+/// The finding `train_step → log_progress → read_loss`, as the engine reports it.
+fn finding() -> Diagnostic {
+    reported(Code::SyncInNoSync)
 }
 
 /// `diagnostics` rendered in `format`, in the workspace `/work` (no cargo metadata) with
 /// `srcroot` as SARIF's `%SRCROOT%`.
 fn render_in(diagnostics: &[Diagnostic], format: Format, srcroot: Option<&Path>) -> String {
-    let sources = sources();
+    let sources = &analysis().sources;
     let workspace = ReportWorkspace {
         manifest_path: Path::new("/work/Cargo.toml"),
         metadata: None,
         srcroot,
     };
-    let report = Report::new(diagnostics, &sources, &workspace);
+    let report = Report::new(diagnostics, sources, &workspace);
     let mut out = Vec::new();
     let rendered = render(format, &report, &mut out).expect("writing to a Vec");
     assert!(rendered.complete, "every diagnostic rendered");
     String::from_utf8(out).expect("UTF-8 output")
-}
-
-/// The finding `train_step → log_progress → read_loss`, as the engine reports it.
-fn finding(code: Code) -> Diagnostic {
-    let chain = vec![
-        Hop {
-            function: "demo::train_step".into(),
-            call_site: span("src/lib.rs", "metrics::log_progress(stream, loss)"),
-            confidence: Confidence::Exact,
-        },
-        Hop {
-            function: "demo::metrics::log_progress".into(),
-            call_site: span("src/metrics.rs", "read_loss(stream, loss)"),
-            confidence: Confidence::Exact,
-        },
-    ];
-    let mut d = Diagnostic::new(
-        code,
-        "`demo::train_step` reaches `demo::metrics::read_loss`, which blocks the host",
-        chain[0].call_site.clone(),
-    )
-    .with_label("this call blocks the host")
-    .with_note(
-        "`demo::train_step` calls `demo::metrics::log_progress`",
-        Some(chain[0].call_site.clone()),
-    )
-    .with_note(
-        "`demo::metrics::log_progress` calls `demo::metrics::read_loss`, which copies the loss to the host",
-        Some(chain[1].call_site.clone()),
-    )
-    .with_note("help: wrap the call in `nosync::allow_sync(|| ..)` if the wait is intended", None);
-    d.finding = Some(Finding {
-        root: "demo::train_step".into(),
-        sink: "demo::metrics::read_loss".into(),
-        sink_reason: "copies the loss to the host".into(),
-        sink_kind: SinkKind::Blocks,
-        chain,
-        confidence: Confidence::Exact,
-    });
-    d.origin = Some(origin());
-    d
 }
 
 /// A diagnostic that is not a finding and has no origin (a config error).
@@ -203,7 +210,7 @@ fn check(diagnostics: &[Diagnostic]) -> Rendered {
 
 #[test]
 fn json_lines_are_cargo_compiler_messages() {
-    let out = check(&[finding(Code::SyncInNoSync), config_error()]);
+    let out = check(&[finding(), config_error()]);
     assert_eq!(out.messages.len(), 3, "{}", out.json);
     let Message::CompilerMessage(msg) = &out.messages[0] else {
         panic!("first line: {:?}", out.messages[0]);
@@ -225,7 +232,10 @@ fn json_lines_are_cargo_compiler_messages() {
     assert_eq!(primary.file_name, "src/lib.rs");
     assert_eq!((primary.line_start, primary.column_start), (6, 5));
     assert_eq!((primary.line_end, primary.column_end), (6, 40));
-    assert_eq!(primary.label.as_deref(), Some("this call blocks the host"));
+    assert_eq!(
+        primary.label.as_deref(),
+        Some("this call reaches `demo::metrics::read_loss`, which blocks the host")
+    );
     let [line] = primary.text.as_slice() else {
         panic!("one text line: {:?}", primary.text);
     };
@@ -235,19 +245,36 @@ fn json_lines_are_cargo_compiler_messages() {
         &LIB[primary.byte_start as usize..primary.byte_end as usize],
         "metrics::log_progress(stream, loss)"
     );
-    // One child per hop, each with its span, then the help.
+    // One child per hop, each with its span, then the sink at its definition, then the help.
     let levels: Vec<_> = d.children.iter().map(|c| c.level).collect();
     assert_eq!(
         levels,
         [
             DiagnosticLevel::Note,
             DiagnosticLevel::Note,
+            DiagnosticLevel::Note,
             DiagnosticLevel::Help
         ]
     );
-    assert_eq!(d.children[1].spans[0].file_name, "src/metrics.rs");
-    assert_eq!(d.children[1].spans[0].line_start, 3);
-    assert!(d.children[2].spans.is_empty());
+    let at = |c: usize| {
+        (
+            d.children[c].spans[0].file_name.as_str(),
+            d.children[c].spans[0].line_start,
+        )
+    };
+    assert_eq!(
+        [at(0), at(1), at(2)],
+        [
+            ("src/lib.rs", 6),
+            ("src/metrics.rs", 3),
+            ("src/metrics.rs", 7)
+        ]
+    );
+    assert_eq!(
+        d.children[2].message,
+        "`demo::metrics::read_loss` blocks the host: copies the loss to the host"
+    );
+    assert!(d.children[3].spans.is_empty());
     assert!(matches!(
         out.messages[2],
         Message::BuildFinished(ref f) if !f.success
@@ -276,11 +303,11 @@ fn json_columns_count_chars_and_span_text_follows_them() {
 
 #[test]
 fn json_carries_the_finding_for_machines() {
-    let out = check(&[finding(Code::PossibleSyncInNoSync)]);
+    let out = check(&[reported(Code::PossibleSyncInNoSync)]);
     let nosync = &out.lines[0]["nosync"];
-    assert_eq!(nosync["root"], "demo::train_step");
-    assert_eq!(nosync["sink"], "demo::metrics::read_loss");
-    assert_eq!(nosync["sink_reason"], "copies the loss to the host");
+    assert_eq!(nosync["root"], "demo::peek_step");
+    assert_eq!(nosync["sink"], "demo::metrics::peek_loss");
+    assert_eq!(nosync["sink_reason"], "reads the loss when it is ready");
     assert_eq!(nosync["confidence"], "exact");
     let chain = nosync["chain"].as_array().expect("chain");
     let hops: Vec<(String, String, u64, u64)> = chain
@@ -297,11 +324,11 @@ fn json_carries_the_finding_for_machines() {
     assert_eq!(
         hops,
         [
-            ("demo::train_step".into(), "src/lib.rs".into(), 6, 5),
+            ("demo::peek_step".into(), "src/lib.rs".into(), 11, 5),
             (
-                "demo::metrics::log_progress".into(),
+                "demo::metrics::log_peek".into(),
                 "src/metrics.rs".into(),
-                3,
+                12,
                 25
             ),
         ]
@@ -357,9 +384,19 @@ fn json_gives_diagnostics_without_origin_the_workspace_and_a_full_target() {
 
 #[test]
 fn allowed_diagnostics_are_not_rendered() {
-    let mut allowed = finding(Code::UnresolvedCallInNoSync);
-    allowed.level = Level::Allow;
-    let out = check(&[allowed]);
+    // The calls the engine cannot follow (`launch`, methods on values of unknown type).
+    let allowed: Vec<Diagnostic> = analysis()
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == Code::UnresolvedCallInNoSync)
+        .cloned()
+        .collect();
+    assert!(!allowed.is_empty());
+    assert!(
+        allowed.iter().all(|d| d.level == Level::Allow),
+        "{allowed:#?}"
+    );
+    let out = check(&allowed);
     assert_eq!(out.messages.len(), 1, "{}", out.json);
     let results = &out.sarif["runs"][0]["results"];
     assert_eq!(results.as_array().map(Vec::len), Some(0));
@@ -393,7 +430,7 @@ fn target_objects_come_from_cargo_metadata_when_it_knows_the_target() {
 
 #[test]
 fn sarif_validates_and_describes_every_rule() {
-    let out = check(&[finding(Code::SyncInNoSync), config_error()]);
+    let out = check(&[finding(), config_error()]);
     let run = &out.sarif["runs"][0];
     assert_eq!(out.sarif["version"], "2.1.0");
     let driver = &run["tool"]["driver"];
@@ -450,7 +487,7 @@ fn sarif_validates_and_describes_every_rule() {
 #[test]
 fn sarif_schema_check_rejects_invalid_logs() {
     // The validator is live: a wrong level and a missing driver name fail.
-    let out = check(&[finding(Code::SyncInNoSync)]);
+    let out = check(&[finding()]);
     let mut bad = out.sarif.clone();
     bad["runs"][0]["results"][0]["level"] = "fatal".into();
     assert!(!sarif_validator().is_valid(&bad));
@@ -470,7 +507,7 @@ fn sarif_fingerprints_ignore_lines_but_not_the_chain() {
             .expect("fingerprint")
             .to_owned()
     };
-    let original = finding(Code::SyncInNoSync);
+    let original = finding();
     let mut moved = original.clone();
     moved.primary.line_start += 10;
     moved.primary.line_end += 10;
@@ -494,7 +531,7 @@ fn sarif_fingerprints_ignore_lines_but_not_the_chain() {
 /// one's fingerprint gets `:2`, so code scanning does not merge them into one alert.
 #[test]
 fn sarif_fingerprints_of_findings_sharing_a_chain_are_numbered() {
-    let first = finding(Code::SyncInNoSync);
+    let first = finding();
     let mut second = first.clone();
     second.primary.line_start += 1;
     second.primary.line_end += 1;
@@ -512,7 +549,7 @@ fn sarif_fingerprints_of_findings_sharing_a_chain_are_numbered() {
 
 #[test]
 fn sarif_paths_outside_the_workspace_are_file_uris() {
-    let mut d = finding(Code::SyncInNoSync);
+    let mut d = finding();
     d.primary.file = "/home/me/.cargo/registry/src/candle core/lib.rs".into();
     let log = render_in(&[d], Format::Sarif, Some(Path::new("/work/demo")));
     let log: Value = serde_json::from_str(&log).expect("SARIF is JSON");
