@@ -6,9 +6,9 @@
 //! command line after), then writes a new baseline if asked; the renderers get the result.
 
 use crate::baseline::Baseline;
-use crate::diagnostics::{Diagnostic, Level, Span, explain};
+use crate::diagnostics::{Diagnostic, Level, explain};
 use crate::engine::Analysis;
-use crate::levels::{LevelError, LevelOverrides};
+use crate::levels::LevelOverrides;
 use crate::render::Format;
 use clap::{ArgMatches, Args, FromArgMatches};
 use std::io::Write;
@@ -242,7 +242,7 @@ pub fn finish(
     err: &mut dyn Write,
 ) -> Result<Vec<Diagnostic>, i32> {
     let mut diagnostics = analysis.diagnostics.clone();
-    let overrides = overrides(args, analysis, &mut diagnostics, err)?;
+    let overrides = overrides(args, analysis, err)?;
     if let Some(path) = &args.raw.write_baseline {
         let mut leveled = diagnostics.clone();
         overrides.apply(&mut leveled);
@@ -268,19 +268,16 @@ pub fn finish(
     Ok(diagnostics)
 }
 
-/// The config's `levels` (a bad entry becomes a `config-error` in `diagnostics`), then the
-/// command line's flags (a bad one is a tool error, exit status 2).
+/// The config's `levels` (validated when the config was read), then the command line's flags
+/// (a bad one is a tool error, exit status 2).
 fn overrides(
     args: &OutputArgs,
     analysis: &Analysis,
-    diagnostics: &mut Vec<Diagnostic>,
     err: &mut dyn Write,
 ) -> Result<LevelOverrides, i32> {
     let mut overrides = LevelOverrides::default();
-    for (code, level, span) in &analysis.config_levels {
-        if let Err(e) = overrides.push_config([(code.as_str(), level.as_str())]) {
-            diagnostics.push(config_error(&e, span));
-        }
+    for &(target, level, _) in &analysis.config_levels {
+        overrides.push(target, level);
     }
     for (level, code) in &args.levels {
         if let Err(e) = overrides.push_name(*level, code) {
@@ -334,13 +331,4 @@ fn display_path(root: &Path, path: &Path) -> PathBuf {
 
 fn absolute(path: &Path) -> PathBuf {
     std::env::current_dir().map_or_else(|_| path.to_owned(), |cwd| cwd.join(path))
-}
-
-fn config_error(e: &LevelError, span: &Span) -> Diagnostic {
-    Diagnostic::new(
-        crate::diagnostics::Code::ConfigError,
-        e.to_string(),
-        span.clone(),
-    )
-    .with_label("in this `levels` entry")
 }

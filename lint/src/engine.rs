@@ -47,16 +47,17 @@ pub struct Analysis {
     pub stats: Stats,
     pub sources: SourceMap,
     pub crates: Vec<CrateSpec>,
-    /// The configuration's `levels` entries `(code, level, where)`, in the order read
-    /// (applied by the level overrides, config first, then the command line).
+    /// The configuration's `levels` entries `(code, level, where the code is written)`, in
+    /// the order read, all valid (applied by the level overrides, config first, then the
+    /// command line).
     pub config_levels: Vec<ConfigLevel>,
     /// `cargo metadata` as the workspace stage loaded it; `None` for crates given directly
     /// ([`analyze_crates`]).
     pub metadata: Option<cargo_metadata::Metadata>,
 }
 
-/// One `levels` entry of the configuration: code, level (both as written), location.
-pub type ConfigLevel = (String, String, Span);
+/// One `levels` entry of the configuration: code (or `warnings`), level, location.
+pub type ConfigLevel = (crate::levels::Target, crate::diagnostics::Level, Span);
 
 /// Runs `cargo metadata`, reads the configuration, and analyses the selected crates;
 /// cargo's status lines go to `progress`.
@@ -71,7 +72,7 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
     }
     let mut cfg = Config::default();
     for (manifest, table) in &ws.config_tables {
-        config::load_manifest_table(manifest, table, &mut cfg, files, &mut sources, &mut diags);
+        config::load_manifest(manifest, *table, &mut cfg, files, &mut sources, &mut diags);
     }
     if let Some(path) = &opts.config {
         config::load_file(path, &mut cfg, files, &mut sources, &mut diags)?;
@@ -225,7 +226,7 @@ fn core(
     let config_levels = cfg
         .levels
         .iter()
-        .map(|(code, level, at)| (code.clone(), level.clone(), sources.span(*at)))
+        .map(|l| (l.target, l.level, sources.span(l.span)))
         .collect();
     Analysis {
         root,

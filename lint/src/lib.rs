@@ -58,13 +58,13 @@ pub use parse::STACK_SIZE;
 pub use config::Config;
 /// Reads a `--config` file into `cfg`.
 pub use config::load_file as load_config_file;
-/// Merges one `[package.metadata.nosync-lint]` / `[workspace.metadata.nosync-lint]` table
-/// into `cfg`.
-pub use config::load_manifest_table as load_config_table;
+/// Merges a manifest's `[package.metadata.nosync-lint]` or `[workspace.metadata.nosync-lint]`
+/// table into `cfg`.
+pub use config::load_manifest as load_config_manifest;
 pub use source::{DiskLoader, Loader, MemLoader, SourceMap};
 /// Runs `cargo metadata` and selects the crates to analyse.
 pub use workspace::load as load_workspace;
-pub use workspace::{CrateSpec, DepTarget, WorkspaceOptions, is_status_line};
+pub use workspace::{CrateSpec, DepTarget, MetadataTable, WorkspaceOptions, is_status_line};
 
 // The output data.
 pub use diagnostics::explain::explain;

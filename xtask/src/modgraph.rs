@@ -11,7 +11,9 @@ use syn::visit::Visit;
 /// layer and of the layers before it, never a later one.
 pub const LAYERS: &[&[&str]] = &[
     &["diagnostics", "paths"],
-    &["known", "net"],
+    // `levels` names codes and levels (`-D CODE`, config `levels`) over `diagnostics` only:
+    // the config stage checks its `levels` with it.
+    &["known", "net", "levels"],
     &["workspace"],
     &["source"],
     &["config"],
@@ -19,7 +21,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["resolve"],
     &["callgraph"],
     &["analysis"],
-    &["levels", "baseline"],
+    &["baseline"],
     &["report"],
     &["render"],
     &["engine"],

@@ -1,12 +1,12 @@
 //! Target `config`: the input is a configuration file, read both as `--config FILE` and as
-//! a `Cargo.toml` whose `[package.metadata.nosync-lint]` / `[workspace.metadata.nosync-lint]`
-//! tables cargo would hand over, merged as the lint merges them, and matched against a small
-//! fixed crate (roots, sinks, allow, levels).
+//! a `Cargo.toml` with `[package.metadata.nosync-lint]` / `[workspace.metadata.nosync-lint]`
+//! tables, merged as the lint merges them, and matched against a small fixed crate (roots,
+//! sinks, allow, levels).
 
 use crate::{Expect, check, spec};
 use nosync_lint::{
-    Config, MemLoader, SourceMap, analyze_crates, load_config_file, load_config_table,
-    sort_diagnostics,
+    Config, MemLoader, MetadataTable, SourceMap, analyze_crates, load_config_file,
+    load_config_manifest, sort_diagnostics,
 };
 use std::path::PathBuf;
 
@@ -89,15 +89,8 @@ pub fn config_file(text: &str) {
         .with(&manifest, text)
         .with(&file, text)
         .with(&lib, CONFIG_CRATE);
-    for table in manifest_tables(text) {
-        load_config_table(
-            &manifest,
-            &table,
-            &mut cfg,
-            &files,
-            &mut sources,
-            &mut diags,
-        );
+    for table in [MetadataTable::Workspace, MetadataTable::Package] {
+        load_config_manifest(&manifest, table, &mut cfg, &files, &mut sources, &mut diags);
     }
     // The file is in memory: loading it cannot fail.
     load_config_file(&file, &mut cfg, &files, &mut sources, &mut diags).expect("in-memory config");
@@ -105,23 +98,4 @@ pub fn config_file(text: &str) {
     a.diagnostics.extend(diags);
     sort_diagnostics(&mut a.diagnostics);
     check(&a, Expect::default());
-}
-
-/// The `[package.metadata.nosync-lint]` and `[workspace.metadata.nosync-lint]` tables of a
-/// manifest, as the JSON that `cargo metadata` reports them in.
-fn manifest_tables(text: &str) -> Vec<serde_json::Value> {
-    let Ok(manifest) = toml::from_str::<toml::Table>(text) else {
-        return Vec::new();
-    };
-    ["package", "workspace"]
-        .iter()
-        .filter_map(|section| {
-            manifest
-                .get(*section)?
-                .get("metadata")?
-                .get("nosync-lint")
-                .cloned()
-        })
-        .filter_map(|t| serde_json::to_value(t).ok())
-        .collect()
 }

@@ -1,13 +1,15 @@
 //! Resolving the configuration's `roots`, `sinks` and `allow` paths to fns.
 //!
-//! Paths start with a crate name (`candle_core::Tensor::to_vec1`) or are qualified
+//! The paths were checked and split into segments when the configuration was read
+//! (`config::path`); here they are only looked up. Paths start with a crate name
+//! (`candle_core::Tensor::to_vec1`) or are qualified
 //! (`<candle_core::Tensor as candle_core::Module>::forward`). A cudarc path that is not
-//! in the built-in table becomes a new sink. A path matching nothing is a located
-//! `config-error`. Configured roots are checked whatever `-p`/`--exclude` select: they
+//! in the built-in table becomes a new sink. A path matching nothing is a `config-error`
+//! at the path, with the closest analysed fn as a "did you mean". Configured roots are checked whatever `-p`/`--exclude` select: they
 //! are explicit, and typically name code in dependencies that no member selection covers.
 
 use super::*;
-use crate::config::{Config, Entry, error};
+use crate::config::{Config, Entry, PathKind, error};
 use crate::diagnostics::Diagnostic;
 use crate::known::canonical;
 use crate::source::SourceMap;
@@ -67,28 +69,29 @@ fn lookup(
     sources: &SourceMap,
     (diags, failed): &mut (&mut Vec<Diagnostic>, &mut Failed),
 ) -> Vec<FnId> {
-    if let Some((_, times)) = failed.get_mut(&(e.path.clone(), sink)) {
+    let text = &e.path.text;
+    if let Some((_, times)) = failed.get_mut(&(text.clone(), sink)) {
         *times += 1;
         return Vec::new();
     }
-    let resolved = crate::net::catch(|| resolve_entry(map, &e.path, sink));
+    let resolved = crate::net::catch(|| resolve_entry(map, &e.path.kind, sink));
     match resolved {
         Ok(Ok(f)) => f,
         Err(caught) => {
-            let subject = format!("the configured path `{}`", e.path);
+            let subject = format!("the configured path `{text}`");
             let at = sources.span(e.span);
             diags.push(caught.diagnostic("matching", &subject, "it is not applied", at));
             Vec::new()
         }
         Ok(Err(why)) => {
-            let mut d = error(sources, e.span, format!("`{}` {why}", e.path));
+            let mut d = error(sources, e.span, format!("`{text}` {why}"));
             // Suggestions for the first few failures only: each compares every fn's path.
             if failed.len() < MAX_SUGGESTED
-                && let Some(near) = nearest_fn(map, &e.path)
+                && let Some(near) = nearest_fn(map, text)
             {
                 d = d.with_help(format_args!("did you mean `{near}`?"));
             }
-            failed.insert((e.path.clone(), sink), (diags.len(), 1));
+            failed.insert((text.clone(), sink), (diags.len(), 1));
             diags.push(d);
             Vec::new()
         }
@@ -104,42 +107,18 @@ fn nearest_fn(map: &DefMap<'_>, path: &str) -> Option<String> {
     crate::diagnostics::suggest::closest(path, paths).map(str::to_owned)
 }
 
-/// Longest configured path, and most nesting characters (`<`, `(`, `[`, `&`, `*`) in
-/// one, that are handed to syn: real paths are far below both, and syn recurses once
-/// per nesting level (20 000 `&` or `Vec<` overflow the stack).
-const MAX_PATH_LEN: usize = 4096;
-const MAX_PATH_NESTING: usize = 64;
-
-fn resolve_entry(map: &mut DefMap<'_>, path: &str, sink: bool) -> Result<Vec<FnId>, String> {
-    if path.len() > MAX_PATH_LEN {
-        return Err(format!(
-            "is too long to be a path ({} bytes, at most {MAX_PATH_LEN})",
-            path.len()
-        ));
-    }
-    let nesting = path
-        .chars()
-        .filter(|c| matches!(c, '<' | '(' | '[' | '&' | '*'))
-        .count();
-    if nesting > MAX_PATH_NESTING {
-        return Err(format!(
-            "is too deeply nested to be a path ({nesting} of `<([&*`, at most {MAX_PATH_NESTING})"
-        ));
-    }
-    let parsed: syn::ExprPath =
-        syn::parse_str(path).map_err(|_| "is not a Rust path".to_owned())?;
-    let segs: Vec<String> = parsed
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    if let Some(q) = &parsed.qself {
-        return qualified(map, q, &segs);
-    }
+fn resolve_entry(map: &mut DefMap<'_>, path: &PathKind, sink: bool) -> Result<Vec<FnId>, String> {
+    let segs = match path {
+        PathKind::Plain(segs) => segs,
+        PathKind::Qualified {
+            self_ty,
+            trait_path,
+            method,
+        } => return qualified(map, self_ty, trait_path, method),
+    };
     let first = segs.first().ok_or("is empty")?;
     if first == "cudarc" {
-        return Ok(vec![cudarc_fn(map, &segs, sink)?]);
+        return Ok(vec![cudarc_fn(map, segs, sink)?]);
     }
     let krate = map.crates.iter().position(|c| c.name == *first).ok_or_else(|| {
         format!("matches nothing: no analysed crate is named `{first}` (paths start with a crate name)")
@@ -156,19 +135,14 @@ fn resolve_entry(map: &mut DefMap<'_>, path: &str, sink: bool) -> Result<Vec<FnI
 /// `<Type as Trait>::method`: the method of that impl, or the trait's provided method
 /// specialised to `Type` when the impl does not override it. The trait may be in std
 /// (by any of its paths) or in a crate that is not analysed (see [`DefMap::impl_methods`]).
-fn qualified(map: &mut DefMap<'_>, q: &syn::QSelf, segs: &[String]) -> Result<Vec<FnId>, String> {
-    let syn::Type::Path(tp) = &*q.ty else {
-        return Err("has an unsupported qualified type".to_owned());
-    };
-    let ty: Vec<String> = tp
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    let method = segs.last().ok_or("is empty")?;
-    let trait_path = &segs[..q.position.min(segs.len())];
-    let (Some(Def::Type(t)), Some(Def::Trait(tr))) = (find(map, &ty), find(map, trait_path)) else {
+fn qualified(
+    map: &mut DefMap<'_>,
+    self_ty: &[String],
+    trait_path: &[String],
+    method: &str,
+) -> Result<Vec<FnId>, String> {
+    let (Some(Def::Type(t)), Some(Def::Trait(tr))) = (find(map, self_ty), find(map, trait_path))
+    else {
         return Err(
             "matches nothing: the type or the trait is not in the analysed crates".to_owned(),
         );

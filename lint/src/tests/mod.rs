@@ -103,11 +103,7 @@ fn config_from_toml(text: &str) -> (Config, SourceMap, Vec<crate::diagnostics::D
     let root = PathBuf::from(ROOT);
     let mut sources = SourceMap::new(&root);
     let id = sources.add(root.join("nosync.toml"), text.to_owned());
-    let mut cfg = Config::default();
-    let value: toml::Table = toml::from_str(text).expect("test TOML parses");
-    let mut diags = Vec::new();
-    let json = serde_json::to_value(value).expect("TOML converts to JSON");
-    cfg.add_table(&json, id, &sources, &mut diags);
+    let (cfg, diags) = crate::config::read(id, crate::config::Section::File, &sources);
     (cfg, sources, diags)
 }
 
@@ -196,6 +192,7 @@ fn with_prelude(body: &str) -> String {
 }
 
 mod annotations;
+mod config;
 mod dispatch;
 mod external;
 mod findings;

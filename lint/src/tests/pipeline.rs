@@ -164,13 +164,13 @@ fn config_levels_are_carried_from_the_config_stage_whatever_the_file_is_called()
         panic!("{:?}", a.config_levels)
     };
     assert_eq!(
+        (code.to_string(), *level, at.line_start, at.column_start),
         (
-            code.as_str(),
-            level.as_str(),
-            at.line_start,
-            at.column_start
-        ),
-        ("sync-in-no-sync", "warn", 2, 12)
+            "sync-in-no-sync".to_owned(),
+            crate::diagnostics::Level::Warn,
+            2,
+            12
+        )
     );
     let args = crate::cli_output::OutputArgs::default();
     let out = crate::cli_output::finish(&args, &mut a, &mut Vec::new()).unwrap();

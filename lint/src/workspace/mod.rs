@@ -60,14 +60,21 @@ pub struct CrateSpec {
     pub origin: Origin,
 }
 
+/// Which `[*.metadata]` table of a manifest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetadataTable {
+    Workspace,
+    Package,
+}
+
 /// The analysed workspace.
 #[derive(Debug, Default)]
 pub struct Workspace {
     pub root: PathBuf,
     pub crates: Vec<CrateSpec>,
-    /// `[workspace.metadata.nosync-lint]` and each selected `[package.metadata.nosync-lint]`,
-    /// with the manifest they come from.
-    pub config_tables: Vec<(PathBuf, serde_json::Value)>,
+    /// The manifests that have a `[workspace.metadata.nosync-lint]` table or (selected
+    /// members) a `[package.metadata.nosync-lint]` one, and which (`config` reads them).
+    pub config_tables: Vec<(PathBuf, MetadataTable)>,
     /// What `cargo metadata` said (the renderers take cargo's target objects from it).
     pub metadata: Option<Metadata>,
 }
@@ -343,10 +350,10 @@ fn select(m: &Metadata, opts: &WorkspaceOptions) -> Workspace {
         root: m.workspace_root.clone().into_std_path_buf(),
         ..Workspace::default()
     };
-    if let Some(t) = m.workspace_metadata.get("nosync-lint") {
+    if m.workspace_metadata.get("nosync-lint").is_some() {
         ws.config_tables.push((
             m.workspace_root.join("Cargo.toml").into_std_path_buf(),
-            t.clone(),
+            MetadataTable::Workspace,
         ));
     }
     let lib_index = add_libs(&mut ws, &analysed, m, &checked);
@@ -519,11 +526,11 @@ fn add_libs(
 ) -> HashMap<PackageId, usize> {
     let mut lib_index = HashMap::new();
     for p in pkgs {
-        if checked(p)
-            && let Some(t) = p.metadata.get("nosync-lint")
-        {
-            ws.config_tables
-                .push((p.manifest_path.clone().into_std_path_buf(), t.clone()));
+        if checked(p) && p.metadata.get("nosync-lint").is_some() {
+            ws.config_tables.push((
+                p.manifest_path.clone().into_std_path_buf(),
+                MetadataTable::Package,
+            ));
         }
         if let Some(t) = p.targets.iter().find(|t| is_lib(t)) {
             lib_index.insert(p.id.clone(), ws.crates.len());
