@@ -241,3 +241,29 @@ fn an_unreadable_module_file_is_reported_at_its_mod_item() {
         "lib.rs:2:1 parse-error: cannot read `bad.rs`: stream did not contain valid UTF-8\n  = the module's file is declared here\n  stats: 0 edges, 0 unresolved\n"
     );
 }
+
+/// The core reads only through its loader: the lint's own `src/engine.rs` is on the disk,
+/// but `mod engine;` names it only once the loader has it.
+#[test]
+fn the_core_reads_files_only_through_its_loader() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let lib = root.join("src/lib.rs");
+    let analyse = |files: &MemLoader| {
+        let crates = vec![spec("t", lib.clone())];
+        let a = analyze_crates(
+            root.clone(),
+            crates,
+            &Config::default(),
+            files,
+            SourceMap::new(&root),
+        );
+        render(&a, true)
+    };
+    let files = MemLoader::new().with(&lib, "mod engine;\n");
+    assert_eq!(
+        analyse(&files),
+        "src/lib.rs:1:1 missing-module: file not found for module `engine`\n  = declared here\n  stats: 0 edges, 0 unresolved\n"
+    );
+    let files = files.with(root.join("src/engine.rs"), "");
+    assert_eq!(analyse(&files), "  stats: 0 edges, 0 unresolved\n");
+}
