@@ -54,6 +54,11 @@ impl Lower<'_> {
             }
             syn::Stmt::Expr(e, _) => out.push(Stmt::Expr(self.expr(e))),
             syn::Stmt::Macro(m) if self.cfg.enabled(&m.attrs) => {
+                // It may expand to items (`helper_fn!(name);`): kept for the expansion too.
+                let mut call = self.macro_call(&m.mac, m.span());
+                call.mod_dir = self.mod_dir.clone();
+                call.path_base = self.mod_dir.clone();
+                nested.push(Item::MacroCall(call));
                 out.push(Stmt::Expr(self.mac(&m.mac)))
             }
             syn::Stmt::Macro(_) => {}

@@ -1,5 +1,5 @@
-//! `macro_rules!` definitions and item-position invocations (in modules, impl blocks and
-//! trait bodies), and the lowering of an expansion's text through the same path as
+//! `macro_rules!` definitions and item-position invocations (in modules, impl blocks,
+//! trait bodies and fn bodies), and the lowering of an expansion's text through the same path as
 //! source items.
 //!
 //! [`crate::resolve::macros`] substitutes an invocation into text; [`lower_expansion`]
@@ -107,6 +107,9 @@ pub enum Position {
     Module,
     Impl,
     Trait,
+    /// A statement in a fn body: only the items of the expansion are kept (its
+    /// statements are the body's, walked from the invocation's arguments).
+    Body,
 }
 
 /// An expansion lowered for its [`Position`].
@@ -151,6 +154,13 @@ pub fn lower_expansion(
         Position::Module => {
             let file = syn::parse_file(src).ok()?;
             out.items = lower.items(&file.items, &call.mod_dir, true);
+        }
+        Position::Body => {
+            let block: syn::Block = syn::parse_str(&format!("{{ {src} }}")).ok()?;
+            let mut items = Vec::new();
+            lower.block(&block, &mut items);
+            items.append(&mut lower.inner);
+            out.items = items;
         }
         Position::Impl => {
             let imp: syn::ItemImpl =

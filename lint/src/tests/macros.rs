@@ -156,3 +156,24 @@ fn generated_inherent_methods_shadow_generated_trait_methods() {
         "13:40 sync-in-no-sync: `q` is #[no_sync] but reaches a host-blocking call: `Tensor::affine`\n  = this call reaches `t::Tensor::affine`, which blocks the host\n  via 13:40 t::q (exact)\n  via 10:1 <t::Tensor as Add>::add (exact)\n  stats: 4 edges, 0 unresolved\n"
     );
 }
+
+/// Invocations among a fn body's statements that generate items: the items are the
+/// body's, callable there (a macro defined at module level, or in the body before it);
+/// an expression macro generates nothing and stays an expression.
+#[test]
+fn body_position_invocations_generate_local_items() {
+    let src = with_prelude(
+        "#[synchronizes] fn wait() {}\n\
+         macro_rules! reader { ($n:ident) => { fn $n() { wait() } }; }\n\
+         macro_rules! twice { ($e:expr) => { $e; $e; }; }\n\
+         #[no_sync] fn a() { reader!(read); read(); }\n\
+         #[no_sync] fn b() {\n    macro_rules! local { () => { fn inner() { wait() } }; }\n    \
+         if true { local!(); }\n    inner();\n}\n\
+         #[no_sync] fn c() { twice!(1); }\n",
+    );
+    assert_eq!(
+        check(&src),
+        "7:36 sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `wait`\n  = this call reaches `t::wait`, which blocks the host\n  via 7:36 t::a (exact)\n  via 7:21 t::read (exact)\n\
+         11:5 sync-in-no-sync: `b` is #[no_sync] but reaches a host-blocking call: `wait`\n  = this call reaches `t::wait`, which blocks the host\n  via 11:5 t::b (exact)\n  via 10:15 t::inner (exact)\n  stats: 4 edges, 0 unresolved\n"
+    );
+}

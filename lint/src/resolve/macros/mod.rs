@@ -1,6 +1,7 @@
 //! `macro_rules!` expansion in item position, before the def map is built.
 //!
-//! Invocations at module level, inside `impl` blocks and inside trait bodies are
+//! Invocations at module level, inside `impl` blocks, inside trait bodies and as
+//! statements of fn bodies (where only the items they generate are kept) are
 //! substituted ([`rules`]) and the text is parsed and lowered like source
 //! ([`crate::parse::lower_macro`]), every span pointing at the invocation; the items
 //! replace the invocation (module level) or join the impl's / trait's fns. An expansion's
@@ -140,7 +141,7 @@ fn expand_files(
             cfg: cfgs.get(key.1).unwrap_or(&default_cfg),
         };
         if let Some(f) = parsed.files.get_mut(key) {
-            run.items(&mut f.items, at, 0);
+            run.items(&mut f.items, at, 0, Position::Module);
         }
     }
     for (span, origin) in run.origins {
@@ -152,7 +153,8 @@ fn expand_files(
 impl Run<'_> {
     /// Expands the invocations among `items` (and inside their modules, impls, traits and
     /// fn bodies), appending what they generate.
-    fn items(&mut self, items: &mut Vec<Item>, at: At<'_>, depth: usize) {
+    /// `pos` is `Module`, or `Body` for the items of a fn body.
+    fn items(&mut self, items: &mut Vec<Item>, at: At<'_>, depth: usize, pos: Position) {
         if depth > MAX_DEPTH {
             return;
         }
@@ -160,15 +162,15 @@ impl Run<'_> {
         for item in items.iter_mut() {
             match item {
                 Item::MacroCall(call) => {
-                    if let Some(mut out) = self.invoke(call, at, Position::Module) {
-                        self.items(&mut out.items, at, depth + 1);
+                    if let Some(mut out) = self.invoke(call, at, pos) {
+                        self.items(&mut out.items, at, depth + 1, pos);
                         new.extend(out.items);
                     }
                 }
                 Item::Mod {
                     kind: ModKind::Inline(inner),
                     ..
-                } => self.items(inner, at, depth + 1),
+                } => self.items(inner, at, depth + 1, Position::Module),
                 Item::Impl(imp) => {
                     let calls = std::mem::take(&mut imp.macros);
                     let (fns, types) = self.members(calls, at, Position::Impl, depth);
@@ -181,7 +183,7 @@ impl Run<'_> {
                     fns.extend(self.members(calls, at, Position::Trait, depth).0);
                     self.fns(fns, at, depth);
                 }
-                Item::Fn(f) => self.items(&mut f.nested, at, depth + 1),
+                Item::Fn(f) => self.items(&mut f.nested, at, depth + 1, Position::Body),
                 _ => {}
             }
         }
@@ -191,7 +193,7 @@ impl Run<'_> {
     /// The items declared in fn bodies.
     fn fns(&mut self, fns: &mut [FnIr], at: At<'_>, depth: usize) {
         for f in fns {
-            self.items(&mut f.nested, at, depth + 1);
+            self.items(&mut f.nested, at, depth + 1, Position::Body);
         }
     }
 

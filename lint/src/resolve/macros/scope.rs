@@ -30,7 +30,8 @@ pub struct Defs {
 }
 
 impl Defs {
-    /// The definitions at module level (inline modules included) of every parsed file.
+    /// The definitions at module level (inline modules included) and in fn bodies of
+    /// every parsed file.
     pub fn collect(parsed: &Parsed) -> Defs {
         let mut defs = Defs::default();
         for ((_, krate), f) in &parsed.files {
@@ -55,6 +56,9 @@ impl Defs {
                             kind: ModKind::Inline(inner),
                             ..
                         } => stack.push(inner),
+                        // A definition in a fn body (for the invocations after it there).
+                        Item::Fn(f) => stack.push(&f.nested),
+                        Item::Impl(imp) => stack.extend(imp.fns.iter().map(|f| &f.nested)),
                         _ => {}
                     }
                 }
