@@ -10,13 +10,16 @@ use std::panic::Location;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// A future whose every `poll` runs inside a forbid scope. Created by [`FutureExt::no_sync`] or
-/// by `#[no_sync]` on an `async fn`.
-#[must_use = "futures do nothing unless polled"]
-pub struct NoSync<F> {
-    future: F,
-    location: &'static Location<'static>,
-    function: Option<&'static str>,
+pin_project_lite::pin_project! {
+    /// A future whose every `poll` runs inside a forbid scope. Created by [`FutureExt::no_sync`]
+    /// or by `#[no_sync]` on an `async fn`.
+    #[must_use = "futures do nothing unless polled"]
+    pub struct NoSync<F> {
+        #[pin]
+        future: F,
+        location: &'static Location<'static>,
+        function: Option<&'static str>,
+    }
 }
 
 impl<F> NoSync<F> {
@@ -42,13 +45,9 @@ impl<F: Future> Future for NoSync<F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let (location, function) = (self.location, self.function);
-        // SAFETY: `future` is structurally pinned: it is never moved out of a pinned `NoSync`
-        // (`into_inner` takes `self` by value, so it needs an unpinned one), `NoSync` has no
-        // `Drop` impl, and it is `Unpin` only when `F` is (auto trait).
-        let future = unsafe { self.map_unchecked_mut(|s| &mut s.future) };
-        let _scope = crate::scope::forbid_at(location, function);
-        future.poll(cx)
+        let this = self.project();
+        let _scope = crate::scope::forbid_at(this.location, *this.function);
+        this.future.poll(cx)
     }
 }
 
