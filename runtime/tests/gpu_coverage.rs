@@ -7,6 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use nosync::gpu::__private::{Check, OPS};
+use quote::ToTokens;
+use syn::visit::Visit;
 
 /// A public function found in the source: its name (`Type::method`) and its body's text.
 struct PubFn {
@@ -45,105 +47,71 @@ fn strip_comments(src: &str) -> String {
         .join("\n")
 }
 
-/// The text from `open` (an index of `{`) to its matching `}`.
-fn block(src: &str, open: usize) -> &str {
-    let mut depth = 0usize;
-    for (i, c) in src[open..].char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return &src[open..open + i + 1];
-                }
-            }
-            _ => {}
-        }
-    }
-    &src[open..]
-}
-
-/// The type an `impl` header is for: `impl<T: X> Foo<T> {` → `Foo`; `impl Drop for Foo<T>` →
-/// `Foo` (with `is_drop`); other trait impls → `None` (their methods are the trait's).
-fn impl_target(header: &str) -> Option<(String, bool)> {
-    let header = header.trim_start_matches("impl").trim();
-    let header = if header.starts_with('<') {
-        let mut depth = 0;
-        let end = header
-            .char_indices()
-            .find(|&(_, c)| {
-                depth += match c {
-                    '<' => 1,
-                    '>' => -1,
-                    _ => 0,
-                };
-                depth == 0
-            })
-            .map_or(0, |(i, _)| i + 1);
-        header[end..].trim()
-    } else {
-        header
-    };
-    let ident = |s: &str| -> String {
-        s.trim()
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect()
-    };
-    match header.split_once(" for ") {
-        Some((tr, ty)) if ident(tr) == "Drop" => Some((ident(ty), true)),
-        Some(_) => None,
-        None => Some((ident(header), false)),
-    }
-}
-
-/// An `impl` block: where its body opens and ends, and its target (see `impl_target`).
-type ImplSpan = (usize, usize, Option<(String, bool)>);
-
+/// The public fns of the GPU module's sources and the `drop`s of its `Drop` impls, read with
+/// syn: a fn of an inherent impl is `Type::method`, a free one its name; the methods of other
+/// trait impls are the trait's and not listed.
 fn pub_fns() -> Vec<PubFn> {
     let mut out = Vec::new();
     for (file, raw) in sources() {
-        let src = strip_comments(&raw);
-        let mut impls: Vec<ImplSpan> = Vec::new();
-        for (at, _) in src.match_indices("\nimpl") {
-            let open = at + src[at..].find('{').expect("impl has a body");
-            let end = open + block(&src, open).len();
-            impls.push((open, end, impl_target(&src[at + 1..open])));
+        let ast = syn::parse_file(&raw).unwrap_or_else(|e| panic!("{file} does not parse: {e}"));
+        PubFns {
+            file: &file,
+            out: &mut out,
         }
-        for (at, pattern) in src
-            .match_indices("pub fn ")
-            .chain(src.match_indices("pub unsafe fn "))
-            .chain(src.match_indices("pub const fn "))
-            .chain(src.match_indices("    fn drop(&mut self)"))
-        {
-            let is_drop = pattern.contains("drop");
-            let name_start = at + pattern.len();
-            let fname: String = if is_drop {
-                "drop".to_owned()
-            } else {
-                src[name_start..]
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect()
-            };
-            let owner = impls.iter().find(|(o, e, _)| *o < at && at < *e);
-            let name = match owner {
-                Some((_, _, Some((ty, drop_impl)))) if *drop_impl == is_drop => {
-                    format!("{ty}::{fname}")
-                }
-                Some(_) => continue, // a trait's method, or `drop` outside a Drop impl
-                None if is_drop => continue,
-                None => fname,
-            };
-            let open = at + src[at..].find('{').expect("fn has a body");
-            out.push(PubFn {
-                name,
-                file: file.clone(),
-                body: block(&src, open).to_owned(),
-            });
-        }
+        .visit_file(&ast);
     }
     out
+}
+
+struct PubFns<'a> {
+    file: &'a str,
+    out: &'a mut Vec<PubFn>,
+}
+
+impl PubFns<'_> {
+    /// The body as its tokens without whitespace (`choke::gate(`, `ops::STREAM_SYNC`):
+    /// comments are gone, macro arguments are kept.
+    fn push(&mut self, name: String, body: &syn::Block) {
+        let body = body.to_token_stream().to_string().replace(' ', "");
+        self.out.push(PubFn {
+            name,
+            file: self.file.to_owned(),
+            body,
+        });
+    }
+}
+
+impl<'ast> Visit<'ast> for PubFns<'_> {
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if matches!(f.vis, syn::Visibility::Public(_)) {
+            self.push(f.sig.ident.to_string(), &f.block);
+        }
+    }
+
+    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+        let syn::Type::Path(ty) = &*i.self_ty else {
+            return;
+        };
+        let Some(ty) = ty.path.segments.last().map(|s| s.ident.to_string()) else {
+            return;
+        };
+        let trait_ = i.trait_.as_ref().and_then(|(_, p, _)| p.segments.last());
+        let is_drop = trait_.is_some_and(|s| s.ident == "Drop");
+        if trait_.is_some() && !is_drop {
+            return;
+        }
+        for item in &i.items {
+            let syn::ImplItem::Fn(f) = item else { continue };
+            let name = f.sig.ident.to_string();
+            let listed = match is_drop {
+                true => name == "drop",
+                false => matches!(f.vis, syn::Visibility::Public(_)),
+            };
+            if listed {
+                self.push(format!("{ty}::{name}"), &f.block);
+            }
+        }
+    }
 }
 
 /// `NAME = "Api::name"` pairs of the `ops!` table: the static behind each checked op.
