@@ -42,6 +42,9 @@ pub struct Cli {
     /// Analyse workspace members only, not their dependencies
     #[arg(long)]
     pub no_deps: bool,
+    /// Neither read nor write the cache in the target dir (`cargo metadata` runs)
+    #[arg(long)]
+    pub no_cache: bool,
     /// No summary line
     #[arg(short, long)]
     pub quiet: bool,
@@ -69,6 +72,7 @@ impl Cli {
                 no_deps: self.no_deps,
                 packages: self.packages.clone(),
                 exclude: self.exclude.clone(),
+                cache: !self.no_cache,
             },
             config: self.config.clone(),
         }

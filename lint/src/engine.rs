@@ -65,6 +65,13 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
     let start = Instant::now();
     let (ws, mut diags) = workspace::load(&opts.workspace, progress)?;
     let files = &DiskLoader;
+    let metadata_time = start.elapsed();
+    let metadata_phase = if ws.cached {
+        "metadata (cache hit)"
+    } else {
+        "metadata"
+    };
+    let start = Instant::now();
     let mut sources = SourceMap::new(&ws.root);
     if !diags.is_empty() {
         // Workspace-level warnings point into the root manifest: show its text.
@@ -77,12 +84,13 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
     if let Some(path) = &opts.config {
         config::load_file(path, &mut cfg, files, &mut sources, &mut diags)?;
     }
-    let metadata_time = start.elapsed();
+    let config_time = start.elapsed();
     let mut a = analyze_crates(ws.root, ws.crates, &cfg, files, sources);
     a.metadata = ws.metadata;
     a.diagnostics.extend(diags);
     sort(&mut a.diagnostics);
-    a.stats.phases.insert(0, ("metadata+config", metadata_time));
+    a.stats.phases.insert(0, (metadata_phase, metadata_time));
+    a.stats.phases.insert(1, ("config", config_time));
     Ok(a)
 }
 

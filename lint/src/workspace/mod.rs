@@ -10,6 +10,7 @@
 //! is on disk, with the requested features applied as cargo would, and a
 //! `workspace-fallback` warning says what was and was not analysed.
 
+pub mod cache;
 mod disk;
 pub mod offline;
 
@@ -35,6 +36,9 @@ pub struct WorkspaceOptions {
     /// `-p`: members whose roots are checked (all members when empty).
     pub packages: Vec<String>,
     pub exclude: Vec<String>,
+    /// Whether `cargo metadata`'s answer may come from, and goes to, the cache in the
+    /// target dir ([`cache`]; `--no-cache` turns it off).
+    pub cache: bool,
 }
 
 /// Where an extern crate name leads.
@@ -77,6 +81,8 @@ pub struct Workspace {
     pub config_tables: Vec<(PathBuf, MetadataTable)>,
     /// What `cargo metadata` said (the renderers take cargo's target objects from it).
     pub metadata: Option<Metadata>,
+    /// Whether it came from the cache.
+    pub cached: bool,
 }
 
 /// Runs `cargo metadata` and selects the crates to analyse.
@@ -86,23 +92,46 @@ pub fn load(
     opts: &WorkspaceOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Workspace, Vec<Diagnostic>)> {
-    let mut diags = Vec::new();
-    let metadata = if opts.no_deps {
-        metadata(opts, true, progress)?
-    } else {
-        match metadata(opts, false, progress) {
-            Ok(m) => m,
-            Err(e) => {
-                let (m, report) = fallback(opts, &e, progress)?;
-                diags.push(fallback_warning(&m, &e, &report));
-                m
+    let slot = opts.cache.then(|| cache::Slot::of(opts)).flatten();
+    let cached = slot.as_ref().and_then(cache::Slot::read);
+    let hit = cached.is_some();
+    let (metadata, fallen_back) = match cached {
+        Some(entry) => (entry.metadata, entry.fallback),
+        None => {
+            let (m, fallen_back) = run_cargo(opts, progress)?;
+            if let Some(slot) = &slot {
+                slot.write(&m, fallen_back.clone());
             }
+            (m, fallen_back)
         }
     };
+    let diags = fallen_back
+        .map(|(said, report)| fallback_warning(&metadata, &CargoFailed(said), &report))
+        .into_iter()
+        .collect();
     check_packages(&metadata, opts)?;
     let mut ws = select(&metadata, opts);
     ws.metadata = Some(metadata);
+    ws.cached = hit;
     Ok((ws, diags))
+}
+
+/// `cargo metadata`, or the offline fallback's graph (with what cargo said and what it
+/// found) when cargo cannot resolve the dependencies.
+fn run_cargo(
+    opts: &WorkspaceOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Metadata, Option<(String, offline::Report)>)> {
+    if opts.no_deps {
+        return Ok((metadata(opts, true, progress)?, None));
+    }
+    match metadata(opts, false, progress) {
+        Ok(m) => Ok((m, None)),
+        Err(e) => {
+            let (m, report) = fallback(opts, &e, progress)?;
+            Ok((m, Some((e.0, report))))
+        }
+    }
 }
 
 /// `-p NAME` must name a workspace member (as cargo requires).

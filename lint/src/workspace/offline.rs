@@ -63,7 +63,7 @@ pub enum NodeKind {
 }
 
 /// What the fallback analysed and what it could not find.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Report {
     /// Each member with its enabled features.
     pub members: Vec<(String, Vec<String>)>,

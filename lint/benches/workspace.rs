@@ -1,0 +1,449 @@
+//! The whole command, as a user runs it: `cargo-nosync-lint nosync-lint --all-features
+//! --manifest-path <workspace>/Cargo.toml --config <roots> -v`, `cargo metadata` included,
+//! in a child process, cold (no cache in the target dir) and warm (the same command after
+//! one file was edited), against the floor of the files it reads: `read_to_string` +
+//! `syn::parse_file` of each on a pool of 2 threads. Peak RSS is the lint's, from
+//! `/usr/bin/time -f %M` (not `wait4` here: a child's `ru_maxrss` starts from the bench's
+//! own RSS at the fork).
+//!
+//! Inputs (each copied to a temporary directory first, so that editing a file and writing
+//! the target dir never touch the original): candle (the whole repository) and mistral.rs
+//! (which reaches its candle through git dependencies), taken from `$NOSYNC_BENCH_GIT`
+//! (the sweep's `git/` directory, `xtask/sweep.txt` has their commits; an input that is not
+//! there is skipped with a line saying why), and the generated crate of `support/synth.rs`
+//! at N and 4N modules (`NOSYNC_BENCH_SYNTH_MODS`, default 100).
+//!
+//! Each round runs, per input and side by side: the floor, a cold run, a warm run; the
+//! table has the medians over `NOSYNC_BENCH_ROUNDS` rounds (default 3). The warm run's
+//! output is compared with the cold run's of the same sources (a cold run of the edited
+//! tree in the first round). `NOSYNC_BENCH_BASELINE=<another build of the binary>` runs that
+//! binary too, in the same rounds, right after this one (rows marked `baseline`), so that a
+//! change is compared side by side on a loaded machine.
+//! `cargo bench -p cargo-nosync-lint --bench workspace`; figures in docs/performance.md.
+
+#[path = "support/synth.rs"]
+mod synth;
+
+use nosync_lint::{Options, WorkspaceOptions};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The lint binary cargo built for this bench.
+const BIN: &str = env!("CARGO_BIN_EXE_cargo-nosync-lint");
+/// GNU time, which reports the peak RSS of the command it runs.
+const TIME: &str = "/usr/bin/time";
+/// Threads of the floor.
+const FLOOR_THREADS: usize = 2;
+
+/// One workspace, copied into a temporary directory.
+struct Input {
+    name: String,
+    manifest: PathBuf,
+    config: PathBuf,
+    /// Every file the lint reads (from an untimed in-process analysis).
+    files: Vec<PathBuf>,
+    lines: usize,
+    /// The file the warm runs edit (a comment appended).
+    edit: PathBuf,
+    _temp: tempfile::TempDir,
+}
+
+/// What one run of the binary took.
+#[derive(Clone, Default)]
+struct Run {
+    wall: Duration,
+    rss_kib: u64,
+    /// The `time:` line of `-v`: (phase, ms).
+    phases: Vec<(String, f64)>,
+    stdout: Vec<u8>,
+    code: i32,
+}
+
+/// The samples of one input.
+#[derive(Default)]
+struct Samples {
+    floor: Vec<Duration>,
+    cold: Vec<Run>,
+    warm: Vec<Run>,
+    identical: Option<bool>,
+}
+
+/// Roots of candle's labelled accuracy corpus (real GPU entry points).
+fn candle_roots() -> Vec<String> {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/accuracy/corpus.toml");
+    let text = std::fs::read_to_string(corpus).unwrap_or_default();
+    let table: toml::Table = text.parse().unwrap_or_default();
+    let roots = table.get("root").and_then(|r| r.as_array());
+    roots
+        .into_iter()
+        .flatten()
+        .filter(|r| r.get("repo").and_then(|v| v.as_str()) == Some("candle"))
+        .filter_map(|r| r.get("path")?.as_str().map(str::to_owned))
+        .collect()
+}
+
+fn config_text(roots: &[String]) -> String {
+    let quoted: Vec<String> = roots.iter().map(|r| format!("    {r:?},")).collect();
+    format!("roots = [\n{}\n]\n", quoted.join("\n"))
+}
+
+/// Copies `from` into `to`, without `target/` and `.git/`.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let (src, dst) = (entry.path(), to.join(&name));
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            if name != "target" && name != ".git" {
+                copy_tree(&src, &dst)?;
+            }
+        } else if kind.is_file() {
+            std::fs::copy(&src, &dst)?;
+        }
+    }
+    Ok(())
+}
+
+/// A git workspace of the sweep, copied.
+fn git_input(name: &str, roots: &[String]) -> Result<Input, String> {
+    let git = std::env::var_os("NOSYNC_BENCH_GIT")
+        .ok_or("NOSYNC_BENCH_GIT is not set (the sweep's git/ directory)")?;
+    let from = PathBuf::from(git).join(name);
+    if !from.join("Cargo.toml").is_file() {
+        return Err(format!("no {}", from.join("Cargo.toml").display()));
+    }
+    let temp = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
+    let dir = temp.path().join(name);
+    copy_tree(&from, &dir).map_err(|e| format!("copying {}: {e}", from.display()))?;
+    finish(name, temp, dir, roots)
+}
+
+/// The generated crate at `mods` modules, with the repository's lock file (so that
+/// `cargo metadata` resolves `nosync` offline).
+fn synth_input(mods: usize) -> Result<Input, String> {
+    let temp = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
+    let name = format!("synth_{mods}x10");
+    let dir = temp.path().join(&name);
+    synth::write_crate(&dir, mods, 10)?;
+    let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
+    std::fs::copy(&lock, dir.join("Cargo.lock")).map_err(|e| format!("Cargo.lock: {e}"))?;
+    finish(&name, temp, dir, &[])
+}
+
+/// Writes the config beside the copy, and lists the files the lint reads.
+fn finish(
+    name: &str,
+    temp: tempfile::TempDir,
+    dir: PathBuf,
+    roots: &[String],
+) -> Result<Input, String> {
+    let config = temp.path().join("nosync-bench.toml");
+    std::fs::write(&config, config_text(roots)).map_err(|e| format!("config: {e}"))?;
+    let manifest = dir.join("Cargo.toml");
+    let opts = Options {
+        workspace: WorkspaceOptions {
+            manifest_path: Some(manifest.clone()),
+            all_features: true,
+            ..WorkspaceOptions::default()
+        },
+        config: Some(config.clone()),
+    };
+    let a = nosync_lint::analyze(&opts, &mut |_| {}).map_err(|e| format!("analysis: {e:#}"))?;
+    let mut files: Vec<PathBuf> = a
+        .sources
+        .files()
+        .iter()
+        .map(|f| f.path.clone())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    files.sort();
+    files.dedup();
+    let lines = a
+        .sources
+        .files()
+        .iter()
+        .filter(|f| files.binary_search(&f.path).is_ok())
+        .map(|f| f.lines())
+        .sum();
+    // A file of the workspace itself (not a dependency outside it), in the middle of the list.
+    let own: Vec<&PathBuf> = files.iter().filter(|f| f.starts_with(&dir)).collect();
+    let edit = own
+        .get(own.len() / 2)
+        .map(|p| (*p).clone())
+        .ok_or("no file in the workspace")?;
+    Ok(Input {
+        name: name.to_owned(),
+        manifest,
+        config,
+        files,
+        lines,
+        edit,
+        _temp: temp,
+    })
+}
+
+/// `read_to_string` + `syn::parse_file` of every file, on `pool`.
+fn floor(files: &[PathBuf], pool: &rayon::ThreadPool) -> Duration {
+    let t = Instant::now();
+    pool.install(|| {
+        files.par_iter().for_each(|f| {
+            if let Ok(text) = std::fs::read_to_string(f) {
+                let _ = std::hint::black_box(syn::parse_file(&text).is_ok());
+            }
+        });
+    });
+    t.elapsed()
+}
+
+/// The cache directory the lint keeps in the target dir (removed for a cold run).
+fn cache_dir(input: &Input) -> PathBuf {
+    input.manifest.with_file_name("target").join("nosync-lint")
+}
+
+/// Runs the binary `bin` on `input` under `/usr/bin/time`, for its peak RSS.
+fn run_lint(bin: &Path, input: &Input) -> Result<Run, String> {
+    let rss_file = input._temp.path().join("rss");
+    let mut cmd = Command::new(TIME);
+    cmd.args(["-f", "%M", "-o"])
+        .arg(&rss_file)
+        .arg(bin)
+        .arg("nosync-lint")
+        .arg("--all-features")
+        .arg("--manifest-path")
+        .arg(&input.manifest)
+        .arg("--config")
+        .arg(&input.config)
+        .args(["-v", "--color", "never"])
+        .env_remove("CARGO_TARGET_DIR")
+        .stdin(Stdio::null());
+    let t = Instant::now();
+    let out = cmd.output().map_err(|e| format!("{TIME}: {e}"))?;
+    let wall = t.elapsed();
+    let code = out.status.code().unwrap_or(-1);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if code == 2 {
+        return Err(format!("{}: tool error: {stderr}", input.name));
+    }
+    let rss = std::fs::read_to_string(&rss_file).unwrap_or_default();
+    // The last line (`time` puts "Command exited with non-zero status 1" before it).
+    let rss_kib = rss
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or(0);
+    Ok(Run {
+        wall,
+        rss_kib,
+        phases: phases(&stderr),
+        stdout: out.stdout,
+        code,
+    })
+}
+
+/// `time: metadata+config 300.8 ms, parse 23.4 ms, ..` → (phase, ms).
+fn phases(stderr: &str) -> Vec<(String, f64)> {
+    let Some(line) = stderr.lines().find_map(|l| l.trim().strip_prefix("time: ")) else {
+        return Vec::new();
+    };
+    line.split(", ")
+        .filter_map(|p| {
+            let (name, rest) = p.rsplit_once(' ')?.0.rsplit_once(' ')?;
+            Some((name.to_owned(), rest.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Appends a comment to the edited file (a change of content, no change of meaning).
+fn edit(input: &Input, round: usize) -> Result<(), String> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&input.edit)
+        .map_err(|e| format!("{}: {e}", input.edit.display()))?;
+    writeln!(f, "// edited by the workspace bench, round {round}").map_err(|e| format!("{e}"))
+}
+
+/// One round of one binary on one input: floor, cold, edit, warm.
+fn round(
+    bin: &Path,
+    input: &Input,
+    pool: &rayon::ThreadPool,
+    n: usize,
+    s: &mut Samples,
+) -> Result<(), String> {
+    s.floor.push(floor(&input.files, pool));
+    let cache = cache_dir(input);
+    let _ = std::fs::remove_dir_all(&cache);
+    s.cold.push(run_lint(bin, input)?);
+    edit(input, n)?;
+    let warm = run_lint(bin, input)?;
+    if s.identical.is_none() {
+        let _ = std::fs::remove_dir_all(&cache);
+        let cold = run_lint(bin, input)?;
+        s.identical = Some(cold.stdout == warm.stdout && cold.code == warm.code);
+    }
+    s.warm.push(warm);
+    Ok(())
+}
+
+fn median<T: Clone, K: PartialOrd>(xs: &[T], key: impl Fn(&T) -> K) -> Option<T> {
+    let mut v = xs.to_vec();
+    v.sort_by(|a, b| {
+        key(a)
+            .partial_cmp(&key(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    v.get(v.len() / 2).cloned()
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64())
+}
+
+fn phase(r: &Run, name: &str) -> String {
+    r.phases
+        .iter()
+        .find(|(n, _)| n == name)
+        .map_or("-".to_owned(), |(_, ms)| format!("{:.2}", ms / 1e3))
+}
+
+/// `cargo metadata` (or its cache) and the config, as the binary times them: one
+/// `metadata+config` phase before the cache, `metadata` or `metadata (cache hit)` and
+/// `config` since.
+fn metadata_phase(r: &Run) -> String {
+    let ms: Vec<f64> = r
+        .phases
+        .iter()
+        .filter(|(n, _)| n.starts_with("metadata") || n == "config")
+        .map(|(_, ms)| *ms)
+        .collect();
+    if ms.is_empty() {
+        return "-".to_owned();
+    }
+    format!("{:.2}", ms.iter().sum::<f64>() / 1e3)
+}
+
+fn row(name: &str, input: &Input, s: &Samples) -> Option<String> {
+    let floor = median(&s.floor, |d| *d)?;
+    let cold = median(&s.cold, |r| r.wall)?;
+    let warm = median(&s.warm, |r| r.wall)?;
+    let rss = |rs: &[Run]| rs.iter().map(|r| r.rss_kib).max().unwrap_or(0) / 1024;
+    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
+    let same = match s.identical {
+        Some(true) => "yes",
+        Some(false) => "NO",
+        None => "-",
+    };
+    Some(format!(
+        "| {} | {} | {} | {} | {} | {:.2} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        name,
+        input.files.len(),
+        input.lines,
+        secs(floor),
+        secs(cold.wall),
+        ratio(cold.wall, floor),
+        secs(warm.wall),
+        ratio(warm.wall, cold.wall),
+        same,
+        rss(&s.cold),
+        rss(&s.warm),
+        metadata_phase(&cold),
+        phase(&cold, "parse"),
+        phase(&cold, "resolve"),
+        phase(&cold, "callgraph"),
+        metadata_phase(&warm),
+        phase(&warm, "parse"),
+    ))
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; this bench takes no filter.
+    let rounds = std::env::var("NOSYNC_BENCH_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(3);
+    let mods: usize = std::env::var("NOSYNC_BENCH_SYNTH_MODS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100);
+    let roots = candle_roots();
+    type Maker<'a> = Box<dyn Fn() -> Result<Input, String> + 'a>;
+    let makers: Vec<(&str, Maker)> = vec![
+        ("candle", Box::new(|| git_input("candle", &roots))),
+        ("mistral.rs", Box::new(|| git_input("mistral.rs", &roots))),
+        ("synth N", Box::new(move || synth_input(mods))),
+        ("synth 4N", Box::new(move || synth_input(4 * mods))),
+    ];
+    let mut inputs = Vec::new();
+    for (name, make) in makers {
+        match make() {
+            Ok(i) => {
+                println!(
+                    "{}: {} files, {} lines, edits {}",
+                    i.name,
+                    i.files.len(),
+                    i.lines,
+                    i.edit.display()
+                );
+                inputs.push(i);
+            }
+            Err(why) => println!("{name}: skipped: {why}"),
+        }
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(FLOOR_THREADS)
+        .stack_size(nosync_lint::STACK_SIZE)
+        .build()
+        .expect("a pool of 2 threads");
+    let mut bins = vec![(String::new(), PathBuf::from(BIN))];
+    if let Some(b) = std::env::var_os("NOSYNC_BENCH_BASELINE") {
+        bins.push((" (baseline)".to_owned(), PathBuf::from(b)));
+    }
+    let mut rows: Vec<(String, &Input, Samples)> = Vec::new();
+    for input in &inputs {
+        for (tag, _) in &bins {
+            rows.push((format!("{}{tag}", input.name), input, Samples::default()));
+        }
+    }
+    for n in 0..rounds {
+        for (i, (name, input, s)) in rows.iter_mut().enumerate() {
+            let bin = &bins[i % bins.len()].1;
+            if let Err(e) = round(bin, input, &pool, n, s) {
+                println!("{name}: round {n}: {e}");
+            }
+        }
+    }
+    print_table(&rows, rounds);
+}
+
+fn print_table(rows: &[(String, &Input, Samples)], rounds: usize) {
+    println!("\n== the whole command: medians of {rounds} rounds (s), peak RSS (MiB) ==\n");
+    println!(
+        "| input | files | lines | floor (2 threads) | cold | cold / floor | warm | warm / cold | \
+         warm output = cold | cold RSS | warm RSS | cold metadata+config | cold parse | cold resolve | \
+         cold callgraph | warm metadata+config | warm parse |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (name, input, s) in rows {
+        match row(name, input, s) {
+            Some(r) => println!("{r}"),
+            None => println!("| {name} | not measured |"),
+        }
+    }
+    let synth: Vec<&(String, &Input, Samples)> = rows
+        .iter()
+        .filter(|(n, _, _)| n.starts_with("synth") && !n.ends_with("(baseline)"))
+        .collect();
+    if let [(_, _, a), (_, _, b)] = synth[..]
+        && let (Some(x), Some(y)) = (median(&a.cold, |r| r.wall), median(&b.cold, |r| r.wall))
+    {
+        println!(
+            "\nscaling synth N -> 4N: cold x{:.2} (x4 = linear)",
+            y.wall.as_secs_f64() / x.wall.as_secs_f64().max(1e-9)
+        );
+    }
+}

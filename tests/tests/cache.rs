@@ -1,0 +1,211 @@
+//! The cache in the target dir changes nothing but the time: on every fixture, and on a
+//! workspace edited step by step (sources, features, members, the lock file), a run that
+//! reads the cache prints exactly what a `--no-cache` run of the same tree prints, and
+//! `-v` says whether the cache was hit.
+#![allow(clippy::disallowed_macros)] // a test reports progress on stderr
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use nosync_tests::{fixture, golden};
+
+/// `nosync_lint::run`: exit code, stdout, stderr without cargo's status lines.
+fn run(args: &[String]) -> (i32, String, String) {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let exit = nosync_lint::run(args.iter().map(OsString::from), &mut out, &mut err);
+    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
+    let stderr: String = text(err)
+        .lines()
+        .filter(|l| !nosync_lint::is_status_line(l))
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    (exit, text(out), stderr)
+}
+
+/// Without the lines that report a duration (`-v`'s timings, some fixtures' arguments).
+fn timeless((exit, out, err): (i32, String, String)) -> (i32, String, String) {
+    (exit, out, golden::normalise(&err, &[], true))
+}
+
+fn with(args: &[String], extra: &[&str]) -> Vec<String> {
+    let mut a = args.to_vec();
+    a.extend(extra.iter().map(|s| (*s).to_owned()));
+    a
+}
+
+/// The `time:` line of a `-v` run.
+fn times(stderr: &str) -> String {
+    stderr
+        .lines()
+        .find(|l| l.trim_start().starts_with("time:"))
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// A run without the cache, then two with it (the first may write it, the second reads
+/// it): all three print the same, and the last one's `-v` says it was a hit.
+fn check_identical(args: &[String]) -> Result<(), String> {
+    let cold = timeless(run(&with(args, &["--no-cache"])));
+    let first = timeless(run(args));
+    let second = timeless(run(args));
+    if first != cold || second != cold {
+        return Err(format!(
+            "with the cache the output differs\n--- --no-cache:\n{}{}\n--- first:\n{}{}\n--- second:\n{}{}",
+            cold.1, cold.2, first.1, first.2, second.1, second.2
+        ));
+    }
+    let has_v = args.iter().any(|a| a == "-v" || a == "--verbose");
+    let verbose = run(&with(args, if has_v { &[] } else { &["-v"] }));
+    if verbose.1 != cold.1 {
+        return Err(format!(
+            "-v changed stdout:\n{}\n---\n{}",
+            cold.1, verbose.1
+        ));
+    }
+    let t = times(&verbose.2);
+    if !t.contains("metadata (cache hit)") {
+        return Err(format!("the cache was not hit: {t:?}"));
+    }
+    Ok(())
+}
+
+#[test]
+fn every_fixture_prints_the_same_from_the_cache() {
+    let fixtures = fixture::selected().unwrap_or_else(|e| panic!("{e}"));
+    let mut failed = Vec::new();
+    for f in &fixtures {
+        let args = f.lint_args().unwrap_or_else(|e| panic!("{}: {e}", f.name));
+        if let Err(e) = check_identical(&args) {
+            failed.push(format!("fixtures/{}: {e}", f.name));
+        }
+    }
+    eprintln!("{} fixtures checked", fixtures.len());
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+const APP: &str = r#"[package]
+name = "app"
+version = "0.1.0"
+edition = "2021"
+
+[workspace]
+members = ["gpu"]
+
+[features]
+fast = []
+
+[dependencies]
+gpu = { path = "gpu" }
+"#;
+
+const APP_LIB: &str = r#"#[no_sync]
+pub fn step() {
+    gpu::wait();
+    #[cfg(feature = "fast")]
+    gpu::fast_wait();
+}
+"#;
+
+const GPU: &str = "[package]\nname = \"gpu\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
+
+const GPU_LIB: &str = r#"#[synchronizes]
+pub fn wait() {}
+
+#[synchronizes]
+pub fn fast_wait() {}
+"#;
+
+/// One edit of the sequence: what it changes, and the change.
+type Step<'a> = (&'static str, Box<dyn Fn() + 'a>);
+
+fn write(dir: &Path, path: &str, text: &str) {
+    let p = dir.join(path);
+    fs::create_dir_all(p.parent().expect("a parent")).expect("a directory");
+    fs::write(p, text).expect("a written file");
+}
+
+/// A two-crate workspace edited step by step; after each step the cached run prints what
+/// a `--no-cache` run prints, and a step that changes what cargo says (a feature, a new
+/// member, the lock file) is seen by the cached run too.
+#[test]
+fn an_edit_sequence_prints_the_same_from_the_cache() {
+    let dir: PathBuf = std::env::temp_dir().join(format!("nosync-cache-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    write(&dir, "Cargo.toml", APP);
+    write(&dir, "src/lib.rs", APP_LIB);
+    write(&dir, "gpu/Cargo.toml", GPU);
+    write(&dir, "gpu/src/lib.rs", GPU_LIB);
+    let manifest = dir.join("Cargo.toml").display().to_string();
+    let args: Vec<String> = [
+        "cargo-nosync-lint",
+        "--manifest-path",
+        &manifest,
+        "--color",
+        "never",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let all = with(&args, &["--all-features"]);
+    let steps: Vec<Step<'_>> = vec![
+        ("first run", Box::new(|| {})),
+        (
+            "a source edit",
+            Box::new(|| write(&dir, "src/lib.rs", &APP_LIB.replace("step", "step2"))),
+        ),
+        (
+            "a new feature of a member",
+            Box::new(|| {
+                write(
+                    &dir,
+                    "gpu/Cargo.toml",
+                    &format!("{GPU}\n[features]\nextra = []\n"),
+                );
+            }),
+        ),
+        (
+            "the lock file",
+            Box::new(|| {
+                let lock = dir.join("Cargo.lock");
+                let text = fs::read_to_string(&lock).unwrap_or_default();
+                fs::write(lock, format!("{text}\n# edited\n")).expect("the lock file");
+            }),
+        ),
+        (
+            "a new member",
+            Box::new(|| {
+                write(
+                    &dir,
+                    "Cargo.toml",
+                    &APP.replace("[\"gpu\"]", "[\"gpu\", \"extra\"]"),
+                );
+                write(
+                    &dir,
+                    "extra/Cargo.toml",
+                    &GPU.replace("\"gpu\"", "\"extra\""),
+                );
+                write(
+                    &dir,
+                    "extra/src/lib.rs",
+                    "#[no_sync]\npub fn go() { wait(); }\n#[synchronizes]\nfn wait() {}\n",
+                );
+            }),
+        ),
+    ];
+    let mut failed = Vec::new();
+    for (what, step) in &steps {
+        step();
+        for a in [&args, &all] {
+            if let Err(e) = check_identical(a) {
+                failed.push(format!("after {what}: {e}"));
+            }
+        }
+    }
+    // The member added by the last step is seen through the cache (its root `go`).
+    for a in [&args, &all] {
+        let out = run(a).1;
+        assert!(out.contains("`go` is #[no_sync]"), "{out}");
+    }
+    let _ = fs::remove_dir_all(&dir);
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
