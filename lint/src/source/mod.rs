@@ -1,5 +1,5 @@
 //! Source text: every file is read once, through a [`Loader`], and kept here with its
-//! line starts, so that byte offsets become `line:col` spans and renderers can show
+//! line index (`line-index`), so that byte offsets become `line:col` spans and renderers can show
 //! snippets. The file ids and byte spans every later stage carries are defined here.
 
 mod loader;
@@ -8,6 +8,7 @@ pub use loader::{DiskLoader, Loader, MemLoader};
 
 use crate::diagnostics::Span;
 use crate::paths;
+use line_index::{LineIndex, TextSize, WideEncoding};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -28,38 +29,45 @@ pub struct SourceFile {
     pub path: PathBuf,
     pub display: PathBuf,
     pub text: String,
-    line_starts: Vec<usize>,
+    index: LineIndex,
 }
 
 impl SourceFile {
     fn new(path: PathBuf, display: PathBuf, text: String) -> Self {
-        let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
+        // Spans are `u32` offsets: a larger file is indexed (and spanned) to that size.
+        let index = LineIndex::new(&text[..floor_char(&text, u32::MAX as usize)]);
         SourceFile {
             path,
             display,
             text,
-            line_starts,
+            index,
         }
     }
 
-    /// 1-based line and 1-based column (in chars) of a byte offset.
+    /// 1-based line and 1-based column (in chars, as rustc counts them) of a byte offset
+    /// (one past the end, or inside a char, counts as the end, or the start of that char).
     pub fn line_col(&self, byte: usize) -> (usize, usize) {
-        let byte = byte.min(self.text.len());
-        let line = self.line_starts.partition_point(|&s| s <= byte).max(1) - 1;
-        let start = self.line_starts[line];
-        let col = self
-            .text
-            .get(start..byte)
-            .map_or(byte - start, |s| s.chars().count());
-        (line + 1, col + 1)
+        let byte = floor_char(&self.text, byte.min(u32::MAX as usize));
+        let at = self.index.line_col(TextSize::new(byte as u32));
+        let wide = self.index.to_wide(WideEncoding::Utf32, at);
+        let (line, col) = wide.map_or((at.line, at.col), |w| (w.line, w.col));
+        (line as usize + 1, col as usize + 1)
     }
 
     /// Number of lines (for statistics).
     pub fn lines(&self) -> usize {
-        self.line_starts.len()
+        let end = floor_char(&self.text, u32::MAX as usize);
+        self.index.line_col(TextSize::new(end as u32)).line as usize + 1
     }
+}
+
+/// The largest char boundary of `text` at or before `at`.
+fn floor_char(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// All files the lint read, addressed by [`FileId`] or by their printed path.
@@ -171,6 +179,10 @@ mod tests {
         assert_eq!(f.line_col(0), (1, 1));
         assert_eq!(f.line_col(3), (2, 1));
         assert_eq!(f.line_col(6), (2, 3));
+        // Inside `é`: its start; past the end: the end.
+        assert_eq!(f.line_col(4), (2, 1));
+        assert_eq!(f.line_col(99), (3, 1));
+        assert_eq!(f.lines(), 3);
         assert_eq!(f.display, PathBuf::from("src/lib.rs"));
         assert!(map.text(Path::new("src/lib.rs")).is_some());
     }
