@@ -75,18 +75,6 @@ impl LevelOverrides {
         Ok(())
     }
 
-    /// Appends the config's `levels = { "code" = "level" }` entries, in the table's order.
-    pub fn push_config<'a>(
-        &mut self,
-        entries: impl IntoIterator<Item = (&'a str, &'a str)>,
-    ) -> Result<(), LevelError> {
-        for (code, level) in entries {
-            let level = parse_level(code, level)?;
-            self.push_name(level, code)?;
-        }
-        Ok(())
-    }
-
     /// Whether no override was given.
     pub fn is_empty(&self) -> bool {
         self.steps.is_empty()
@@ -151,9 +139,10 @@ mod tests {
     /// returns the resulting level of each of `codes`.
     fn check(config: &[(&str, &str)], flags: &str, codes: &[Code]) -> Vec<Level> {
         let mut overrides = LevelOverrides::default();
-        overrides
-            .push_config(config.iter().copied())
-            .expect("valid config");
+        for &(code, level) in config {
+            let level = parse_level(code, level).expect("valid level");
+            overrides.push_name(level, code).expect("valid code");
+        }
         let words: Vec<&str> = flags.split_whitespace().collect();
         for pair in words.chunks(2) {
             let level = match pair[0] {
@@ -228,9 +217,7 @@ mod tests {
         let err = overrides.push_name(Deny, "sync-in-nosync").unwrap_err();
         assert!(matches!(err, LevelError::UnknownCode { .. }));
         assert!(err.to_string().contains("sync-in-no-sync"), "{err}");
-        let err = overrides
-            .push_config([("sync-in-no-sync", "loud")])
-            .unwrap_err();
+        let err = parse_level("sync-in-no-sync", "loud").unwrap_err();
         assert!(matches!(err, LevelError::UnknownLevel { .. }), "{err}");
         assert!(overrides.is_empty());
     }
