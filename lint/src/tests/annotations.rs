@@ -227,3 +227,43 @@ fn setup_behind_an_allowed_cache_is_silenced_and_real_waits_remain() {
     let codes: Vec<&str> = a.diagnostics.iter().map(|d| d.code.as_str()).collect();
     assert_eq!(codes, ["sync-in-no-sync"]);
 }
+
+/// A struct that holds a blocking-`Drop` value drops it with itself: a field (directly,
+/// in an `Option`, in a struct field), when the local is known to own the struct (a
+/// struct literal, a written type). A borrow of one drops nothing, nor does a field
+/// declared as a reference, nor an `Arc` (which drops only its last reference).
+#[test]
+fn a_struct_dropped_drops_its_fields() {
+    let src = with_prelude(
+        "use cudarc::driver::PinnedHostSlice;\n\
+         pub struct Staging { buf: PinnedHostSlice<f32>, n: usize }\n\
+         pub struct Outer { inner: Staging, spare: Option<PinnedHostSlice<u8>> }\n\
+         pub struct View<'a> { buf: &'a PinnedHostSlice<f32>, shared: Arc<PinnedHostSlice<f32>> }\n\
+         fn get(o: &Outer) -> &Staging { &o.inner }\n\
+         #[no_sync] fn lit(p: PinnedHostSlice<f32>) { let s = Staging { buf: p, n: 1 }; }\n\
+         #[no_sync] fn nested(make: fn() -> Outer) { let o: Outer = make(); }\n\
+         #[no_sync] fn borrowed(o: &Outer) { let s = get(o); }\n\
+         #[no_sync] fn views(v: View<'_>) { let w = View { buf: v.buf, shared: v.shared }; }\n\
+         pub struct Spare { p: Option<PinnedHostSlice<u8>> }\n\
+         #[no_sync] fn spare(p: PinnedHostSlice<u8>) { let s = Spare { p: Some(p) }; }\n",
+    );
+    let out = check(&src);
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.starts_with("  ") || l.starts_with("  ="))
+        .filter(|l| !l.contains("unresolved-call") && !l.contains("not followed"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "9:80 sync-in-no-sync: `lit` is #[no_sync] but reaches a host-blocking call: `PinnedHostSlice::drop`",
+            "  = `s.buf` is dropped here, and its `Drop` (`cudarc::driver::PinnedHostSlice::drop`) blocks the host",
+            // `o.inner.buf` and `o.spare` are dropped at one site: one finding.
+            "10:68 sync-in-no-sync: `nested` is #[no_sync] but reaches a host-blocking call: `PinnedHostSlice::drop`",
+            "  = `o.inner.buf` is dropped here, and its `Drop` (`cudarc::driver::PinnedHostSlice::drop`) blocks the host",
+            "14:77 sync-in-no-sync: `spare` is #[no_sync] but reaches a host-blocking call: `PinnedHostSlice::drop`",
+            "  = `s.p` is dropped here, and its `Drop` (`cudarc::driver::PinnedHostSlice::drop`) blocks the host",
+        ],
+        "{out}"
+    );
+}

@@ -6,8 +6,15 @@
 
 use super::{Typed, Walker, unknown};
 use crate::callgraph::Dropped;
-use crate::parse::ir::{Expr, PathIr, SpanIr, Stmt};
-use crate::resolve::Def;
+use crate::parse::ir::{Expr, PathIr, SpanIr, Stmt, TypeRef};
+use crate::resolve::{Def, Ty, TypeData, TypeKind};
+
+/// How many levels of struct fields a drop follows (a struct of structs of ...).
+const MAX_FIELD_DEPTH: usize = 3;
+
+/// std containers that own (and drop) their contents: a field of one of these types
+/// drops what it holds. `Arc`/`Rc` are not among them: they drop only the last reference.
+const OWNING: &[&str] = &["std::Box", "std::Option", "std::Vec"];
 
 impl Walker<'_, '_> {
     /// `let _ = init;` drops a value at once; a place (a local, a field, a borrow) is
@@ -43,6 +50,39 @@ impl Walker<'_, '_> {
             .filter(|l| !l.is_param && !l.moved && Some(l.name.as_str()) != returned)
         {
             self.drop_now(&l.ty, close, Dropped::Local(l.name.clone()));
+            if l.owned {
+                self.drop_fields(&l.ty, close, &l.name, 0);
+            }
+        }
+    }
+
+    /// The fields of a struct value `name` of type `ty` dropped at `site` (after its own
+    /// `Drop`, as rustc's drop glue does): each field whose type has a `Drop` impl, the
+    /// contents of a `Box`, `Option` or `Vec` field, and the fields of struct fields, a
+    /// few levels down. Fields declared as references own nothing and are skipped.
+    fn drop_fields(&mut self, ty: &Typed, site: SpanIr, name: &str, depth: usize) {
+        let Some(TypeData {
+            kind: TypeKind::Struct(fields, _),
+            ..
+        }) = ty.0.canon().and_then(|c| self.map.types.get(c))
+        else {
+            return;
+        };
+        if depth >= MAX_FIELD_DEPTH {
+            return;
+        }
+        let owned = fields.iter().filter(|(_, t)| !matches!(t, TypeRef::Ref(_)));
+        for (f, _) in owned {
+            let mut ft = self.map.field_type(&ty.0, f);
+            if let Ty::Adt(c, args) = &ft
+                && OWNING.contains(&c.as_str())
+            {
+                ft = args.first().cloned().unwrap_or(Ty::Unknown);
+            }
+            let field = (ft, ty.1);
+            let path = format!("{name}.{f}");
+            self.drop_now(&field, site, Dropped::Local(path.clone()));
+            self.drop_fields(&field, site, &path, depth + 1);
         }
     }
 

@@ -31,6 +31,10 @@ struct Local {
     by_ref: bool,
     /// Moved into `drop(x)`: not dropped again at the end of its scope.
     moved: bool,
+    /// Known to hold its value, not a borrow (a struct literal, a `let` with a written
+    /// non-reference type): dropping it drops its fields too (types erase references,
+    /// so a value of unknown origin may be a borrow, whose fields are not dropped).
+    owned: bool,
 }
 
 struct Walker<'m, 'a> {
@@ -129,6 +133,7 @@ impl Walker<'_, '_> {
                 is_param,
                 by_ref: false,
                 moved: false,
+                owned: false,
             });
         }
     }
@@ -201,7 +206,16 @@ impl Walker<'_, '_> {
                 } => {
                     let typed = self.let_stmt(ty.as_ref(), init.as_deref(), diverge.as_deref());
                     match (name, pat) {
-                        (Some(n), _) => self.bind(n, typed, false),
+                        (Some(n), _) => {
+                            self.bind(n, typed, false);
+                            let owned = matches!(init.as_deref(), Some(Expr::Struct { .. }))
+                                || ty.as_ref().is_some_and(|t| {
+                                    !matches!(t, crate::parse::ir::TypeRef::Ref(_))
+                                });
+                            if let Some(l) = self.local_mut(n) {
+                                l.owned = owned;
+                            }
+                        }
                         (None, Some(p)) if **p == crate::parse::ir::Pat::Wild => {
                             self.let_wild(init.as_deref(), &typed, *span)
                         }
