@@ -16,7 +16,6 @@ pub struct Lower<'a> {
     pub file_dir: PathBuf,
     /// Expressions deeper than this are lowered as [`Expr::Other`] with no children.
     pub depth: usize,
-    pub truncated: bool,
     /// Every span becomes this one (code expanded from a macro invocation).
     pub fixed: Option<SpanIr>,
     /// Items declared in the inner blocks of the fn being lowered (an `if` block, a

@@ -67,7 +67,6 @@ impl Lower<'_> {
 
     pub fn expr(&mut self, e: &syn::Expr) -> Expr {
         if self.depth >= MAX_DEPTH {
-            self.truncated = true;
             return Expr::Other(Vec::new());
         }
         self.depth += 1;

@@ -143,7 +143,6 @@ pub fn lower_expansion(
         mod_dir: call.mod_dir.clone(),
         file_dir: call.path_base.clone(),
         depth: 0,
-        truncated: false,
         fixed: Some(at),
         inner: Vec::new(),
         attr_renames: Vec::new(),
