@@ -16,9 +16,9 @@
 //! Each round runs, per input and side by side: the floor, a cold run, a warm run; the
 //! table has the medians over `NOSYNC_BENCH_ROUNDS` rounds (default 3). The warm run's
 //! output is compared with the cold run's of the same sources (a cold run of the edited
-//! tree in the first round). `NOSYNC_BENCH_BASELINE=<another build of the binary>` runs that
-//! binary too, in the same rounds, right after this one (rows marked `baseline`), so that a
-//! change is compared side by side on a loaded machine.
+//! tree in the first round). `NOSYNC_BENCH_BASELINE=<other builds of the binary, `:`-separated>`
+//! runs those too, in the same rounds, right after this one (rows marked with the file's
+//! name), so that a change is compared side by side on a loaded machine.
 //! `cargo bench -p cargo-nosync-lint --bench workspace`; figures in docs/performance.md.
 
 #[path = "support/synth.rs"]
@@ -400,8 +400,11 @@ fn main() {
         .build()
         .expect("a pool of 2 threads");
     let mut bins = vec![(String::new(), PathBuf::from(BIN))];
-    if let Some(b) = std::env::var_os("NOSYNC_BENCH_BASELINE") {
-        bins.push((" (baseline)".to_owned(), PathBuf::from(b)));
+    if let Some(list) = std::env::var_os("NOSYNC_BENCH_BASELINE") {
+        for b in std::env::split_paths(&list) {
+            let name = b.file_name().map(|n| n.to_string_lossy().into_owned());
+            bins.push((format!(" ({})", name.unwrap_or_default()), b));
+        }
     }
     let mut rows: Vec<(String, &Input, Samples)> = Vec::new();
     for input in &inputs {
@@ -436,7 +439,7 @@ fn print_table(rows: &[(String, &Input, Samples)], rounds: usize) {
     }
     let synth: Vec<&(String, &Input, Samples)> = rows
         .iter()
-        .filter(|(n, _, _)| n.starts_with("synth") && !n.ends_with("(baseline)"))
+        .filter(|(n, _, _)| n.starts_with("synth") && !n.ends_with(')'))
         .collect();
     if let [(_, _, a), (_, _, b)] = synth[..]
         && let (Some(x), Some(y)) = (median(&a.cold, |r| r.wall), median(&b.cold, |r| r.wall))
