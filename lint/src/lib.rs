@@ -9,7 +9,7 @@
 //!
 //! What this crate exports is what its binary, tests, benches and fuzz targets use:
 //!
-//! - running the lint: [`run`] (the whole command line), [`analyze`] (cargo metadata,
+//! - running the lint: [`run`] (the whole command line; [`Terminal`] says whether its `out` is one), [`analyze`] (cargo metadata,
 //!   config, analysis) and [`analyze_crates`] (the analysis of given crates, reading
 //!   every file through a [`Loader`]: [`DiskLoader`], or [`MemLoader`] in memory), with their inputs ([`Options`], [`WorkspaceOptions`],
 //!   [`CrateSpec`], [`Config`]) and output ([`Analysis`]);
@@ -28,7 +28,6 @@ mod analysis;
 mod baseline;
 mod callgraph;
 mod cli;
-mod cli_output;
 mod config;
 mod diagnostics;
 mod engine;
@@ -47,7 +46,7 @@ mod workspace;
 mod tests;
 
 // Running the lint.
-pub use cli::run;
+pub use cli::{Terminal, run};
 /// Sorts diagnostics into the order they are printed in (file, line, column, code).
 pub use engine::sort as sort_diagnostics;
 pub use engine::{Analysis, Options, Stats, analyze, analyze_crates};

@@ -34,7 +34,7 @@ fn lint(args: &[&str]) -> Run {
         .chain(args.iter().copied())
         .map(Into::into);
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let exit = nosync_lint::run(argv, &mut out, &mut err);
+    let exit = nosync_lint::run(argv, &mut out, &mut err, nosync_lint::Terminal::No);
     Run {
         exit,
         stdout: String::from_utf8_lossy(&out).into_owned(),

@@ -13,7 +13,8 @@ use nosync_tests::{fixture, golden};
 /// `nosync_lint::run`: exit code, stdout, stderr without cargo's status lines.
 fn run(args: &[String]) -> (i32, String, String) {
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let exit = nosync_lint::run(args.iter().map(OsString::from), &mut out, &mut err);
+    let args = args.iter().map(OsString::from);
+    let exit = nosync_lint::run(args, &mut out, &mut err, nosync_lint::Terminal::No);
     let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
     let stderr: String = text(err)
         .lines()

@@ -66,7 +66,8 @@ fn lint(fixture: &Fixture) -> Result<Run, String> {
 fn run_cli(args: &[String]) -> Result<(i32, String, String), String> {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let exit = catch_unwind(AssertUnwindSafe(|| {
-        nosync_lint::run(args.iter().map(OsString::from), &mut out, &mut err)
+        let args = args.iter().map(OsString::from);
+        nosync_lint::run(args, &mut out, &mut err, nosync_lint::Terminal::No)
     }))
     .map_err(|panic| format!("the lint panicked: {}", panic_message(&*panic)))?;
     let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();

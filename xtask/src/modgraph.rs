@@ -25,7 +25,6 @@ pub const LAYERS: &[&[&str]] = &[
     &["report"],
     &["render"],
     &["engine"],
-    &["cli_output"],
     &["cli"],
 ];
 

@@ -172,8 +172,7 @@ fn config_levels_are_carried_from_the_config_stage_whatever_the_file_is_called()
             12
         )
     );
-    let args = crate::cli_output::OutputArgs::default();
-    let out = crate::cli_output::finish(&args, &mut a, &mut Vec::new()).unwrap();
+    let out = crate::cli::finish(&Default::default(), &mut a, &mut Vec::new()).unwrap();
     let levels: Vec<_> = out.iter().map(|d| (d.code, d.level)).collect();
     assert_eq!(
         levels,

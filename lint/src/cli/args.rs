@@ -1,18 +1,103 @@
-//! The command line's output half: `--format`/`--message-format`, `-D/-W/-A`, `--baseline`,
-//! `--write-baseline`, `--explain`, and the cargo flags rust-analyzer's `check.overrideCommand`
-//! may pass, accepted and ignored. Flattened into [`crate::cli::Cli`].
-//!
-//! After the analysis, [`finish`] applies the baseline, then the level overrides (config first,
-//! command line after), then writes a new baseline if asked; the renderers get the result.
+//! The command line's arguments: clap's types, the hidden flags of `cargo check` that are
+//! accepted so that the lint can stand in for it, and what each argument means for the run
+//! (the analysis's [`Options`], the render [`Format`]).
 
-use crate::baseline::Baseline;
-use crate::diagnostics::{Diagnostic, Level, explain};
-use crate::engine::Analysis;
-use crate::levels::LevelOverrides;
+use crate::diagnostics::Level;
+use crate::engine::Options;
 use crate::render::Format;
-use clap::{ArgMatches, Args, FromArgMatches};
-use std::io::Write;
+use crate::workspace::WorkspaceOptions;
+use clap::{ArgMatches, Args, FromArgMatches, Parser};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+
+/// Reports every call chain from a `#[no_sync]` function to an API that blocks the host.
+#[derive(Debug, Parser)]
+#[command(name = "cargo-nosync-lint", bin_name = "cargo nosync-lint", version = crate::VERSION)]
+pub struct Cli {
+    /// Path to Cargo.toml
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// Check only these workspace members' roots (all members by default)
+    #[arg(short = 'p', long = "package", value_name = "SPEC")]
+    pub packages: Vec<String>,
+    /// Check all workspace members (the default)
+    #[arg(long)]
+    pub workspace: bool,
+    /// Exclude members from the check
+    #[arg(long, value_name = "SPEC")]
+    pub exclude: Vec<String>,
+    /// Space or comma separated list of features to activate
+    #[arg(short = 'F', long, value_name = "FEATURES")]
+    pub features: Vec<String>,
+    /// Activate all available features
+    #[arg(long)]
+    pub all_features: bool,
+    /// Do not activate the `default` feature
+    #[arg(long)]
+    pub no_default_features: bool,
+    /// Extra configuration file (TOML with `roots`, `sinks`, `allow`)
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Analyse workspace members only, not their dependencies
+    #[arg(long)]
+    pub no_deps: bool,
+    /// Neither read nor write the cache in the target dir (`cargo metadata` runs)
+    #[arg(long)]
+    pub no_cache: bool,
+    /// No summary line
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Print statistics (files, fns, edges, time per phase) to stderr
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Coloring
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = OutputFormat::Human, value_name = "FMT")]
+    pub format: OutputFormat,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+impl Cli {
+    /// Parses the command line (`argv[0]` first; cargo's `nosync-lint` after it, when run
+    /// as `cargo nosync-lint`, is dropped).
+    pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Error> {
+        let mut args: Vec<OsString> = args.into_iter().collect();
+        if args.get(1).is_some_and(|a| a == "nosync-lint") {
+            args.remove(1);
+        }
+        Cli::try_parse_from(args)
+    }
+
+    /// What to analyse.
+    pub fn options(&self) -> Options {
+        Options {
+            workspace: WorkspaceOptions {
+                manifest_path: self.manifest_path.clone(),
+                features: self.features.clone(),
+                all_features: self.all_features,
+                no_default_features: self.no_default_features,
+                no_deps: self.no_deps,
+                packages: self.packages.clone(),
+                exclude: self.exclude.clone(),
+                cache: !self.no_cache,
+            },
+            config: self.config.clone(),
+        }
+    }
+}
+
+impl Cli {
+    /// How to write the report: `--format`, unless `--message-format` says otherwise;
+    /// human output coloured as `--color` says for an `out` that is (or is not) a terminal,
+    /// with its summary line unless `-q`.
+    pub fn render_format(&self, out_is_terminal: bool) -> Format {
+        let color = self.color.enabled(out_is_terminal);
+        self.output.format(self.format, color, !self.quiet)
+    }
+}
 
 /// `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -79,9 +164,15 @@ struct RawOutputArgs {
 }
 
 /// Flags of `cargo check` accepted so that the lint can stand in for it (rust-analyzer's
-/// `check.overrideCommand`, scripts); they do not change what is analysed.
+/// `check.overrideCommand`, scripts that add cargo's usual flags). None changes what is
+/// analysed: the lint reads every target's sources whatever the target selection, never
+/// builds (so profiles, target triples, target directories, job counts, `-Z` flags and
+/// `--keep-going` have nothing to act on), and `cargo metadata` resolves the graph on its own
+/// (`--locked`/`--offline`/`--frozen` are not passed on). They are hidden from `--help`; their
+/// values are read by clap and dropped.
 #[derive(Debug, Clone, Default, clap::Args)]
 struct CargoCompat {
+    /// Target selection: every target is analysed anyway.
     #[arg(long, hide = true)]
     all_targets: bool,
     #[arg(long, hide = true)]
@@ -102,14 +193,17 @@ struct CargoCompat {
     bench: Vec<String>,
     #[arg(long = "example", hide = true, value_name = "NAME")]
     example: Vec<String>,
+    /// Build behaviour: nothing is built.
     #[arg(long, hide = true)]
     keep_going: bool,
+    /// Lock file and network: `cargo metadata` is run as it is configured.
     #[arg(long, hide = true)]
     locked: bool,
     #[arg(long, hide = true)]
     offline: bool,
     #[arg(long, hide = true)]
     frozen: bool,
+    /// Profiles, targets and build directories: nothing is compiled.
     #[arg(long, hide = true)]
     release: bool,
     #[arg(long, hide = true, value_name = "NAME")]
@@ -120,6 +214,7 @@ struct CargoCompat {
     target_dir: Option<PathBuf>,
     #[arg(short = 'j', long, hide = true, value_name = "N")]
     jobs: Option<String>,
+    /// Unstable cargo flags.
     #[arg(short = 'Z', hide = true, value_name = "FLAG")]
     unstable: Vec<String>,
 }
@@ -195,140 +290,46 @@ impl OutputArgs {
     }
 }
 
-/// Handles what needs no analysis (`--explain`, bad `--message-format` values); returns the
-/// exit code when the run ends here.
-pub fn early(args: &OutputArgs, out: &mut dyn Write, err: &mut dyn Write) -> Option<i32> {
-    const KNOWN: &[&str] = &[
-        "human",
-        "short",
-        "json",
-        "json-diagnostic-short",
-        "json-diagnostic-rendered-ansi",
-        "json-render-diagnostics",
-    ];
-    if let Some(bad) = args
-        .raw
-        .message_format
-        .iter()
-        .find(|v| !KNOWN.contains(&v.trim()))
-    {
-        let _ = writeln!(
-            err,
-            "error: invalid --message-format `{bad}`; expected one of: {}",
-            KNOWN.join(", ")
-        );
-        return Some(2);
-    }
-    let name = args.raw.explain.as_deref()?;
-    Some(match explain::explain_or_list(name) {
-        Ok(text) => {
-            let _ = writeln!(out, "{text}");
-            0
-        }
-        Err(message) => {
-            let _ = writeln!(err, "error: {message}");
-            2
-        }
-    })
-}
+/// The values `--message-format` accepts (cargo's).
+pub const MESSAGE_FORMATS: &[&str] = &[
+    "human",
+    "short",
+    "json",
+    "json-diagnostic-short",
+    "json-diagnostic-rendered-ansi",
+    "json-render-diagnostics",
+];
 
-/// The final diagnostics: the baseline applied, then the config's and the command line's level
-/// overrides; a new baseline written when asked. `Err` is an exit code after a tool error
-/// (already reported on `err`). The baseline file read is added to the analysis's sources,
-/// for the snippets of stale entries.
-pub fn finish(
-    args: &OutputArgs,
-    analysis: &mut Analysis,
-    err: &mut dyn Write,
-) -> Result<Vec<Diagnostic>, i32> {
-    let mut diagnostics = analysis.diagnostics.clone();
-    let overrides = overrides(args, analysis, err)?;
-    if let Some(path) = &args.raw.write_baseline {
-        let mut leveled = diagnostics.clone();
-        overrides.apply(&mut leveled);
-        let text = crate::baseline::write(&leveled);
-        if let Err(e) = std::fs::write(path, &text) {
-            let _ = writeln!(
-                err,
-                "error: cannot write baseline `{}`: {e}",
-                path.display()
-            );
-            return Err(2);
-        }
+impl OutputArgs {
+    /// The first `--message-format` value that is not one of [`MESSAGE_FORMATS`].
+    pub fn bad_message_format(&self) -> Option<&str> {
+        self.raw
+            .message_format
+            .iter()
+            .map(String::as_str)
+            .find(|v| !MESSAGE_FORMATS.contains(&v.trim()))
     }
-    let baseline_path = args
-        .raw
-        .baseline
-        .as_ref()
-        .or(args.raw.write_baseline.as_ref());
-    if let Some(path) = baseline_path {
-        diagnostics = apply_baseline(path, analysis, diagnostics, err)?;
-    }
-    overrides.apply(&mut diagnostics);
-    Ok(diagnostics)
-}
 
-/// The config's `levels` (validated when the config was read), then the command line's flags
-/// (a bad one is a tool error, exit status 2).
-fn overrides(
-    args: &OutputArgs,
-    analysis: &Analysis,
-    err: &mut dyn Write,
-) -> Result<LevelOverrides, i32> {
-    let mut overrides = LevelOverrides::default();
-    for &(target, level, _) in &analysis.config_levels {
-        overrides.push(target, level);
+    /// `--explain CODE`.
+    pub fn explain(&self) -> Option<&str> {
+        self.raw.explain.as_deref()
     }
-    for (level, code) in &args.levels {
-        if let Err(e) = overrides.push_name(*level, code) {
-            let _ = writeln!(err, "error: {e}");
-            return Err(2);
-        }
+
+    /// `-D/-W/-A` as `(level, code)`, in command-line order.
+    pub fn levels(&self) -> &[(Level, String)] {
+        &self.levels
     }
-    Ok(overrides)
-}
 
-/// Reads the baseline at `path` and applies it; returns the kept diagnostics and adds the
-/// baseline file to the analysis's sources.
-fn apply_baseline(
-    path: &Path,
-    analysis: &mut Analysis,
-    diagnostics: Vec<Diagnostic>,
-    err: &mut dyn Write,
-) -> Result<Vec<Diagnostic>, i32> {
-    let display = display_path(&analysis.root, path);
-    let read = crate::source::Loader::read(&crate::source::DiskLoader, path)
-        .map_err(anyhow::Error::from)
-        .and_then(|text| Baseline::parse(&display, text));
-    let baseline = read.map_err(|e| {
-        let _ = writeln!(
-            err,
-            "error: cannot use baseline `{}`: {e:#}",
-            path.display()
-        );
-        2
-    })?;
-    let applied = baseline.apply(diagnostics);
-    if applied.suppressed > 0 {
-        let _ = writeln!(
-            err,
-            "note: {} finding(s) accepted by the baseline `{}`",
-            applied.suppressed,
-            path.display()
-        );
+    /// `--write-baseline FILE`.
+    pub fn write_baseline(&self) -> Option<&Path> {
+        self.raw.write_baseline.as_deref()
     }
-    analysis
-        .sources
-        .add(absolute(path), baseline.text().to_owned());
-    Ok(applied.diagnostics)
-}
 
-/// `path` as diagnostics print it: relative to the workspace root when inside it (as the
-/// source map prints the files it holds).
-fn display_path(root: &Path, path: &Path) -> PathBuf {
-    crate::paths::relative(root, &absolute(path))
-}
-
-fn absolute(path: &Path) -> PathBuf {
-    std::env::current_dir().map_or_else(|_| path.to_owned(), |cwd| cwd.join(path))
+    /// The baseline to apply: `--baseline FILE`, else the one `--write-baseline` writes.
+    pub fn baseline(&self) -> Option<&Path> {
+        self.raw
+            .baseline
+            .as_deref()
+            .or(self.raw.write_baseline.as_deref())
+    }
 }

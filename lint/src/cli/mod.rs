@@ -1,0 +1,205 @@
+//! The command line, by concern: [`args`] (clap's types, what each argument means),
+//! [`baseline_io`] (baseline files on disk), and here the run itself, in order: parse the
+//! arguments → the early exits (`--help`, `--version`, `--explain`, a bad `--message-format`)
+//! → the analysis → the baseline → the level overrides → the report → render → the exit
+//! status. Nothing here calls back into the caller: whether `out` is a terminal is a value
+//! passed in (the binary asks `std::io::IsTerminal` of its real stdout; tests choose).
+
+mod args;
+mod baseline_io;
+
+use crate::diagnostics::{Diagnostic, explain};
+use crate::engine::{self, Analysis};
+use crate::levels::LevelOverrides;
+use crate::render;
+use crate::report::{self, Report};
+use args::Cli;
+use std::ffi::OsString;
+use std::io::Write;
+
+/// Whether the writer given to [`run`] as `out` is a terminal (`--color auto` colours
+/// only then).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Terminal {
+    Yes,
+    No,
+}
+
+/// Everything the binary does; returns the exit code (0 clean, 1 deny-level findings,
+/// 2 tool error). Diagnostics go to `out`, tool errors, progress and statistics to `err`.
+pub fn run(
+    args: impl IntoIterator<Item = OsString>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    terminal: Terminal,
+) -> i32 {
+    let cli = match Cli::parse(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let target: &mut dyn Write = if e.use_stderr() { err } else { out };
+            let _ = write!(target, "{}", e.render());
+            return code;
+        }
+    };
+    if let Some(code) = early(&cli, out, err) {
+        return code;
+    }
+    let quiet = cli.quiet;
+    let mut progress = |line: &str| {
+        if !quiet {
+            let _ = writeln!(err, "{line}");
+        }
+    };
+    let mut analysis = match engine::analyze(&cli.options(), &mut progress) {
+        Ok(analysis) => analysis,
+        Err(e) => {
+            let _ = writeln!(err, "error: {e:#}");
+            return 2;
+        }
+    };
+    match finish(&cli.output, &mut analysis, err) {
+        Ok(diagnostics) => show(&cli, &analysis, &diagnostics, terminal, out, err),
+        Err(code) => code,
+    }
+}
+
+/// What needs no analysis: `--explain`, a bad `--message-format` value; the exit code when
+/// the run ends here.
+fn early(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Option<i32> {
+    if let Some(bad) = cli.output.bad_message_format() {
+        let _ = writeln!(
+            err,
+            "error: invalid --message-format `{bad}`; expected one of: {}",
+            args::MESSAGE_FORMATS.join(", ")
+        );
+        return Some(2);
+    }
+    let name = cli.output.explain()?;
+    Some(match explain::explain_or_list(name) {
+        Ok(text) => {
+            let _ = writeln!(out, "{text}");
+            0
+        }
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            2
+        }
+    })
+}
+
+/// The final diagnostics: the baseline applied, then the config's and the command line's level
+/// overrides; a new baseline written first when asked (of the findings as the levels leave
+/// them). `Err` is an exit code after a tool error (already reported on `err`).
+pub(crate) fn finish(
+    args: &args::OutputArgs,
+    analysis: &mut Analysis,
+    err: &mut dyn Write,
+) -> Result<Vec<Diagnostic>, i32> {
+    let mut diagnostics = analysis.diagnostics.clone();
+    let overrides = overrides(args, analysis, err)?;
+    if let Some(path) = args.write_baseline() {
+        let mut leveled = diagnostics.clone();
+        overrides.apply(&mut leveled);
+        baseline_io::write(path, &leveled, err)?;
+    }
+    if let Some(path) = args.baseline() {
+        diagnostics = baseline_io::apply(path, analysis, diagnostics, err)?;
+    }
+    overrides.apply(&mut diagnostics);
+    Ok(diagnostics)
+}
+
+/// The config's `levels` (validated when the config was read), then the command line's flags
+/// (a bad one is a tool error, exit status 2).
+fn overrides(
+    args: &args::OutputArgs,
+    analysis: &Analysis,
+    err: &mut dyn Write,
+) -> Result<LevelOverrides, i32> {
+    let mut overrides = LevelOverrides::default();
+    for &(target, level, _) in &analysis.config_levels {
+        overrides.push(target, level);
+    }
+    for (level, code) in args.levels() {
+        if let Err(e) = overrides.push_name(*level, code) {
+            let _ = writeln!(err, "error: {e}");
+            return Err(2);
+        }
+    }
+    Ok(overrides)
+}
+
+/// The report of `diagnostics`, rendered to `out` (and `-v`'s statistics to `err`); the
+/// exit code.
+fn show(
+    cli: &Cli,
+    analysis: &Analysis,
+    diagnostics: &[Diagnostic],
+    terminal: Terminal,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let format = cli.render_format(terminal == Terminal::Yes);
+    let manifest_path = analysis.root.join("Cargo.toml");
+    let workspace = report::Workspace {
+        manifest_path: &manifest_path,
+        metadata: analysis.metadata.as_ref(),
+        srcroot: Some(&analysis.root),
+    };
+    let report = Report::new(diagnostics, &analysis.sources, &workspace);
+    let result = render::render(format, &report, out).and_then(|rendered| {
+        if cli.verbose {
+            write_stats(analysis, err)?;
+        }
+        Ok(rendered)
+    });
+    match result {
+        Ok(rendered) => exit_status(&report, rendered.complete),
+        Err(e) => {
+            let _ = writeln!(err, "error: cannot write output: {e}");
+            2
+        }
+    }
+}
+
+/// 2 when the lint failed on part of its input (an `internal-error` at deny level, or a
+/// diagnostic it could not render): the other findings are printed, but the run is not
+/// a verdict; else 1 for any deny-level diagnostic, else 0.
+pub(crate) fn exit_status(report: &Report<'_>, complete: bool) -> i32 {
+    if report.internal_error() || !complete {
+        2
+    } else {
+        let shown: Vec<_> = report.diagnostics().collect();
+        crate::levels::exit_status(&shown)
+    }
+}
+
+fn write_stats(a: &Analysis, err: &mut dyn Write) -> std::io::Result<()> {
+    let s = &a.stats;
+    writeln!(err, "nosync-lint statistics:")?;
+    writeln!(
+        err,
+        "  crates: {}, files: {}, lines: {}, fns: {}, roots: {}",
+        s.crates, s.files, s.lines, s.fns, s.roots
+    )?;
+    writeln!(
+        err,
+        "  edges: {} exact, {} inferred, {} name-only; unresolved calls: {}",
+        s.edges_exact, s.edges_inferred, s.edges_name_only, s.unresolved
+    )?;
+    writeln!(
+        err,
+        "  macro_rules! expansions: {} ({} invocations not expanded)",
+        s.macro_expansions, s.macro_failures
+    )?;
+    let phases: Vec<String> = s
+        .phases
+        .iter()
+        .map(|(n, d)| format!("{n} {:.1} ms", d.as_secs_f64() * 1e3))
+        .collect();
+    writeln!(err, "  time: {}", phases.join(", "))
+}
+
+#[cfg(test)]
+mod tests;
