@@ -24,6 +24,8 @@ pub struct PathIr {
 pub struct Seg {
     pub name: String,
     pub args: Vec<TypeRef>,
+    /// Associated type bindings among the arguments: `Runtime<Server = S>`.
+    pub bindings: Vec<(String, TypeRef)>,
 }
 
 impl PathIr {
@@ -209,6 +211,8 @@ pub enum Item {
         span: SpanIr,
         supertraits: Vec<PathIr>,
         fns: Vec<FnIr>,
+        /// Associated types declared with their bounds: `type Server: ComputeServer;`.
+        assoc_types: Vec<(String, Vec<PathIr>)>,
         attrs: Vec<AttrIr>,
         /// Macro invocations among the trait items (expanded into `fns` later).
         macros: Vec<MacroCallIr>,

@@ -149,9 +149,12 @@ impl Lower<'_> {
     }
 
     pub(super) fn trait_(&mut self, t: &syn::ItemTrait) -> Item {
-        let (mut fns, mut macros) = (Vec::new(), Vec::new());
+        let (mut fns, mut macros, mut assoc_types) = (Vec::new(), Vec::new(), Vec::new());
         for ti in &t.items {
             match ti {
+                syn::TraitItem::Type(ty) if self.cfg.enabled(&ty.attrs) => {
+                    assoc_types.push((ty.ident.to_string(), bounds(ty.bounds.iter())))
+                }
                 syn::TraitItem::Fn(f) if self.cfg.enabled(&f.attrs) => {
                     fns.push(self.func(&f.sig, &f.attrs, f.default.as_ref()))
                 }
@@ -166,6 +169,7 @@ impl Lower<'_> {
             span: self.sp(t.ident.span()),
             supertraits: bounds(t.supertraits.iter()),
             fns,
+            assoc_types,
             attrs: self.attrs(&t.attrs),
             macros,
         }
@@ -411,20 +415,22 @@ pub fn lower_qpath(q: Option<&syn::QSelf>, p: &syn::Path) -> PathIr {
 }
 
 fn lower_seg(s: &syn::PathSegment) -> Seg {
-    let args = match &s.arguments {
-        syn::PathArguments::AngleBracketed(a) => a
-            .args
-            .iter()
-            .filter_map(|g| match g {
-                syn::GenericArgument::Type(t) => Some(lower_type(t)),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
+    let (mut args, mut bindings) = (Vec::new(), Vec::new());
+    if let syn::PathArguments::AngleBracketed(a) = &s.arguments {
+        for g in &a.args {
+            match g {
+                syn::GenericArgument::Type(t) => args.push(lower_type(t)),
+                syn::GenericArgument::AssocType(b) => {
+                    bindings.push((b.ident.to_string(), lower_type(&b.ty)))
+                }
+                _ => {}
+            }
+        }
+    }
     Seg {
         name: s.ident.to_string(),
         args,
+        bindings,
     }
 }
 

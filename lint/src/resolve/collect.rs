@@ -4,7 +4,7 @@ use super::modfiles::{self, ModuleFiles};
 use super::*;
 use crate::diagnostics::{Code, Diagnostic};
 use crate::known::sinks::{BuiltinSink, CUDARC_DROPS, CUDARC_SINKS};
-use crate::known::std::{DEREF, DROP};
+use crate::known::std::DROP;
 use crate::parse::Parsed;
 use crate::parse::ir::{ImplIr, Item, ModKind};
 use crate::source::SourceMap;
@@ -238,9 +238,10 @@ fn collect_items<'a>(
                 fns,
                 supertraits,
                 span,
+                assoc_types,
                 ..
             } => {
-                let canon = add_trait(map, m, name, fns);
+                let canon = add_trait(map, m, name, fns, assoc_types);
                 pending_supers.push(PendingSupers {
                     module: m,
                     span: *span,
@@ -331,7 +332,13 @@ fn add_type<'a>(map: &mut DefMap<'a>, m: ModId, name: &str, kind: TypeKind<'a>) 
 
 /// Adds trait `name` of module `m` with its fns; returns its canonical path. Its
 /// supertraits are filled in by [`resolve_supertraits`] once every crate is collected.
-fn add_trait<'a>(map: &mut DefMap<'a>, m: ModId, name: &str, fns: &'a [FnIr]) -> String {
+fn add_trait<'a>(
+    map: &mut DefMap<'a>,
+    m: ModId,
+    name: &str,
+    fns: &'a [FnIr],
+    assoc: &'a [(String, Vec<PathIr>)],
+) -> String {
     let canon = format!("{}::{name}", map.modules[m as usize].path);
     let mut table = HashMap::new();
     for f in fns {
@@ -354,6 +361,7 @@ fn add_trait<'a>(map: &mut DefMap<'a>, m: ModId, name: &str, fns: &'a [FnIr]) ->
             kind: TypeKind::Trait {
                 fns: table,
                 supertraits: Vec::new(),
+                assoc,
             },
         },
     );
@@ -431,12 +439,15 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
             });
     if let (Some(c), Some(t)) = (&canon, &trait_) {
         map.traits_of.entry(c.clone()).or_default().push(t.clone());
-        if t == DEREF
-            && let Some((_, target)) = imp.assoc_types.iter().find(|(n, _)| n == "Target")
-        {
-            let target = map.resolve_type(m, target, generics, Some(&self_ty), 0);
-            map.deref_targets.insert(c.clone(), target);
-        }
+        let assocs = imp.assoc_types.iter().map(|(name, ty)| ImplAssoc {
+            module: m,
+            trait_: t.clone(),
+            name,
+            ty,
+            self_ty: &imp.self_ty,
+            generics,
+        });
+        map.impl_assocs.entry(c.clone()).or_default().extend(assocs);
     }
     let owner = canon
         .clone()

@@ -5,6 +5,7 @@
 //! user nesting), then impls are attached to their self types once every module is
 //! known, then attributes mark roots, sinks and escapes.
 
+mod assoc;
 mod collect;
 pub mod configured;
 mod impls;
@@ -16,7 +17,7 @@ mod scope;
 pub mod ty;
 
 use crate::known::sinks::{Condition, SinkKind};
-use crate::parse::ir::{FnIr, GenericParam, MacroOrigin, SpanIr, TypeRef, UseIr};
+use crate::parse::ir::{FnIr, GenericParam, MacroOrigin, PathIr, SpanIr, TypeRef, UseIr};
 use crate::workspace::DepTarget;
 use std::collections::HashMap;
 
@@ -109,7 +110,23 @@ pub enum TypeKind<'a> {
     Trait {
         fns: HashMap<String, FnId>,
         supertraits: Vec<String>,
+        /// Associated types with their bounds as written (`type Server: ComputeServer;`).
+        assoc: &'a [(String, Vec<PathIr>)],
     },
+}
+
+/// An associated type an impl defines (`impl Runtime for CudaRuntime { type Server =
+/// CudaServer; }`), resolved when a projection names it, with the impl's generics bound
+/// from the projected type.
+#[derive(Debug, Clone)]
+pub struct ImplAssoc<'a> {
+    pub module: ModId,
+    /// The trait implemented, by canonical path.
+    pub trait_: String,
+    pub name: &'a str,
+    pub ty: &'a TypeRef,
+    pub self_ty: &'a TypeRef,
+    pub generics: &'a [GenericParam],
 }
 
 #[derive(Debug)]
@@ -135,8 +152,8 @@ pub struct DefMap<'a> {
     pub values: HashMap<String, (ModId, &'a TypeRef)>,
     /// Traits each type implements (for provided methods it does not override).
     pub traits_of: HashMap<String, Vec<String>>,
-    /// `Deref::Target` by type (user `impl Deref`).
-    pub deref_targets: HashMap<String, Ty>,
+    /// The associated types of trait impls by self type (`Deref::Target` among them).
+    pub impl_assocs: HashMap<String, Vec<ImplAssoc<'a>>>,
     /// `Drop::drop` by type.
     pub drops: HashMap<String, FnId>,
     /// Fns declared inside a fn body, visible by name in that body (and to each other):
@@ -180,7 +197,9 @@ impl DefMap<'_> {
                 break;
             }
             if let Some(TypeData {
-                kind: TypeKind::Trait { fns, supertraits },
+                kind: TypeKind::Trait {
+                    fns, supertraits, ..
+                },
                 ..
             }) = self.types.get(&t)
             {

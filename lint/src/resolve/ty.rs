@@ -83,18 +83,18 @@ impl Ty {
 /// What names mean while a written type is resolved: the generic parameters in scope,
 /// `Self`, and (inside an alias's definition) the alias's parameters bound to the
 /// arguments it was used with.
-struct TyCx<'c> {
-    generics: &'c [GenericParam],
-    self_ty: Option<&'c Ty>,
-    subst: &'c [(String, Ty)],
+pub(super) struct TyCx<'c> {
+    pub(super) generics: &'c [GenericParam],
+    pub(super) self_ty: Option<&'c Ty>,
+    pub(super) subst: &'c [(String, Ty)],
     /// Type nodes left to resolve for this written type: aliases that name themselves
     /// several times over (`type A = (A, A, A, A);`) multiply at every level, which the
     /// depth cap alone bounds only exponentially.
-    budget: &'c Cell<u32>,
+    pub(super) budget: &'c Cell<u32>,
 }
 
 /// Most type nodes resolved for one written type (aliases expanded included).
-const MAX_TYPE_NODES: u32 = 4096;
+pub(super) const MAX_TYPE_NODES: u32 = 4096;
 
 impl DefMap<'_> {
     /// Resolves a written type in module `m`, with `generics` in scope and `Self` = `self_ty`.
@@ -106,16 +106,30 @@ impl DefMap<'_> {
         self_ty: Option<&Ty>,
         depth: usize,
     ) -> Ty {
+        self.resolve_type_with(m, t, generics, self_ty, &[], depth)
+    }
+
+    /// [`Self::resolve_type`] with some of `generics` bound to known types (`subst`):
+    /// a struct's parameters bound to a value's type arguments, a specialised fn's.
+    pub fn resolve_type_with(
+        &self,
+        m: ModId,
+        t: &TypeRef,
+        generics: &[GenericParam],
+        self_ty: Option<&Ty>,
+        subst: &[(String, Ty)],
+        depth: usize,
+    ) -> Ty {
         let cx = TyCx {
             generics,
             self_ty,
-            subst: &[],
+            subst,
             budget: &Cell::new(MAX_TYPE_NODES),
         };
         self.resolve_ty_in(m, t, &cx, depth)
     }
 
-    fn resolve_ty_in(&self, m: ModId, t: &TypeRef, cx: &TyCx<'_>, depth: usize) -> Ty {
+    pub(super) fn resolve_ty_in(&self, m: ModId, t: &TypeRef, cx: &TyCx<'_>, depth: usize) -> Ty {
         if depth > MAX_DEPTH || cx.budget.get() == 0 {
             return Ty::Unknown;
         }
@@ -136,20 +150,25 @@ impl DefMap<'_> {
     }
 
     fn resolve_type_path(&self, m: ModId, p: &PathIr, cx: &TyCx<'_>, d: usize) -> Ty {
-        if p.qself.is_some() {
-            return Ty::Unknown;
+        if let Some(q) = &p.qself {
+            return self.qualified_projection(m, q, p, cx, d);
         }
         let names = p.names();
-        if let [name] = names.as_slice() {
-            if let Some((_, t)) = cx.subst.iter().find(|(n, _)| n == name) {
-                return t.clone();
+        if let Some((first, rest)) = names.split_first()
+            && let Some((base, bound)) = self.param_or_self(m, first, cx)
+        {
+            if rest.is_empty() {
+                return base;
             }
-            if *name == "Self" {
-                return cx.self_ty.cloned().unwrap_or(Ty::Unknown);
+            // `R::Server`, `Self::Target`, `R::Server::Storage`: projections.
+            let mut ty = match self.bound_binding(m, bound, rest[0], cx, d) {
+                Some(t) => t,
+                None => self.project(&base, None, rest[0], cx, d),
+            };
+            for name in &rest[1..] {
+                ty = self.project(&ty, None, name, cx, d);
             }
-            if let Some(g) = cx.generics.iter().find(|g| g.name == *name) {
-                return Ty::Param(self.traits(m, &g.bounds));
-            }
+            return ty;
         }
         let args = |s: &Self| -> Vec<Ty> {
             let last = p.segs.last().map(|s| s.args.as_slice()).unwrap_or(&[]);
@@ -167,6 +186,48 @@ impl DefMap<'_> {
             Some(Def::External(segs)) => Ty::Adt(crate::known::canonical_name(&segs), args(self)),
             _ => Ty::Unknown,
         }
+    }
+
+    /// A name that is `Self`, a bound parameter or a generic parameter in `cx`: its
+    /// type, and its bounds as written (for a generic parameter).
+    fn param_or_self<'c>(&self, m: ModId, name: &str, cx: &TyCx<'c>) -> Option<(Ty, &'c [PathIr])> {
+        let bound = cx.generics.iter().find(|g| g.name == name);
+        let bound = bound.map(|g| g.bounds.as_slice()).unwrap_or_default();
+        if let Some((_, t)) = cx.subst.iter().find(|(n, _)| n == name) {
+            return Some((t.clone(), bound));
+        }
+        if name == "Self" {
+            return Some((cx.self_ty.cloned().unwrap_or(Ty::Unknown), &[]));
+        }
+        let g = cx.generics.iter().find(|g| g.name == name)?;
+        Some((Ty::Param(self.traits(m, &g.bounds)), bound))
+    }
+
+    /// `<T as Trait>::Assoc` (and `<T>::Assoc`): the associated type of `T`'s impl of
+    /// `Trait`, or of the trait's declaration when `T` is not concrete.
+    fn qualified_projection(
+        &self,
+        m: ModId,
+        q: &TypeRef,
+        p: &PathIr,
+        cx: &TyCx<'_>,
+        d: usize,
+    ) -> Ty {
+        let names = p.names();
+        let base = self.resolve_ty_in(m, q, cx, d);
+        let trait_ = match self.resolve_path(m, &names[..p.qself_pos.min(names.len())], p.global) {
+            Some(Def::Trait(t)) => Some(t),
+            _ if p.qself_pos == 0 => None,
+            _ => return Ty::Unknown,
+        };
+        let Some((first, rest)) = names.get(p.qself_pos..).and_then(|r| r.split_first()) else {
+            return Ty::Unknown;
+        };
+        let mut ty = self.project(&base, trait_.as_deref(), first, cx, d);
+        for name in rest {
+            ty = self.project(&ty, None, name, cx, d);
+        }
+        ty
     }
 
     /// The type alias `canon` stands for when used with `args`: its parameters are bound
@@ -234,8 +295,8 @@ impl DefMap<'_> {
             let step = cur.deref_chain();
             out.extend(step.iter().cloned());
             let last = step.last().cloned().unwrap_or(Ty::Unknown);
-            match last.canon().and_then(|c| self.deref_targets.get(c)) {
-                Some(t) if !out.contains(t) => cur = t.clone(),
+            match self.deref_target(&last) {
+                Some(t) if t != Ty::Unknown && !out.contains(&t) => cur = t,
                 _ => break,
             }
         }
@@ -286,13 +347,14 @@ impl DefMap<'_> {
         let Some((_, t)) = fields.iter().find(|(n, _)| n == name) else {
             return Ty::Unknown;
         };
-        if let TypeRef::Path(p) = t
-            && let [seg] = p.names().as_slice()
-            && let Some(i) = generics.iter().position(|g| g.name == *seg)
-            && let Some(arg) = args.get(i).filter(|a| **a != Ty::Unknown)
-        {
-            return arg.clone();
-        }
-        self.resolve_type(*module, t, generics, None, 0)
+        // The struct's parameters are the value's type arguments, where they are known
+        // (`ComputeClient<CudaRuntime>`'s `server: R::Server` is `CudaServer`).
+        let subst: Vec<(String, Ty)> = generics
+            .iter()
+            .zip(args)
+            .filter(|(_, a)| **a != Ty::Unknown)
+            .map(|(g, a)| (g.name.clone(), a.clone()))
+            .collect();
+        self.resolve_type_with(*module, t, generics, None, &subst, 0)
     }
 }

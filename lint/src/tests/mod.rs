@@ -192,6 +192,7 @@ fn with_prelude(body: &str) -> String {
 }
 
 mod annotations;
+mod assoc;
 mod config;
 mod dispatch;
 mod external;

@@ -378,7 +378,18 @@ impl Walker<'_, '_> {
         };
         let mut generics = fd.impl_generics.to_vec();
         generics.extend(ir.generics.iter().cloned());
-        let self_ty = match (recv, &fd.self_ty) {
+        // The receiver as the impl's self type (behind references and smart pointers),
+        // whose arguments bind the impl's parameters: `lock()` on a
+        // `DeviceContext<CudaServer>` returns a `DeviceStateGuard<CudaServer>`.
+        let own = recv.and_then(|r| {
+            let c = fd.self_canon.as_deref()?;
+            self.map.deref_chain(r).into_iter().find(|t| t.is(c))
+        });
+        let subst = match (&own, &fd.self_ty) {
+            (Some(t), Some(written)) => self.map.bind_params(written, fd.impl_generics, t),
+            _ => Vec::new(),
+        };
+        let self_ty = match (own.as_ref().or(recv), &fd.self_ty) {
             (Some(r), _) if *r != Ty::Unknown => Some(r.clone()),
             (_, Some(t)) => Some(
                 self.map
@@ -387,6 +398,6 @@ impl Walker<'_, '_> {
             _ => None,
         };
         self.map
-            .resolve_type(fd.module, ret, &generics, self_ty.as_ref(), 0)
+            .resolve_type_with(fd.module, ret, &generics, self_ty.as_ref(), &subst, 0)
     }
 }
