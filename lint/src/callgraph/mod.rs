@@ -50,6 +50,10 @@ pub struct Via {
     /// The callee is specialised to the concrete types of these arguments:
     /// (parameter name, or `_`; the type by its last path segment).
     pub specialised: Vec<(String, String)>,
+    /// The callee is specialised to these bindings of its type parameters (from the
+    /// receiver's type arguments or the arguments): (parameter, the type by its last
+    /// path segment).
+    pub bound: Vec<(String, String)>,
     /// A method of a value's impl of a trait of a crate that is not analysed, reached
     /// from a call of that crate's fn given the value (see `walk/external.rs`).
     pub callback: Option<Callback>,

@@ -11,6 +11,12 @@
 //!   `&SoftmaxLastDim` to `apply_op1_no_bwd<C: CustomOp1>`, whose `c.cuda_fwd(..)` is
 //!   then `SoftmaxLastDim`'s and no other op's). A specialised callee passes the types
 //!   on, so the narrowing follows the chain.
+//! - A method of a generic impl called on a receiver whose type arguments are concrete
+//!   (`ComputeClient<CudaRuntime>::read` for `impl<R: Runtime> ComputeClient<R>`), and a
+//!   fn given a concrete argument for a parameter typed by a type parameter (`c: &C`),
+//!   get a node with those type parameters bound (only bounded ones: an unbounded one
+//!   dispatches nothing): its `R::Server` is `CudaRuntime`'s server, its `C::f()` that
+//!   type's impl.
 //!
 //! Sinks and roots are never specialised (a sink ends a chain; a root ends another
 //! root's search). The number of nodes is bounded per fn and in all; past a bound the
@@ -27,6 +33,10 @@ pub struct Spec {
     /// Dispatching parameters (by position, not counting `self`) with the concrete type
     /// the call passes, and how sure that type is.
     pub args: Vec<(usize, Ty, Confidence)>,
+    /// Type parameters bound to concrete types: the impl's, from the receiver's type
+    /// arguments (`Client<CudaRuntime>::read` binds `R`), and the fn's, from arguments
+    /// passed for parameters typed by one (`c: &C`).
+    pub params: Vec<(String, Ty)>,
 }
 
 /// Most specialised nodes in all, and per fn (bounds on pathological inputs: a fn
@@ -56,10 +66,10 @@ pub fn node(
     }
     let canon = match &spec.self_ty {
         Some(t) => Some(t.canon()?.to_owned()),
-        None if spec.args.is_empty() => return None,
+        None if spec.args.is_empty() && spec.params.is_empty() => return None,
         None => None,
     };
-    let key = (decl, format!("{canon:?} {:?}", spec.args));
+    let key = (decl, format!("{canon:?} {:?} {:?}", spec.args, spec.params));
     if let Some(&id) = ids.by_key.get(&key) {
         return Some(id);
     }
@@ -76,6 +86,10 @@ pub fn node(
     args.retain(|(i, ..)| spec.args.iter().all(|(j, ..)| j != i));
     args.extend(spec.args);
     map.arg_specs.insert(id, args);
+    let mut params = map.param_specs.get(&decl).cloned().unwrap_or_default();
+    params.retain(|(n, _)| spec.params.iter().all(|(m, _)| m != n));
+    params.extend(spec.params);
+    map.param_specs.insert(id, params);
     ids.by_key.insert(key, id);
     created.push(id);
     Some(id)

@@ -163,3 +163,8 @@ fn peel(t: &TypeRef) -> &TypeRef {
         t => t,
     }
 }
+
+/// Whether the written type `t` is type parameter `name` (behind references).
+pub fn names_param(t: &TypeRef, name: &str) -> bool {
+    matches!(peel(t), TypeRef::Path(p) if p.qself.is_none() && p.names() == [name])
+}

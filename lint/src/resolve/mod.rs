@@ -21,6 +21,7 @@ use crate::parse::ir::{FnIr, GenericParam, MacroOrigin, PathIr, SpanIr, TypeRef,
 use crate::workspace::DepTarget;
 use std::collections::HashMap;
 
+pub use assoc::names_param;
 pub use collect::build;
 pub use ty::Ty;
 
@@ -164,6 +165,9 @@ pub struct DefMap<'a> {
     /// For a fn specialised to concrete argument types (see `callgraph::specialise`):
     /// the parameters (by position, not counting `self`) bound to them, and how sure.
     pub arg_specs: HashMap<FnId, Vec<(usize, Ty, crate::diagnostics::Confidence)>>,
+    /// For a fn specialised to concrete types for its type parameters (the impl's, from
+    /// the receiver's type arguments; the fn's, from arguments): those bindings.
+    pub param_specs: HashMap<FnId, Vec<(String, Ty)>>,
     /// What each crate can call (by crate index), for name-only guesses.
     pub reach: Vec<reach::Reach>,
     /// The `macro_rules!` invocations that generated items, by the invocation's span

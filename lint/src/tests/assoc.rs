@@ -146,3 +146,37 @@ fn self_projections_in_a_trait_dispatch_through_the_declared_bound() {
     assert_eq!(found.len(), 1, "{out}");
     assert!(found[0].contains("`r` is #[no_sync]"), "{out}");
 }
+
+#[test]
+fn a_generic_method_on_a_concrete_receiver_is_specialised_to_its_runtime() {
+    let client = "impl<R: Runtime> Client<R> {\n\
+            pub fn read(&mut self) -> u32 { self.server.read() }\n\
+        }\n";
+    for (rt, want) in [("CpuRt", 0), ("CudaRt", 1)] {
+        let src = format!(
+            "{RT}{client}#[no_sync] pub fn r(c: &mut Client<{rt}>) -> u32 {{ c.read() }}\n"
+        );
+        let out = check(&src);
+        assert_eq!(findings(&out).len(), want, "{rt}: {out}");
+    }
+    let src =
+        format!("{RT}{client}#[no_sync] pub fn r(c: &mut Client<CudaRt>) -> u32 {{ c.read() }}\n");
+    assert_eq!(
+        notes(&src)[..2],
+        [
+            "`t::r` calls `t::Client::read` (exact, specialised to `R = CudaRt`)",
+            "`t::Client::read` calls `<t::Cuda as t::Server>::read` (inferred)"
+        ]
+    );
+}
+
+#[test]
+fn a_type_parameter_bound_by_an_argument_resolves_its_paths() {
+    let by_path = "pub fn by_path<S: Server>(s: &mut S) -> u32 { S::read(s) }\n";
+    for (server, want) in [("Cpu", 0), ("Cuda", 1)] {
+        let src =
+            format!("{RT}{by_path}#[no_sync] pub fn r(s: &mut {server}) -> u32 {{ by_path(s) }}\n");
+        let out = check(&src);
+        assert_eq!(findings(&out).len(), want, "{server}: {out}");
+    }
+}

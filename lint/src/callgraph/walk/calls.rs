@@ -84,6 +84,9 @@ impl Walker<'_, '_> {
         if name == "Self" {
             return self.self_ty.clone();
         }
+        if let Some((_, t)) = self.ty_params.iter().find(|(n, _)| n == name) {
+            return Some(t.clone());
+        }
         let g = self.generics.iter().find(|g| g.name == name)?;
         Some(Ty::Param(self.map.traits(self.module, &g.bounds)))
     }
@@ -122,9 +125,7 @@ impl Walker<'_, '_> {
         args: &[Typed],
         span: SpanIr,
     ) -> Typed {
-        let recv = self
-            .map
-            .resolve_type(self.module, q, &self.generics, self.self_ty.as_ref(), 0);
+        let recv = self.ty(q);
         let names = path.names();
         let method = path.last_name();
         let trait_ = self.map.resolve_path(
@@ -340,13 +341,17 @@ impl Walker<'_, '_> {
                 }
             }
         }
-        let spec = self.spec_for(f, args);
+        let spec = self.spec_for(f, recv, args);
         let via = Via {
             dispatch: self.via.clone().filter(|_| !fd.is_trait_decl),
             callback: self.callback.clone(),
             specialised: spec
                 .as_ref()
                 .map(|s| self.narrowed(f, s))
+                .unwrap_or_default(),
+            bound: spec
+                .as_ref()
+                .map(|s| self.bound_params(f, s))
                 .unwrap_or_default(),
         };
         if let Some(spec) = spec {

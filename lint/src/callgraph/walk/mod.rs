@@ -43,6 +43,8 @@ struct Walker<'m, 'a> {
     module: ModId,
     self_ty: Option<Ty>,
     generics: Vec<GenericParam>,
+    /// Type parameters bound to concrete types (a specialised node).
+    ty_params: Vec<(String, Ty)>,
     scopes: Vec<Vec<Local>>,
     /// Where each name is bound, innermost last: (scope, position) in `scopes`. Looking
     /// a name up is then constant-time, not a scan of every local in scope (a body of
@@ -72,9 +74,12 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId) -> Walked {
     };
     let mut generics = fd.impl_generics.to_vec();
     generics.extend(ir.generics.iter().cloned());
+    // A node specialised to concrete types for its type parameters (see
+    // `callgraph::specialise`) resolves them so: `R::Server` is that impl's server.
+    let ty_params = map.param_specs.get(&f).cloned().unwrap_or_default();
     let self_ty = match (&fd.self_ty, &fd.trait_) {
         _ if fd.self_override.is_some() => fd.self_override.clone(),
-        (Some(t), _) => Some(map.resolve_type(fd.module, t, &generics, None, 0)),
+        (Some(t), _) => Some(map.resolve_type_with(fd.module, t, &generics, None, &ty_params, 0)),
         (None, Some(tr)) if fd.is_trait_decl => Some(Ty::Param(vec![tr.clone()])),
         _ => None,
     };
@@ -84,6 +89,7 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId) -> Walked {
         module: fd.module,
         self_ty,
         generics,
+        ty_params,
         scopes: vec![Vec::new()],
         bound: HashMap::new(),
         edges: Vec::new(),
@@ -102,11 +108,7 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId) -> Walked {
         // A parameter the caller passed a concrete type for (a specialised node) has it.
         let ty = match narrowed.iter().find(|(j, ..)| *j == i) {
             Some((_, t, c)) => (t.clone(), *c),
-            None => (
-                w.map
-                    .resolve_type(w.module, &p.ty, &w.generics, w.self_ty.as_ref(), 0),
-                WRITTEN,
-            ),
+            None => (w.ty(&p.ty), WRITTEN),
         };
         if let Some(name) = &p.name {
             let by_ref = matches!(p.ty, crate::parse::ir::TypeRef::Ref(_));
@@ -122,6 +124,13 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId) -> Walked {
 }
 
 impl Walker<'_, '_> {
+    /// A type written in the body, with the generics, `Self` and bound parameters in scope.
+    fn ty(&self, t: &crate::parse::ir::TypeRef) -> Ty {
+        let self_ty = self.self_ty.as_ref();
+        self.map
+            .resolve_type_with(self.module, t, &self.generics, self_ty, &self.ty_params, 0)
+    }
+
     fn bind(&mut self, name: &str, ty: Typed, is_param: bool) {
         let depth = self.scopes.len().saturating_sub(1) as u32;
         if let Some(scope) = self.scopes.last_mut() {
@@ -246,11 +255,7 @@ impl Walker<'_, '_> {
             self.expr(d);
         }
         match (ty, inferred) {
-            (Some(t), _) => (
-                self.map
-                    .resolve_type(self.module, t, &self.generics, self.self_ty.as_ref(), 0),
-                WRITTEN,
-            ),
+            (Some(t), _) => (self.ty(t), WRITTEN),
             (None, Some((t, c))) => (t, tags::derived(c)),
             (None, None) => unknown(),
         }
@@ -324,16 +329,7 @@ impl Walker<'_, '_> {
             }
             Expr::Cast { expr, ty } => {
                 self.expr(expr);
-                (
-                    self.map.resolve_type(
-                        self.module,
-                        ty,
-                        &self.generics,
-                        self.self_ty.as_ref(),
-                        0,
-                    ),
-                    WRITTEN,
-                )
+                (self.ty(ty), WRITTEN)
             }
             Expr::Escape => unknown(),
             Expr::Other(kids) => {

@@ -8,28 +8,63 @@ use crate::diagnostics::Confidence;
 use crate::resolve::{FnId, Ty};
 
 impl Walker<'_, '_> {
-    /// The specialisation a call of `f` with `args` asks for: `Self` for a provided
-    /// method on a known type, and the concrete arguments of dispatching parameters.
-    pub(super) fn spec_for(&self, f: FnId, args: &[Typed]) -> Option<Spec> {
+    /// The specialisation a call of `f` with `args` (on `recv`) asks for: `Self` for a
+    /// provided method on a known type, the concrete arguments of dispatching
+    /// parameters, and the type parameters that the receiver and arguments bind.
+    pub(super) fn spec_for(&self, f: FnId, recv: Option<&Ty>, args: &[Typed]) -> Option<Spec> {
         let fd = self.map.func(f);
         let provided = fd.is_trait_decl && fd.ir.is_some_and(|ir| ir.body.is_some());
         let self_ty = self.spec.clone().filter(|_| provided);
-        let args = self.narrowed_args(f, args);
-        (self_ty.is_some() || !args.is_empty()).then_some(Spec { self_ty, args })
+        let (args, mut params) = self.narrowed_args(f, args);
+        for (n, t) in self.receiver_params(f, recv) {
+            if params.iter().all(|(m, _)| *m != n) {
+                params.push((n, t));
+            }
+        }
+        (self_ty.is_some() || !args.is_empty() || !params.is_empty()).then_some(Spec {
+            self_ty,
+            args,
+            params,
+        })
+    }
+
+    /// The bounded type parameters of `f`'s impl that a receiver of concrete type
+    /// arguments binds (`impl<R: Runtime> Client<R>` on a `Client<CudaRuntime>`).
+    fn receiver_params(&self, f: FnId, recv: Option<&Ty>) -> Vec<(String, Ty)> {
+        let fd = self.map.func(f);
+        let (Some(recv), Some(written), Some(c)) = (recv, &fd.self_ty, fd.self_canon.as_deref())
+        else {
+            return Vec::new();
+        };
+        if fd.impl_generics.is_empty() || fd.ir.is_none_or(|ir| ir.body.is_none()) {
+            return Vec::new();
+        }
+        let Some(own) = self.map.deref_chain(recv).into_iter().find(|t| t.is(c)) else {
+            return Vec::new();
+        };
+        let mut out = self.map.bind_params(written, fd.impl_generics, &own);
+        out.retain(|(n, t)| concrete_for(fd.impl_generics, n, t));
+        out
     }
 
     /// The parameters of `f` declared with a trait bound or `dyn Trait` to which this
-    /// call passes a value of a concrete type implementing it: (position, type, how sure).
-    fn narrowed_args(&self, f: FnId, args: &[Typed]) -> Vec<(usize, Ty, Confidence)> {
+    /// call passes a value of a concrete type implementing it: (position, type, how
+    /// sure); and the type parameters such a parameter is typed by (`c: &C`), bound.
+    #[allow(clippy::type_complexity)]
+    fn narrowed_args(
+        &self,
+        f: FnId,
+        args: &[Typed],
+    ) -> (Vec<(usize, Ty, Confidence)>, Vec<(String, Ty)>) {
         let fd = self.map.func(f);
         let Some(ir) = fd.ir.filter(|ir| ir.body.is_some()) else {
-            return Vec::new();
+            return Default::default();
         };
         // `Type::m(recv, a, ..)` passes `self` first.
         let offset = usize::from(ir.self_param.is_some() && args.len() == ir.params.len() + 1);
         let mut generics = fd.impl_generics.to_vec();
         generics.extend(ir.generics.iter().cloned());
-        let mut out = Vec::new();
+        let (mut out, mut params) = (Vec::new(), Vec::new());
         for (i, p) in ir.params.iter().enumerate() {
             let Some((arg, conf)) = args.get(i + offset) else {
                 break;
@@ -39,9 +74,14 @@ impl Walker<'_, '_> {
                 && self.implements(arg, &traits)
             {
                 out.push((i, arg.clone(), *conf));
+                for (n, t) in self.map.bind_params(&p.ty, &ir.generics, arg) {
+                    if concrete_for(&ir.generics, &n, &t) && params.iter().all(|(m, _)| *m != n) {
+                        params.push((n, t));
+                    }
+                }
             }
         }
-        out
+        (out, params)
     }
 
     /// The traits a parameter of type `t` dispatches through, behind references and
@@ -79,6 +119,35 @@ impl Walker<'_, '_> {
             })
             .collect()
     }
+
+    /// The type parameters a call bound its callee's to, for the hop's note: (name, the
+    /// type by its last path segment), without those an argument's type already shows
+    /// (`c: &C` given a `Quant` is `c: Quant`).
+    pub(super) fn bound_params(&self, f: FnId, spec: &Spec) -> Vec<(String, String)> {
+        let Some(ir) = self.map.func(f).ir else {
+            return Vec::new();
+        };
+        let by_arg = |n: &str| {
+            spec.args.iter().any(|(i, ..)| {
+                ir.params
+                    .get(*i)
+                    .is_some_and(|p| crate::resolve::names_param(&p.ty, n))
+            })
+        };
+        (spec.params.iter())
+            .filter(|(n, _)| !by_arg(n))
+            .map(|(n, t)| (n.clone(), short_ty(self.map, t)))
+            .collect()
+    }
+}
+
+/// Whether binding type parameter `name` of `generics` to `t` tells more than its
+/// bounds: `t` is a concrete type and the parameter has a bound to dispatch through.
+fn concrete_for(generics: &[crate::parse::ir::GenericParam], name: &str, t: &Ty) -> bool {
+    matches!(t, Ty::Adt(..))
+        && generics
+            .iter()
+            .any(|g| g.name == name && !g.bounds.is_empty())
 }
 
 /// A type as a hop note shows it: the concrete type behind references and pointers,
