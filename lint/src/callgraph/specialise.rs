@@ -64,12 +64,16 @@ pub fn node(
     if d.marks.sink.is_some() || d.marks.root {
         return None;
     }
-    let canon = match &spec.self_ty {
+    // `Self` as the node's path shows it: a type, or a type parameter's bounds (a
+    // provided method reached through a blanket impl: `<impl UnaryOpT as Map1>::map`).
+    let shown = match &spec.self_ty {
+        Some(Ty::Param(ts)) if !ts.is_empty() => Some(format!("impl {}", ts.join(" + "))),
         Some(t) => Some(t.canon()?.to_owned()),
         None if spec.args.is_empty() && spec.params.is_empty() => return None,
         None => None,
     };
-    let key = (decl, format!("{canon:?} {:?} {:?}", spec.args, spec.params));
+    let canon = spec.self_ty.as_ref().and_then(Ty::canon).map(str::to_owned);
+    let key = (decl, format!("{shown:?} {:?} {:?}", spec.args, spec.params));
     if let Some(&id) = ids.by_key.get(&key) {
         return Some(id);
     }
@@ -78,7 +82,7 @@ pub fn node(
         return None;
     }
     *n += 1;
-    let fd = d.specialised(canon.as_deref(), spec.self_ty);
+    let fd = d.specialised(shown.as_deref(), canon.as_deref(), spec.self_ty);
     let id = map.fns.len() as FnId;
     map.fns.push(fd);
     // A specialised node specialised again keeps what it already knew.

@@ -45,6 +45,12 @@ pub fn is_mem_drop(canonical: &[String]) -> bool {
     matches!(canonical, [s, m, d] if s == "std" && m == "mem" && d == "drop")
 }
 
+/// `std::thread::spawn` by canonical path: its closure runs on a new thread, detached,
+/// so a wait in it does not block the caller (unlike `std::thread::scope`, which joins).
+pub fn is_thread_spawn(canonical: &[String]) -> bool {
+    matches!(canonical, [s, t, f] if s == "std" && t == "thread" && f == "spawn")
+}
+
 /// Methods every type has through std traits: never matched by name alone.
 pub const TRAIT_METHODS: &[&str] = &[
     "clone",

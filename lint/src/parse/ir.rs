@@ -78,6 +78,11 @@ pub struct AttrIr {
 /// report, each with its location.
 pub type NosyncArgs = Result<Args<String>, Vec<(String, SpanIr)>>;
 
+/// A trait's associated type: its name and bounds (`type Server: ComputeServer;`).
+pub type AssocTypeDecl = (String, Vec<PathIr>);
+/// A trait's associated const: its name and type (`const V: Self;`).
+pub type AssocConstDecl = (String, TypeRef);
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GenericParam {
     pub name: String,
@@ -212,7 +217,9 @@ pub enum Item {
         supertraits: Vec<PathIr>,
         fns: Vec<FnIr>,
         /// Associated types declared with their bounds: `type Server: ComputeServer;`.
-        assoc_types: Vec<(String, Vec<PathIr>)>,
+        assoc_types: Vec<AssocTypeDecl>,
+        /// Associated consts declared with their types: `const V: Self;`.
+        assoc_consts: Vec<AssocConstDecl>,
         attrs: Vec<AttrIr>,
         /// Macro invocations among the trait items (expanded into `fns` later).
         macros: Vec<MacroCallIr>,

@@ -150,8 +150,12 @@ impl Lower<'_> {
 
     pub(super) fn trait_(&mut self, t: &syn::ItemTrait) -> Item {
         let (mut fns, mut macros, mut assoc_types) = (Vec::new(), Vec::new(), Vec::new());
+        let mut assoc_consts = Vec::new();
         for ti in &t.items {
             match ti {
+                syn::TraitItem::Const(c) if self.cfg.enabled(&c.attrs) => {
+                    assoc_consts.push((c.ident.to_string(), lower_type(&c.ty)))
+                }
                 syn::TraitItem::Type(ty) if self.cfg.enabled(&ty.attrs) => {
                     assoc_types.push((ty.ident.to_string(), bounds(ty.bounds.iter())))
                 }
@@ -170,6 +174,7 @@ impl Lower<'_> {
             supertraits: bounds(t.supertraits.iter()),
             fns,
             assoc_types,
+            assoc_consts,
             attrs: self.attrs(&t.attrs),
             macros,
         }

@@ -104,6 +104,42 @@ impl DefMap<'_> {
     /// A value of associated type `name` of one of `traits` (or their supertraits), the
     /// concrete type unknown: a parameter bounded by the declaration's bounds.
     fn declared_assoc(&self, traits: &[String], name: &str) -> Ty {
+        self.in_traits(traits, |kind, module| match kind {
+            TypeKind::Trait { assoc, .. } => {
+                let (_, bounds) = assoc.iter().find(|(n, _)| n == name)?;
+                Some(Ty::Param(self.traits(module, bounds)))
+            }
+            _ => None,
+        })
+        .unwrap_or(Ty::Unknown)
+    }
+
+    /// The type of associated const `name` of `base` (a type parameter or a concrete
+    /// type): its declaration's in the trait declaring it, with `Self` = `base`
+    /// (candle's `U::V`, `const V: Self;`, is a `U`). `None` when no trait of `base`
+    /// declares it.
+    pub fn assoc_const_type(&self, base: &Ty, name: &str) -> Option<Ty> {
+        let traits = match base {
+            Ty::Param(ts) | Ty::Dyn(ts) => ts.clone(),
+            Ty::Adt(c, _) => self.traits_of.get(c).cloned().unwrap_or_default(),
+            _ => return None,
+        };
+        let (module, ty) = self.in_traits(&traits, |kind, module| match kind {
+            TypeKind::Trait { consts, .. } => {
+                let (_, ty) = consts.iter().find(|(n, _)| n == name)?;
+                Some((module, ty))
+            }
+            _ => None,
+        })?;
+        Some(self.resolve_type(module, ty, &[], Some(base), 0))
+    }
+
+    /// The first answer of `find` on `traits` and their supertraits (bounded).
+    fn in_traits<'s, T>(
+        &'s self,
+        traits: &[String],
+        find: impl Fn(&'s TypeKind<'_>, ModId) -> Option<T>,
+    ) -> Option<T> {
         let mut stack: Vec<String> = traits.to_vec();
         let mut seen = 0;
         while let Some(t) = stack.pop() {
@@ -111,21 +147,17 @@ impl DefMap<'_> {
             if seen > MAX_TRAITS {
                 break;
             }
-            let Some(TypeData {
-                kind: TypeKind::Trait {
-                    supertraits, assoc, ..
-                },
-                module,
-            }) = self.types.get(&t)
-            else {
+            let Some(data) = self.types.get(&t) else {
                 continue;
             };
-            if let Some((_, bounds)) = assoc.iter().find(|(n, _)| n == name) {
-                return Ty::Param(self.traits(*module, bounds));
+            if let Some(found) = find(&data.kind, data.module) {
+                return Some(found);
             }
-            stack.extend(supertraits.iter().cloned());
+            if let TypeKind::Trait { supertraits, .. } = &data.kind {
+                stack.extend(supertraits.iter().cloned());
+            }
         }
-        Ty::Unknown
+        None
     }
 }
 

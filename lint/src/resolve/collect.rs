@@ -239,9 +239,10 @@ fn collect_items<'a>(
                 supertraits,
                 span,
                 assoc_types,
+                assoc_consts,
                 ..
             } => {
-                let canon = add_trait(map, m, name, fns, assoc_types);
+                let canon = add_trait(map, m, name, fns, (assoc_types, assoc_consts));
                 pending_supers.push(PendingSupers {
                     module: m,
                     span: *span,
@@ -337,7 +338,7 @@ fn add_trait<'a>(
     m: ModId,
     name: &str,
     fns: &'a [FnIr],
-    assoc: &'a [(String, Vec<PathIr>)],
+    (assoc, consts): (&'a [AssocTypeDecl], &'a [AssocConstDecl]),
 ) -> String {
     let canon = format!("{}::{name}", map.modules[m as usize].path);
     let mut table = HashMap::new();
@@ -362,6 +363,7 @@ fn add_trait<'a>(
                 fns: table,
                 supertraits: Vec::new(),
                 assoc,
+                consts,
             },
         },
     );
@@ -449,6 +451,14 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
         });
         map.impl_assocs.entry(c.clone()).or_default().extend(assocs);
     }
+    let mut blanket = match (&self_ty, &trait_) {
+        (Ty::Param(bounds), Some(t)) if !bounds.is_empty() => Some(Blanket {
+            bounds: bounds.clone(),
+            trait_: t.clone(),
+            fns: HashMap::new(),
+        }),
+        _ => None,
+    };
     let owner = canon
         .clone()
         .unwrap_or_else(|| format!("{}::<impl>", map.modules[m as usize].path));
@@ -471,6 +481,9 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
             generics,
             trait_.clone(),
         );
+        if let Some(b) = &mut blanket {
+            b.fns.insert(f.name.clone(), id);
+        }
         if let Some(c) = &canon {
             map.methods
                 .entry(c.clone())
@@ -492,6 +505,7 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
             }
         }
     }
+    map.blankets.extend(blanket);
 }
 
 /// Fns nested in a body are visible there first, and to their siblings.

@@ -7,19 +7,26 @@ use super::{DefMap, FnData, FnId, Ty};
 
 impl<'a> FnData<'a> {
     /// This fn as a node of its own: a provided trait method walked with `Self` =
-    /// `self_ty` (the implementing type `canon`), or, with `canon` = `None`, as it is.
-    pub fn specialised(&self, canon: Option<&str>, self_ty: Option<Ty>) -> FnData<'a> {
+    /// `self_ty`, shown in its path as `shown` (the implementing type, or a type
+    /// parameter's bounds: `<impl UnaryOpT as Map1>::map`) and of canonical path `canon`
+    /// when it is a type; with `shown` = `None`, as it is.
+    pub fn specialised(
+        &self,
+        shown: Option<&str>,
+        canon: Option<&str>,
+        self_ty: Option<Ty>,
+    ) -> FnData<'a> {
         let trait_ = self.trait_.clone().unwrap_or_default();
         FnData {
             name: self.name.clone(),
-            path: match canon {
+            path: match shown {
                 Some(c) => format!("<{c} as {trait_}>::{}", self.name),
                 None => self.path.clone(),
             },
             module: self.module,
             span: self.span,
             ir: self.ir,
-            self_ty: if canon.is_some() {
+            self_ty: if shown.is_some() {
                 None
             } else {
                 self.self_ty.clone()
@@ -27,7 +34,7 @@ impl<'a> FnData<'a> {
             self_canon: canon.map(str::to_owned).or_else(|| self.self_canon.clone()),
             impl_generics: self.impl_generics,
             trait_: self.trait_.clone(),
-            is_trait_decl: canon.is_none() && self.is_trait_decl,
+            is_trait_decl: shown.is_none() && self.is_trait_decl,
             marks: self.marks.clone(),
             self_override: self_ty.or_else(|| self.self_override.clone()),
         }
@@ -97,7 +104,7 @@ impl DefMap<'_> {
             return None;
         }
         let self_ty = self.resolve_alias(ty, &[], 0);
-        let node = self.fns[decl as usize].specialised(Some(ty), Some(self_ty));
+        let node = self.fns[decl as usize].specialised(Some(ty), Some(ty), Some(self_ty));
         let id = self.fns.len() as FnId;
         self.fns.push(node);
         self.methods

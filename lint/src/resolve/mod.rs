@@ -17,7 +17,9 @@ mod scope;
 pub mod ty;
 
 use crate::known::sinks::{Condition, SinkKind};
-use crate::parse::ir::{FnIr, GenericParam, MacroOrigin, PathIr, SpanIr, TypeRef, UseIr};
+use crate::parse::ir::{
+    AssocConstDecl, AssocTypeDecl, FnIr, GenericParam, MacroOrigin, SpanIr, TypeRef, UseIr,
+};
 use crate::workspace::DepTarget;
 use std::collections::HashMap;
 
@@ -112,8 +114,21 @@ pub enum TypeKind<'a> {
         fns: HashMap<String, FnId>,
         supertraits: Vec<String>,
         /// Associated types with their bounds as written (`type Server: ComputeServer;`).
-        assoc: &'a [(String, Vec<PathIr>)],
+        assoc: &'a [AssocTypeDecl],
+        /// Associated consts with their types as written (`const V: Self;`).
+        consts: &'a [AssocConstDecl],
     },
+}
+
+/// An impl of a trait for a type parameter: every type with its bounds has it.
+#[derive(Debug, Clone)]
+pub struct Blanket {
+    /// The parameter's bounds, by canonical path (those that resolve).
+    pub bounds: Vec<String>,
+    /// The trait implemented, by canonical path.
+    pub trait_: String,
+    /// The methods the impl defines.
+    pub fns: HashMap<String, FnId>,
 }
 
 /// An associated type an impl defines (`impl Runtime for CudaRuntime { type Server =
@@ -153,6 +168,8 @@ pub struct DefMap<'a> {
     pub values: HashMap<String, (ModId, &'a TypeRef)>,
     /// Traits each type implements (for provided methods it does not override).
     pub traits_of: HashMap<String, Vec<String>>,
+    /// Impls of a trait for every type with some bounds (`impl<U: UnaryOpT> Map1 for U`).
+    pub blankets: Vec<Blanket>,
     /// The associated types of trait impls by self type (`Deref::Target` among them).
     pub impl_assocs: HashMap<String, Vec<ImplAssoc<'a>>>,
     /// `Drop::drop` by type.

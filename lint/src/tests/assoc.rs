@@ -180,3 +180,60 @@ fn a_type_parameter_bound_by_an_argument_resolves_its_paths() {
         assert_eq!(findings(&out).len(), want, "{server}: {out}");
     }
 }
+
+/// candle's shape: an op trait with `const V: Self;`, a blanket impl of a mapping trait
+/// for every op, whose provided `map` calls the blanket impl's `f`.
+const OPS: &str = "use nosync::{no_sync, synchronizes};\n\
+    pub trait UnaryOpT { const V: Self; const KERNEL: &'static str; }\n\
+    pub trait Map1 { fn f(&self, x: u32) -> u32; fn map(&self, x: u32) -> u32 { self.f(x) } }\n\
+    impl<U: UnaryOpT> Map1 for U { fn f(&self, x: u32) -> u32 { load(U::KERNEL) + x } }\n\
+    pub struct Gather;\nimpl Map1 for Gather { fn f(&self, x: u32) -> u32 { wait() + x } }\n\
+    pub struct Exp;\nimpl UnaryOpT for Exp { const V: Self = Exp; const KERNEL: &'static str = \"exp\"; }\n\
+    #[synchronizes] fn load(_k: &str) -> u32 { 0 }\n\
+    #[synchronizes] fn wait() -> u32 { 0 }\n\
+    pub fn unary_impl<U: UnaryOpT>(x: u32) -> u32 { U::V.map(x) }\n";
+
+#[test]
+fn an_associated_const_of_a_type_parameter_reaches_the_blanket_impl() {
+    let src = format!("{OPS}#[no_sync] pub fn exp(x: u32) -> u32 {{ unary_impl::<Exp>(x) }}\n");
+    let out = check(&src);
+    assert_eq!(findings(&out).len(), 1, "{out}");
+    // Through `<impl UnaryOpT as Map1>::map` to the blanket `f` (`load`), not to
+    // every `Map1` impl (`Gather`'s `wait`).
+    let notes = notes(&src);
+    assert_eq!(
+        notes[..4],
+        [
+            "`t::exp` calls `t::unary_impl` (exact)",
+            "`t::unary_impl` calls `<impl t::UnaryOpT as t::Map1>::map` (exact)",
+            "`<impl t::UnaryOpT as t::Map1>::map` calls `<t::<impl> as t::Map1>::f` (exact)",
+            "`<t::<impl> as t::Map1>::f` calls `t::load` (exact)",
+        ],
+        "{notes:#?}"
+    );
+}
+
+#[test]
+fn a_concrete_type_has_the_blanket_impls_of_its_traits() {
+    let src = format!("{OPS}#[no_sync] pub fn exp(x: u32) -> u32 {{ Exp.map(x) }}\n");
+    let notes = notes(&src);
+    assert!(
+        notes
+            .iter()
+            .any(|n| n == "`<t::Exp as t::Map1>::map` calls `<t::<impl> as t::Map1>::f` (exact)"),
+        "{notes:#?}"
+    );
+    assert!(!notes.iter().any(|n| n.contains("Gather")), "{notes:#?}");
+}
+
+#[test]
+fn a_detached_thread_closure_is_not_the_callers_code() {
+    let src = "use nosync::{no_sync, synchronizes};\n\
+        #[synchronizes] fn wait() {}\n\
+        #[no_sync] pub fn gc() { std::thread::spawn(move || { wait(); }); }\n\
+        #[no_sync] pub fn scoped() { std::thread::scope(|s| { wait(); }); }\n";
+    let out = check(src);
+    let found = findings(&out);
+    assert_eq!(found.len(), 1, "{out}");
+    assert!(found[0].contains("`scoped` is #[no_sync]"), "{out}");
+}

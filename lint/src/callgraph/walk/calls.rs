@@ -235,9 +235,18 @@ impl Walker<'_, '_> {
                         self.spec = Some(t.clone());
                         return (vec![(f, How::Receiver)], true);
                     }
+                    let traits = self.map.traits_of.get(c).cloned().unwrap_or_default();
+                    let blanket = self.blanket_targets(&t, &traits, name);
+                    if !blanket.is_empty() {
+                        return (blanket, true);
+                    }
                 }
                 Ty::Param(traits) | Ty::Dyn(traits) => {
                     let targets = self.dispatch(traits, name);
+                    if targets.is_empty() {
+                        let blanket = self.blanket_targets(&t, traits, name);
+                        return (blanket, true);
+                    }
                     let impls = targets
                         .iter()
                         .filter(|(f, _)| !self.map.func(*f).is_trait_decl)

@@ -2,6 +2,7 @@
 //! inferred on the way (parameters, `let` annotations, constructors, fields, return
 //! types, `?`, auto-deref). Closures and async blocks are part of the fn.
 
+mod blanket;
 mod calls;
 mod drops;
 mod external;
@@ -274,6 +275,11 @@ impl Walker<'_, '_> {
                     return self.explicit_drop(arg, *span);
                 }
                 self.move_locals(args);
+                // A detached thread's closure is not the caller's code: its calls (cubecl's
+                // GC thread waiting on events) are no edges of the caller.
+                if self.is_thread_spawn(path) {
+                    return unknown();
+                }
                 let args = self.exprs(args);
                 self.call_path(path, &args, *span)
             }
@@ -365,6 +371,16 @@ impl Walker<'_, '_> {
         result
     }
 
+    /// Whether `path` is `std::thread::spawn` (however it is imported).
+    pub(super) fn is_thread_spawn(&self, path: &PathIr) -> bool {
+        path.qself.is_none()
+            && path.last_name() == "spawn"
+            && matches!(
+                self.map.resolve_path(self.module, &path.names(), path.global),
+                Some(Def::External(segs)) if crate::known::std::is_thread_spawn(&crate::known::canonical(&segs))
+            )
+    }
+
     fn call_value(&mut self, callee: &Expr, args: &[Expr], span: SpanIr) -> Typed {
         self.expr(callee);
         self.exprs(args);
@@ -388,6 +404,14 @@ impl Walker<'_, '_> {
     fn type_of_path(&self, p: &PathIr) -> Ty {
         if p.names() == ["Self"] {
             return self.self_ty.clone().unwrap_or(Ty::Unknown);
+        }
+        // `U::V`: an associated const of a type parameter (or of `Self`).
+        if let [first, name] = p.names().as_slice()
+            && p.qself.is_none()
+            && let Some(base) = self.type_param_or_self(first)
+            && let Some(t) = self.map.assoc_const_type(&base, name)
+        {
+            return t;
         }
         match self.map.resolve_path(self.module, &p.names(), p.global) {
             Some(Def::Type(c)) => self.map.resolve_alias(&c, &[], 0),

@@ -7,6 +7,10 @@ use crate::callgraph::Spec;
 use crate::diagnostics::Confidence;
 use crate::resolve::{FnId, Ty};
 
+/// Dispatching parameters bound to concrete types (position, type, how sure), and the
+/// type parameters they bind.
+type Narrowed = (Vec<(usize, Ty, Confidence)>, Vec<(String, Ty)>);
+
 impl Walker<'_, '_> {
     /// The specialisation a call of `f` with `args` (on `recv`) asks for: `Self` for a
     /// provided method on a known type, the concrete arguments of dispatching
@@ -50,12 +54,7 @@ impl Walker<'_, '_> {
     /// The parameters of `f` declared with a trait bound or `dyn Trait` to which this
     /// call passes a value of a concrete type implementing it: (position, type, how
     /// sure); and the type parameters such a parameter is typed by (`c: &C`), bound.
-    #[allow(clippy::type_complexity)]
-    fn narrowed_args(
-        &self,
-        f: FnId,
-        args: &[Typed],
-    ) -> (Vec<(usize, Ty, Confidence)>, Vec<(String, Ty)>) {
+    fn narrowed_args(&self, f: FnId, args: &[Typed]) -> Narrowed {
         let fd = self.map.func(f);
         let Some(ir) = fd.ir.filter(|ir| ir.body.is_some()) else {
             return Default::default();
