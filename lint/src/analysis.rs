@@ -494,7 +494,11 @@ fn via_note(via: &Via) -> Option<String> {
     });
     let named: Vec<String> = (via.specialised.iter())
         .map(|(param, ty)| format!("`{param}: {ty}`"))
-        .chain(via.bound.iter().map(|(param, ty)| format!("`{param} = {ty}`")))
+        .chain(
+            via.bound
+                .iter()
+                .map(|(param, ty)| format!("`{param} = {ty}`")),
+        )
         .collect();
     let specialised = (!named.is_empty()).then(|| format!("specialised to {}", named.join(", ")));
     let callback = via.callback.as_ref().map(|c| {
