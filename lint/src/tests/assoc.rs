@@ -19,19 +19,13 @@ const RT: &str = "use nosync::{no_sync, synchronizes};\n\
     pub struct CpuRt;\nimpl Runtime for CpuRt { type Server = Cpu; }\n\
     pub struct Client<R: Runtime> { server: R::Server }\n";
 
-fn findings(out: &str) -> Vec<&str> {
-    out.lines()
-        .filter(|l| l.contains("sync-in-no-sync"))
-        .collect()
-}
-
-fn notes(src: &str) -> Vec<String> {
-    let a = analyze_src(src, &Config::default(), SourceMap::new(Path::new(ROOT)));
-    a.diagnostics
-        .iter()
-        .filter(|d| d.finding.is_some())
-        .flat_map(|d| d.notes.iter().map(|n| n.message.clone()))
-        .collect()
+/// Each case's source (after `prefix`) and its chains (see [`chains`]), one after another.
+fn cases(prefix: &str, cases: &[&str]) -> String {
+    let mut out = String::new();
+    for case in cases {
+        out += &format!("{case}:\n{}", chains(&format!("{prefix}{case}\n")));
+    }
+    out
 }
 
 #[test]
@@ -42,69 +36,84 @@ fn a_field_of_an_associated_type_dispatches_to_every_impl_of_its_bound() {
             #[no_sync] pub fn flush(&mut self) {{ self.server.flush() }}\n\
         }}\n"
     );
-    let out = check(&src);
-    assert_eq!(
-        findings(&out),
-        ["15:56 sync-in-no-sync: `read` is #[no_sync] but reaches a host-blocking call: `wait`"],
-        "{out}"
-    );
-    let notes = notes(&src);
-    assert!(
-        notes.iter().any(|n| n
-            == "`t::Client::read` calls `<t::Cuda as t::Server>::read` (inferred, dispatched through `t::Server` to one of its 2 impls: the concrete type is not known here)"),
-        "{notes:#?}"
-    );
+    insta::assert_snapshot!(chains(&src), @"
+    15:56 sync-in-no-sync: `read` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::Client::read -> t::wait (Blocks, inferred, Deny)
+      via 15:56 t::Client::read (inferred)
+      via 4:52 <t::Cuda as t::Server>::read (exact)
+    ");
 }
 
 #[test]
 fn a_known_parameter_resolves_the_associated_type_through_its_impl() {
-    for (rt, want) in [("CpuRt", 0), ("CudaRt", 1)] {
-        let src =
-            format!("{RT}#[no_sync] pub fn r(c: &mut Client<{rt}>) -> u32 {{ c.server.read() }}\n");
-        let out = check(&src);
-        assert_eq!(findings(&out).len(), want, "{rt}: {out}");
-    }
-    let src =
-        format!("{RT}#[no_sync] pub fn r(c: &mut Client<CudaRt>) -> u32 {{ c.server.read() }}\n");
-    // The field's type is derived (a field of a written type): inferred, and no
-    // dispatch to every impl.
-    assert_eq!(
-        notes(&src)[..2],
-        [
-            "`t::r` calls `<t::Cuda as t::Server>::read` (inferred)",
-            "`<t::Cuda as t::Server>::read` calls `t::wait` (exact)"
-        ]
+    let out = cases(
+        RT,
+        &[
+            "#[no_sync] pub fn r(c: &mut Client<CpuRt>) -> u32 { c.server.read() }",
+            "#[no_sync] pub fn r(c: &mut Client<CudaRt>) -> u32 { c.server.read() }",
+        ],
     );
+    // The field's type is derived (a field of a written type): inferred, and no dispatch.
+    insta::assert_snapshot!(out, @"
+    #[no_sync] pub fn r(c: &mut Client<CpuRt>) -> u32 { c.server.read() }:
+    #[no_sync] pub fn r(c: &mut Client<CudaRt>) -> u32 { c.server.read() }:
+    14:63 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, inferred, Deny)
+      via 14:63 t::r (inferred)
+      via 4:52 <t::Cuda as t::Server>::read (exact)
+    ");
 }
 
 #[test]
 fn a_qualified_projection_of_a_parameter_dispatches_through_the_bound() {
-    let src = format!(
-        "{RT}#[no_sync] pub fn r<R: Runtime>(s: &mut <R as Runtime>::Server) -> u32 {{ s.read() }}\n\
-        #[no_sync] pub fn f<R: Runtime>(s: &mut <R as Runtime>::Server) {{ s.flush() }}\n"
+    let out = cases(
+        RT,
+        &[
+            "#[no_sync] pub fn r<R: Runtime>(s: &mut <R as Runtime>::Server) -> u32 { s.read() }",
+            "#[no_sync] pub fn f<R: Runtime>(s: &mut <R as Runtime>::Server) { s.flush() }",
+            "#[no_sync] pub fn r<R: Runtime>(s: &mut <CpuRt as Runtime>::Server) -> u32 { s.read() }",
+        ],
     );
-    let out = check(&src);
-    assert_eq!(
-        findings(&out),
-        ["14:76 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`"],
-        "{out}"
-    );
+    insta::assert_snapshot!(out, @"
+    #[no_sync] pub fn r<R: Runtime>(s: &mut <R as Runtime>::Server) -> u32 { s.read() }:
+    14:76 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, inferred, Deny)
+      via 14:76 t::r (inferred)
+      via 4:52 <t::Cuda as t::Server>::read (exact)
+    #[no_sync] pub fn f<R: Runtime>(s: &mut <R as Runtime>::Server) { s.flush() }:
+    #[no_sync] pub fn r<R: Runtime>(s: &mut <CpuRt as Runtime>::Server) -> u32 { s.read() }:
+    ");
 }
 
 #[test]
 fn a_binding_in_the_bound_names_the_associated_type() {
-    for (server, want) in [("Cpu", 0), ("Cuda", 1)] {
-        let src = format!(
-            "{RT}#[no_sync] pub fn r<R: Runtime<Server = {server}>>(s: &mut R::Server) -> u32 {{ s.read() }}\n"
-        );
-        let out = check(&src);
-        assert_eq!(findings(&out).len(), want, "{server}: {out}");
-    }
-    // Through a parameter bound by another one: `R: Runtime<Server = S>`, `S: Server`.
-    let src = format!(
-        "{RT}#[no_sync] pub fn r<S: Server, R: Runtime<Server = S>>(s: &mut R::Server) -> u32 {{ s.read() }}\n"
+    let out = cases(
+        RT,
+        &[
+            "#[no_sync] pub fn r<R: Runtime<Server = Cpu>>(s: &mut R::Server) -> u32 { s.read() }",
+            "#[no_sync] pub fn r<R: Runtime<Server = Cuda>>(s: &mut R::Server) -> u32 { s.read() }",
+            // Through a parameter bounded by another one.
+            "#[no_sync] pub fn r<S: Server, R: Runtime<Server = S>>(s: &mut R::Server) -> u32 { s.read() }",
+        ],
     );
-    assert_eq!(findings(&check(&src)).len(), 1);
+    insta::assert_snapshot!(out, @"
+    #[no_sync] pub fn r<R: Runtime<Server = Cpu>>(s: &mut R::Server) -> u32 { s.read() }:
+    #[no_sync] pub fn r<R: Runtime<Server = Cuda>>(s: &mut R::Server) -> u32 { s.read() }:
+    14:78 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, exact, Deny)
+      via 14:78 t::r (exact)
+      via 4:52 <t::Cuda as t::Server>::read (exact)
+    #[no_sync] pub fn r<S: Server, R: Runtime<Server = S>>(s: &mut R::Server) -> u32 { s.read() }:
+    14:86 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, inferred, Deny)
+      via 14:86 t::r (inferred)
+      via 4:52 <t::Cuda as t::Server>::read (exact)
+    ");
 }
 
 /// cubecl's shape: the client holds a `DeviceContext<R::Server>` whose `lock()` returns
@@ -125,11 +134,18 @@ fn generic_returns_and_derefs_keep_the_associated_type() {
         #[no_sync] pub fn cpu(c: &Locked<CpuRt>) -> u32 {{ c.ctx.lock().read() }}\n\
         #[no_sync] pub fn cuda(c: &Locked<CudaRt>) -> u32 {{ c.ctx.lock().read() }}\n"
     );
-    let out = check(&src);
-    let found = findings(&out);
-    assert_eq!(found.len(), 2, "{out}");
-    assert!(found[0].contains("`read` is #[no_sync]"), "{out}");
-    assert!(found[1].contains("`cuda` is #[no_sync]"), "{out}");
+    insta::assert_snapshot!(chains(&src), @"
+    20:71 sync-in-no-sync: `read` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::Locked::read -> t::wait (Blocks, inferred, Deny)
+      via 20:71 t::Locked::read (inferred)
+      via 4:52 <t::Cuda as t::Server>::read (exact)
+    24:66 sync-in-no-sync: `cuda` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::cuda -> t::wait (Blocks, inferred, Deny)
+      via 24:66 t::cuda (inferred)
+      via 4:52 <t::Cuda as t::Server>::read (exact)
+    ");
 }
 
 #[test]
@@ -141,44 +157,61 @@ fn self_projections_in_a_trait_dispatch_through_the_declared_bound() {
         impl Holder for Hc {{ type Server = Cpu; fn server(&mut self) -> &mut Cpu {{ &mut self.0 }} }}\n\
         #[no_sync] pub fn cpu(h: &mut Hc) -> u32 {{ h.server().read() }}\n"
     );
-    let out = check(&src);
-    let found = findings(&out);
-    assert_eq!(found.len(), 1, "{out}");
-    assert!(found[0].contains("`r` is #[no_sync]"), "{out}");
+    insta::assert_snapshot!(chains(&src), @"
+    15:63 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, inferred, Deny)
+      via 15:63 t::r (inferred)
+      via 4:52 <t::Cuda as t::Server>::read (exact)
+    ");
 }
 
 #[test]
 fn a_generic_method_on_a_concrete_receiver_is_specialised_to_its_runtime() {
-    let client = "impl<R: Runtime> Client<R> {\n\
-            pub fn read(&mut self) -> u32 { self.server.read() }\n\
-        }\n";
-    for (rt, want) in [("CpuRt", 0), ("CudaRt", 1)] {
-        let src = format!(
-            "{RT}{client}#[no_sync] pub fn r(c: &mut Client<{rt}>) -> u32 {{ c.read() }}\n"
-        );
-        let out = check(&src);
-        assert_eq!(findings(&out).len(), want, "{rt}: {out}");
-    }
-    let src =
-        format!("{RT}{client}#[no_sync] pub fn r(c: &mut Client<CudaRt>) -> u32 {{ c.read() }}\n");
-    assert_eq!(
-        notes(&src)[..2],
-        [
-            "`t::r` calls `t::Client::read` (exact, specialised to `R = CudaRt`)",
-            "`t::Client::read` calls `<t::Cuda as t::Server>::read` (inferred)"
-        ]
+    let client = format!(
+        "{RT}impl<R: Runtime> Client<R> {{\n\
+            pub fn read(&mut self) -> u32 {{ self.server.read() }}\n\
+        }}\n"
     );
+    let out = cases(
+        &client,
+        &[
+            "#[no_sync] pub fn r(c: &mut Client<CpuRt>) -> u32 { c.read() }",
+            "#[no_sync] pub fn r(c: &mut Client<CudaRt>) -> u32 { c.read() }",
+        ],
+    );
+    insta::assert_snapshot!(out, @"
+    #[no_sync] pub fn r(c: &mut Client<CpuRt>) -> u32 { c.read() }:
+    #[no_sync] pub fn r(c: &mut Client<CudaRt>) -> u32 { c.read() }:
+    17:56 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, inferred, Deny)
+      via 17:56 t::r (exact)
+      via 15:45 t::Client::read (inferred)
+      via 4:52 <t::Cuda as t::Server>::read (exact)
+    ");
 }
 
 #[test]
 fn a_type_parameter_bound_by_an_argument_resolves_its_paths() {
-    let by_path = "pub fn by_path<S: Server>(s: &mut S) -> u32 { S::read(s) }\n";
-    for (server, want) in [("Cpu", 0), ("Cuda", 1)] {
-        let src =
-            format!("{RT}{by_path}#[no_sync] pub fn r(s: &mut {server}) -> u32 {{ by_path(s) }}\n");
-        let out = check(&src);
-        assert_eq!(findings(&out).len(), want, "{server}: {out}");
-    }
+    let by_path = format!("{RT}pub fn by_path<S: Server>(s: &mut S) -> u32 {{ S::read(s) }}\n");
+    let out = cases(
+        &by_path,
+        &[
+            "#[no_sync] pub fn r(s: &mut Cpu) -> u32 { by_path(s) }",
+            "#[no_sync] pub fn r(s: &mut Cuda) -> u32 { by_path(s) }",
+        ],
+    );
+    insta::assert_snapshot!(out, @"
+    #[no_sync] pub fn r(s: &mut Cpu) -> u32 { by_path(s) }:
+    #[no_sync] pub fn r(s: &mut Cuda) -> u32 { by_path(s) }:
+    15:44 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::r -> t::wait (Blocks, exact, Deny)
+      via 15:44 t::r (exact)
+      via 14:47 t::by_path (exact)
+      via 4:52 <t::Cuda as t::Server>::read (exact)
+    ");
 }
 
 /// candle's shape: an op trait with `const V: Self;`, a blanket impl of a mapping trait
@@ -195,35 +228,32 @@ const OPS: &str = "use nosync::{no_sync, synchronizes};\n\
 
 #[test]
 fn an_associated_const_of_a_type_parameter_reaches_the_blanket_impl() {
-    let src = format!("{OPS}#[no_sync] pub fn exp(x: u32) -> u32 {{ unary_impl::<Exp>(x) }}\n");
-    let out = check(&src);
-    assert_eq!(findings(&out).len(), 1, "{out}");
-    // Through `<impl UnaryOpT as Map1>::map` to the blanket `f` (`load`), not to
-    // every `Map1` impl (`Gather`'s `wait`).
-    let notes = notes(&src);
-    assert_eq!(
-        notes[..4],
-        [
-            "`t::exp` calls `t::unary_impl` (exact)",
-            "`t::unary_impl` calls `<impl t::UnaryOpT as t::Map1>::map` (exact)",
-            "`<impl t::UnaryOpT as t::Map1>::map` calls `<t::<impl> as t::Map1>::f` (exact)",
-            "`<t::<impl> as t::Map1>::f` calls `t::load` (exact)",
+    // Through `<impl UnaryOpT as Map1>::map` to the blanket `f` (`load`), not to every
+    // `Map1` impl (`Gather`'s `wait`); a concrete type has the blanket impls of its traits.
+    let out = cases(
+        OPS,
+        &[
+            "#[no_sync] pub fn exp(x: u32) -> u32 { unary_impl::<Exp>(x) }",
+            "#[no_sync] pub fn exp(x: u32) -> u32 { Exp.map(x) }",
         ],
-        "{notes:#?}"
     );
-}
-
-#[test]
-fn a_concrete_type_has_the_blanket_impls_of_its_traits() {
-    let src = format!("{OPS}#[no_sync] pub fn exp(x: u32) -> u32 {{ Exp.map(x) }}\n");
-    let notes = notes(&src);
-    assert!(
-        notes
-            .iter()
-            .any(|n| n == "`<t::Exp as t::Map1>::map` calls `<t::<impl> as t::Map1>::f` (exact)"),
-        "{notes:#?}"
-    );
-    assert!(!notes.iter().any(|n| n.contains("Gather")), "{notes:#?}");
+    insta::assert_snapshot!(out, @"
+    #[no_sync] pub fn exp(x: u32) -> u32 { unary_impl::<Exp>(x) }:
+    12:40 sync-in-no-sync: `exp` is #[no_sync] but reaches a host-blocking call: `load`
+      = this call reaches `t::load`, which blocks the host
+      t::exp -> t::load (Blocks, exact, Deny)
+      via 12:40 t::exp (exact)
+      via 11:54 t::unary_impl (exact)
+      via 3:82 <impl t::UnaryOpT as t::Map1>::map (exact)
+      via 4:61 <t::<impl> as t::Map1>::f (exact)
+    #[no_sync] pub fn exp(x: u32) -> u32 { Exp.map(x) }:
+    12:44 sync-in-no-sync: `exp` is #[no_sync] but reaches a host-blocking call: `load`
+      = this call reaches `t::load`, which blocks the host
+      t::exp -> t::load (Blocks, exact, Deny)
+      via 12:44 t::exp (exact)
+      via 3:82 <t::Exp as t::Map1>::map (exact)
+      via 4:61 <t::<impl> as t::Map1>::f (exact)
+    ");
 }
 
 #[test]
@@ -232,8 +262,10 @@ fn a_detached_thread_closure_is_not_the_callers_code() {
         #[synchronizes] fn wait() {}\n\
         #[no_sync] pub fn gc() { std::thread::spawn(move || { wait(); }); }\n\
         #[no_sync] pub fn scoped() { std::thread::scope(|s| { wait(); }); }\n";
-    let out = check(src);
-    let found = findings(&out);
-    assert_eq!(found.len(), 1, "{out}");
-    assert!(found[0].contains("`scoped` is #[no_sync]"), "{out}");
+    insta::assert_snapshot!(chains(src), @"
+    4:55 sync-in-no-sync: `scoped` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::scoped -> t::wait (Blocks, exact, Deny)
+      via 4:55 t::scoped (exact)
+    ");
 }
