@@ -109,8 +109,13 @@ impl LevelOverrides {
 
 /// The exit status the diagnostics shown call for: 1 when one is denied, else 0 (2, a tool
 /// error, is the caller's).
-pub fn exit_status(shown: &[&Diagnostic]) -> i32 {
-    i32::from(shown.iter().any(|d| d.level == Level::Deny))
+pub fn exit_status<'a>(shown: impl IntoIterator<Item = &'a Diagnostic>) -> i32 {
+    i32::from(denied(shown))
+}
+
+/// Whether one of the diagnostics shown is denied (the run fails).
+pub fn denied<'a>(shown: impl IntoIterator<Item = &'a Diagnostic>) -> bool {
+    shown.into_iter().any(|d| d.level == Level::Deny)
 }
 
 /// The diagnostics a renderer shows: every one not allowed, in order.
@@ -237,14 +242,14 @@ mod tests {
             Diagnostic::new(Code::SyncInNoSync, "a", span.clone()),
             Diagnostic::new(Code::PossibleSyncInNoSync, "b", span),
         ];
-        assert_eq!(exit_status(&reported(&diagnostics)), 1);
+        assert_eq!(exit_status(reported(&diagnostics)), 1);
         let mut overrides = LevelOverrides::default();
         overrides.push(Target::Code(Code::SyncInNoSync), Allow);
         overrides.apply(&mut diagnostics);
-        assert_eq!(exit_status(&reported(&diagnostics)), 0);
+        assert_eq!(exit_status(reported(&diagnostics)), 0);
         assert_eq!(reported(&diagnostics).len(), 1);
         overrides.push(Target::Warnings, Deny);
         overrides.apply(&mut diagnostics);
-        assert_eq!(exit_status(&reported(&diagnostics)), 1);
+        assert_eq!(exit_status(reported(&diagnostics)), 1);
     }
 }

@@ -170,8 +170,7 @@ pub(crate) fn exit_status(report: &Report<'_>, complete: bool) -> i32 {
     if report.internal_error() || !complete {
         2
     } else {
-        let shown: Vec<_> = report.diagnostics().collect();
-        crate::levels::exit_status(&shown)
+        crate::levels::exit_status(report.diagnostics())
     }
 }
 

@@ -92,7 +92,7 @@ impl<'a> Report<'a> {
 
     /// Whether a reported diagnostic is denied (the run fails).
     pub fn denied(&self) -> bool {
-        self.count(Level::Deny) > 0
+        crate::levels::denied(self.diagnostics())
     }
 
     /// Whether the lint failed on part of its input: an `internal-error` at deny level.
