@@ -229,7 +229,7 @@ fn host_cfg() -> Option<(String, Vec<Cfg>)> {
         .lines()
         .filter_map(|l| Cfg::from_str(l).ok())
         .collect();
-    Some((super::host_triple()?, cfgs))
+    Some((super::host_triple()?.to_owned(), cfgs))
 }
 
 /// A dependency's manifest, read for the fallback.

@@ -9,6 +9,20 @@
 //! dependency), [`offline`] rebuilds the graph from `cargo metadata --no-deps` and what
 //! is on disk, with the requested features applied as cargo would, and a
 //! `workspace-fallback` warning says what was and was not analysed.
+//!
+//! Cargo is asked cheapest first. `cargo metadata --frozen` (`--offline --locked`)
+//! succeeds only when `Cargo.lock` pins every package of the graph and each is already on
+//! disk, and then its answer is the one cargo gives online: `--locked` refuses any change
+//! to the lock file, so every package is the locked version (cargo's resolver keeps a
+//! locked version while it satisfies its requirement, and `cargo metadata` is no `cargo
+//! update`: it never moves a lock file that needs no change), and every manifest cargo
+//! reads (features, targets, dependencies) is the downloaded crate or git commit the lock
+//! file names, which an online run reads too. When it fails, something is missing or the
+//! lock file is stale (a dependency added, a requirement changed), and cargo is asked as
+//! the user would ask it: it updates the lock file and downloads what it needs. That
+//! attempt does not retry a network error unless the environment says so
+//! (`CARGO_NET_RETRY`): without a network cargo's three retries wait 11 s (mistral.rs)
+//! before the fallback can start.
 
 pub mod cache;
 mod disk;
@@ -123,9 +137,12 @@ fn run_cargo(
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Metadata, Option<(String, offline::Report)>)> {
     if opts.no_deps {
-        return Ok((metadata(opts, true, progress)?, None));
+        return Ok((metadata(opts, Ask::NoDeps, progress)?, None));
     }
-    match metadata(opts, false, progress) {
+    if let Ok(m) = metadata(opts, Ask::Frozen, progress) {
+        return Ok((m, None));
+    }
+    match metadata(opts, Ask::Online, progress) {
         Ok(m) => Ok((m, None)),
         Err(e) => {
             let (m, report) = fallback(opts, &e, progress)?;
@@ -154,9 +171,23 @@ fn check_packages(m: &Metadata, opts: &WorkspaceOptions) -> Result<()> {
     }
 }
 
+/// How `cargo metadata` is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ask {
+    /// `--no-deps`: the members alone, never the network.
+    NoDeps,
+    /// `--frozen` (`--offline --locked`): the lock file as it is and what is already
+    /// downloaded; it fails when the lock file would change or something is missing.
+    Frozen,
+    /// As the user would run it, except that a network error is not retried unless the
+    /// environment says so (`CARGO_NET_RETRY`): without a network, cargo's three
+    /// retries wait 11 s before the fallback could start.
+    Online,
+}
+
 fn metadata(
     opts: &WorkspaceOptions,
-    no_deps: bool,
+    ask: Ask,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Metadata, CargoFailed> {
     let mut cmd = MetadataCommand::new();
@@ -177,11 +208,19 @@ fn metadata(
             .filter(|f| !f.is_empty());
         cmd.features(CargoOpt::SomeFeatures(split.map(str::to_owned).collect()));
     }
-    if no_deps {
+    let mut other = Vec::new();
+    if ask == Ask::NoDeps {
         cmd.no_deps();
     } else if let Some(host) = host_triple() {
-        cmd.other_options(vec!["--filter-platform".to_owned(), host]);
+        other.extend(["--filter-platform".to_owned(), host.to_owned()]);
     }
+    if ask == Ask::Frozen {
+        other.push("--frozen".to_owned());
+    }
+    if ask == Ask::Online && std::env::var_os("CARGO_NET_RETRY").is_none() {
+        cmd.env("CARGO_NET_RETRY", "0");
+    }
+    cmd.other_options(other);
     exec(&cmd, progress)
 }
 
@@ -258,7 +297,7 @@ fn fallback(
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Metadata, offline::Report)> {
     let said = &e.0;
-    let m = metadata(opts, true, progress)?;
+    let m = metadata(opts, Ask::NoDeps, progress)?;
     let disk = disk::Disk::scan(m.workspace_root.as_std_path(), cargo_home());
     let req = offline::FeatureRequest {
         features: opts.features.clone(),
@@ -294,7 +333,13 @@ fn cargo_error(text: &str) -> String {
     said.join("; ")
 }
 
-fn host_triple() -> Option<String> {
+/// The host's target triple, from `rustc -vV` (asked once per process).
+fn host_triple() -> Option<&'static str> {
+    static HOST: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    HOST.get_or_init(ask_host_triple).as_deref()
+}
+
+fn ask_host_triple() -> Option<String> {
     let out =
         std::process::Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
             .arg("-vV")

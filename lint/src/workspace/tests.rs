@@ -222,3 +222,50 @@ fn repositories_compare_by_host_owner_and_name() {
     );
     assert_eq!(key("https://example.com/x"), None);
 }
+
+/// A lock file that lacks a dependency makes `cargo metadata --frozen` fail; the lint then
+/// asks cargo as the user would, which updates the lock file: the answer is cargo's online
+/// one, not the fallback's.
+#[test]
+fn a_stale_lock_file_gets_cargo_s_online_answer() {
+    let dir = std::env::temp_dir().join(format!("nosync-stale-lock-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    let write = |p: &str, text: &str| {
+        let p = dir.join(p);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    };
+    write(
+        "app/Cargo.toml",
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n[dependencies]\nlib-b = { path = \"../lib-b\" }\n",
+    );
+    write("app/src/lib.rs", "");
+    write(
+        "lib-b/Cargo.toml",
+        "[package]\nname = \"lib-b\"\nversion = \"0.3.0\"\nedition = \"2021\"\n",
+    );
+    write("lib-b/src/lib.rs", "");
+    // Written before `lib-b` was a dependency.
+    let stale = "version = 4\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\n";
+    write("app/Cargo.lock", stale);
+    let opts = WorkspaceOptions {
+        manifest_path: Some(dir.join("app/Cargo.toml")),
+        ..WorkspaceOptions::default()
+    };
+    let frozen = metadata(&opts, Ask::Frozen, &mut |_| {});
+    assert!(frozen.is_err(), "--frozen accepted a stale lock file");
+    let (ws, diags) = load(&opts, &mut |_| {}).unwrap();
+    let names: Vec<&str> = ws.crates.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["app", "lib_b"]);
+    assert!(diags.is_empty(), "{diags:?}");
+    let lock = fs::read_to_string(dir.join("app/Cargo.lock")).unwrap();
+    assert!(lock.contains("name = \"lib-b\""), "{lock}");
+    // Now complete, the lock file is enough: `--frozen` answers as cargo online did.
+    let offline = metadata(&opts, Ask::Frozen, &mut |_| {}).unwrap();
+    let online = metadata(&opts, Ask::Online, &mut |_| {}).unwrap();
+    assert_eq!(
+        serde_json::to_value(&offline).unwrap(),
+        serde_json::to_value(&online).unwrap()
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
