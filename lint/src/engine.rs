@@ -6,7 +6,7 @@
 use crate::config::{self, Config};
 use crate::diagnostics::{Diagnostic, Span};
 use crate::parse::cfg::CfgCtx;
-use crate::source::{DiskLoader, Loader, SourceMap};
+use crate::source::{DiskLoader, Loader, LoweredCache, SourceMap};
 use crate::workspace::{self, CrateSpec, WorkspaceOptions};
 use crate::{analysis, callgraph, net, parse, resolve};
 use std::collections::HashMap;
@@ -36,6 +36,8 @@ pub struct Stats {
     pub macro_failures: usize,
     pub roots: usize,
     pub phases: Vec<(&'static str, Duration)>,
+    /// With the cache of lowered files: how many files came from it, of how many lowered.
+    pub lowered_cached: Option<(usize, usize)>,
 }
 
 /// The result of a run: diagnostics (sorted), figures, the sources they point into, and
@@ -85,13 +87,84 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
         config::load_file(path, &mut cfg, files, &mut sources, &mut diags)?;
     }
     let config_time = start.elapsed();
+    let start = Instant::now();
+    let slot = opts
+        .workspace
+        .cache
+        .then(|| LoweredSlot::of(ws.metadata.as_ref()?))
+        .flatten();
+    sources.set_lowered(slot.as_ref().map(LoweredSlot::read));
+    let mut cache_time = start.elapsed();
     let mut a = analyze_crates(ws.root, ws.crates, &cfg, files, sources);
+    let start = Instant::now();
+    if let (Some(slot), Some(cache)) = (&slot, a.sources.lowered()) {
+        slot.write(cache);
+        let (used, added) = cache.counts();
+        a.stats.lowered_cached = Some((used.saturating_sub(added), used));
+    }
+    cache_time += start.elapsed();
+    a.stats
+        .phases
+        .push(("lowered-file cache (read, write)", cache_time));
     a.metadata = ws.metadata;
     a.diagnostics.extend(diags);
     sort(&mut a.diagnostics);
     a.stats.phases.insert(0, (metadata_phase, metadata_time));
     a.stats.phases.insert(1, ("config", config_time));
     Ok(a)
+}
+
+/// Where the cache of lowered files lives (`<target>/nosync-lint/lowered.bin`), and the
+/// build of the lint that may read it: its version and its executable's size and time,
+/// so that a rebuilt lint never reads what another build lowered.
+#[derive(Debug)]
+struct LoweredSlot {
+    file: PathBuf,
+    build: u128,
+}
+
+impl LoweredSlot {
+    /// `None` when the running executable cannot be identified (then nothing is cached).
+    fn of(metadata: &cargo_metadata::Metadata) -> Option<LoweredSlot> {
+        let exe = std::env::current_exe().ok()?;
+        let meta = std::fs::metadata(&exe).ok()?;
+        let time = meta
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(crate::VERSION.as_bytes());
+        h.update(exe.as_os_str().as_encoded_bytes());
+        h.update(&meta.len().to_le_bytes());
+        h.update(&time.as_nanos().to_le_bytes());
+        let dir = metadata.target_directory.as_std_path().join("nosync-lint");
+        Some(LoweredSlot {
+            file: dir.join("lowered.bin"),
+            build: h.digest128(),
+        })
+    }
+
+    /// The stored cache; an empty one when there is none, or it is unreadable or foreign.
+    fn read(&self) -> LoweredCache {
+        let bytes = std::fs::read(&self.file).unwrap_or_default();
+        LoweredCache::from_bytes(&bytes, self.build)
+    }
+
+    /// Stores `cache` when it changed (silently not, when it cannot), written aside and
+    /// renamed so that a concurrent run never reads half of it.
+    fn write(&self, cache: &LoweredCache) {
+        let (Some(bytes), Some(dir)) = (cache.to_bytes(self.build), self.file.parent()) else {
+            return;
+        };
+        let tmp = self
+            .file
+            .with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::create_dir_all(dir).is_ok() && std::fs::write(&tmp, bytes).is_ok() {
+            let _ = std::fs::rename(&tmp, &self.file);
+        }
+        let _ = std::fs::remove_file(&tmp);
+    }
 }
 
 /// The analysis of `crates` on a pool whose threads have large stacks. Every file is read

@@ -68,7 +68,20 @@ fn check_identical(args: &[String]) -> Result<(), String> {
     if !t.contains("metadata (cache hit)") {
         return Err(format!("the cache was not hit: {t:?}"));
     }
-    Ok(())
+    match lowered_from_cache(&t) {
+        Some((hits, all)) if hits == all && all > 0 => Ok(()),
+        _ => Err(format!("not every lowered file came from the cache: {t:?}")),
+    }
+}
+
+/// `-v`'s "N of M lowered files from the cache".
+fn lowered_from_cache(times: &str) -> Option<(usize, usize)> {
+    let words: Vec<&str> = times.split_whitespace().collect();
+    let at = words
+        .windows(4)
+        .position(|w| w[1..] == ["lowered", "files", "from"])?;
+    let hits = words.get(at.checked_sub(2)?)?;
+    Some((hits.parse().ok()?, words[at].parse().ok()?))
 }
 
 #[test]
@@ -155,6 +168,13 @@ fn an_edit_sequence_prints_the_same_from_the_cache() {
             Box::new(|| write(&dir, "src/lib.rs", &APP_LIB.replace("step", "step2"))),
         ),
         (
+            "a line inserted at the top of a file (every span in it moves)",
+            Box::new(|| {
+                let text = APP_LIB.replace("step", "step2");
+                write(&dir, "src/lib.rs", &format!("// a new first line\n{text}"));
+            }),
+        ),
+        (
             "a new feature of a member",
             Box::new(|| {
                 write(
@@ -209,4 +229,47 @@ fn an_edit_sequence_prints_the_same_from_the_cache() {
     }
     let _ = fs::remove_dir_all(&dir);
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+/// A cache of lowered files that is truncated, corrupt or not one at all is read as an
+/// empty cache: the run prints what a `--no-cache` run prints, lowers every file again
+/// and stores a good cache, which the next run reads.
+#[test]
+fn a_damaged_lowered_file_cache_is_ignored() {
+    let dir: PathBuf = std::env::temp_dir().join(format!("nosync-lowered-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    write(&dir, "Cargo.toml", APP);
+    write(&dir, "src/lib.rs", APP_LIB);
+    write(&dir, "gpu/Cargo.toml", GPU);
+    write(&dir, "gpu/src/lib.rs", GPU_LIB);
+    let manifest = dir.join("Cargo.toml").display().to_string();
+    let args: Vec<String> = ["cargo-nosync-lint", "--manifest-path", &manifest, "-v"]
+        .map(str::to_owned)
+        .to_vec();
+    let cold = timeless(run(&with(&args, &["--no-cache"])));
+    check_identical(&args).unwrap_or_else(|e| panic!("{e}"));
+    let file = dir.join("target/nosync-lint/lowered.bin");
+    let good = fs::read(&file).expect("the cache of lowered files");
+    let mut flipped = good.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    let damages: [(&str, Vec<u8>); 5] = [
+        ("empty", Vec::new()),
+        ("truncated", good[..good.len() / 2].to_vec()),
+        ("a flipped bit", flipped),
+        (
+            "another build",
+            [&good[..20], &[0u8; 16], &good[36..]].concat(),
+        ),
+        ("not a cache", b"{\"entries\": []}".to_vec()),
+    ];
+    for (what, bytes) in damages {
+        fs::write(&file, bytes).expect("a damaged cache");
+        let damaged = run(&args);
+        let from = lowered_from_cache(&times(&damaged.2));
+        assert_eq!(timeless(damaged), cold, "{what}");
+        assert_eq!(from, Some((0, 2)), "{what}");
+        check_identical(&args).unwrap_or_else(|e| panic!("{what}: {e}"));
+    }
+    let _ = fs::remove_dir_all(&dir);
 }

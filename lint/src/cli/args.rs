@@ -41,7 +41,7 @@ pub struct Cli {
     /// Analyse workspace members only, not their dependencies
     #[arg(long)]
     pub no_deps: bool,
-    /// Neither read nor write the cache in the target dir (`cargo metadata` runs)
+    /// Neither read nor write the caches in the target dir (`cargo metadata` runs, every file is parsed)
     #[arg(long)]
     pub no_cache: bool,
     /// No summary line

@@ -192,11 +192,14 @@ fn write_stats(a: &Analysis, err: &mut dyn Write) -> std::io::Result<()> {
         "  macro_rules! expansions: {} ({} invocations not expanded)",
         s.macro_expansions, s.macro_failures
     )?;
-    let phases: Vec<String> = s
+    let mut phases: Vec<String> = s
         .phases
         .iter()
         .map(|(n, d)| format!("{n} {:.1} ms", d.as_secs_f64() * 1e3))
         .collect();
+    if let Some((hits, all)) = s.lowered_cached {
+        phases.push(format!("{hits} of {all} lowered files from the cache"));
+    }
     writeln!(err, "  time: {}", phases.join(", "))
 }
 

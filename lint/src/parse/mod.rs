@@ -6,6 +6,7 @@
 //! pre-scan before syn recurses into them, and a panic in one file's work is caught
 //! and reported as an `internal-error` diagnostic.
 
+pub mod cache;
 pub mod cfg;
 pub mod ir;
 pub(crate) mod lower;
@@ -18,6 +19,7 @@ pub use lower_mod::locate;
 
 use crate::diagnostics::{Code, Diagnostic};
 use crate::source::{Loader, SourceMap};
+use cache::Lowering;
 use cfg::CfgCtx;
 use ir::{FileId, Item, ModKind, SpanIr};
 use rayon::prelude::*;
@@ -98,16 +100,22 @@ pub fn parse_jobs(
         wave.dedup_by(|a, b| a.path == b.path && a.cfg == b.cfg);
         let loaded = load_wave(&wave, files, sources, diags);
         // Runs on the caller's rayon pool: [`crate::engine`] installs one with large stacks.
-        let results: Vec<FileResult> = loaded
+        let results: Vec<(FileResult, Cached)> = loaded
             .par_iter()
             .map(|(j, id)| {
-                let mut res = parse_one(j, *id, sources, cfgs);
+                let (mut res, cached) = parse_one(j, *id, sources, cfgs);
                 locate(&mut res.items, files);
-                res
+                (res, cached)
             })
             .collect();
         let mut next = Vec::new();
-        for ((job, id), res) in loaded.into_iter().zip(results) {
+        for ((job, id), (res, cached)) in loaded.into_iter().zip(results) {
+            if let (Some(cache), Some((key, fresh))) = (sources.lowered_mut(), cached) {
+                match fresh {
+                    Some(bytes) => cache.insert(key, bytes),
+                    None => cache.mark_used(key),
+                }
+            }
             diags.extend(res.diags);
             collect_children(&res.items, job.cfg, &mut next);
             parsed.files.insert(
@@ -195,20 +203,54 @@ struct FileResult {
     diags: Vec<Diagnostic>,
 }
 
-fn parse_one(job: &FileJob, id: FileId, sources: &SourceMap, cfgs: &[CfgCtx]) -> FileResult {
+/// How a file met the cache: its key and, when it was lowered now, its encoded entry.
+type Cached = Option<(crate::source::Key, Option<Vec<u8>>)>;
+
+/// Lowers one file, from the cache when it has the file (and then adds nothing).
+fn parse_one(
+    job: &FileJob,
+    id: FileId,
+    sources: &SourceMap,
+    cfgs: &[CfgCtx],
+) -> (FileResult, Cached) {
     let text = &sources.file(id).text;
     let default_cfg = CfgCtx::default();
     let cfg = cfgs.get(job.cfg).unwrap_or(&default_cfg);
+    let Some(store) = sources.lowered() else {
+        return (
+            file_result(lower_file(job, id, text, cfg), id, sources),
+            None,
+        );
+    };
+    let key = cache::key(&job.path, &job.mod_dir, cfg, text);
+    if let Some(found) = cache::lookup(store, key, id) {
+        return (file_result(Some(found), id, sources), Some((key, None)));
+    }
+    let lowering = lower_file(job, id, text, cfg);
+    // A file that panicked is not stored: the next run tries again.
+    let bytes = lowering.as_ref().and_then(|l| cache::encode(l, id));
+    let cached = bytes.map(|b| (key, Some(b)));
+    (file_result(lowering, id, sources), cached)
+}
+
+/// Parses and lowers one file; `None` when that panicked.
+fn lower_file(job: &FileJob, id: FileId, text: &str, cfg: &CfgCtx) -> Option<Lowering> {
     let run = std::panic::AssertUnwindSafe(|| parse_text(job, id, text, cfg));
-    match std::panic::catch_unwind(run) {
-        Ok(Ok((items, invalid))) => FileResult {
+    std::panic::catch_unwind(run).ok()
+}
+
+/// A file's items and diagnostics from its lowering (`None`: lowering panicked).
+fn file_result(lowering: Option<Lowering>, id: FileId, sources: &SourceMap) -> FileResult {
+    let text = &sources.file(id).text;
+    match lowering {
+        Some(Ok((items, invalid))) => FileResult {
             items,
             diags: invalid
                 .into_iter()
                 .map(|(msg, at)| invalid_escape(msg, at, sources))
                 .collect(),
         },
-        Ok(Err((msg, lo, hi))) => FileResult {
+        Some(Err((msg, lo, hi))) => FileResult {
             items: Vec::new(),
             diags: vec![Diagnostic::new(
                 Code::ParseError,
@@ -216,7 +258,7 @@ fn parse_one(job: &FileJob, id: FileId, sources: &SourceMap, cfgs: &[CfgCtx]) ->
                 sources.span_of(id, floor_char(text, lo), floor_char(text, hi.max(lo))),
             )],
         },
-        Err(_) => FileResult {
+        None => FileResult {
             items: Vec::new(),
             diags: vec![Diagnostic::new(
                 Code::InternalError,
@@ -227,23 +269,13 @@ fn parse_one(job: &FileJob, id: FileId, sources: &SourceMap, cfgs: &[CfgCtx]) ->
     }
 }
 
-type ParseErr = (String, usize, usize);
-
-/// A lowered file: its items and the malformed escapes found in it.
-type Lowered = (Vec<Item>, Vec<(String, SpanIr)>);
-
 fn invalid_escape(msg: String, at: SpanIr, sources: &SourceMap) -> Diagnostic {
     Diagnostic::new(Code::InvalidAnnotation, msg, sources.span(at))
         .with_label("the nosync escape does not accept this")
 }
 
 /// Parses and lowers one file's text; errors carry a message and a byte range.
-pub fn parse_text(
-    job: &FileJob,
-    id: FileId,
-    text: &str,
-    cfg: &CfgCtx,
-) -> Result<Lowered, ParseErr> {
+pub fn parse_text(job: &FileJob, id: FileId, text: &str, cfg: &CfgCtx) -> Lowering {
     let (body, offset) = strip_prelude(text);
     match prescan::too_deep(&body) {
         Some(prescan::TooDeep::Nesting(at)) => {

@@ -2,8 +2,10 @@
 //! line index (`line-index`), so that byte offsets become `line:col` spans and renderers can show
 //! snippets. The file ids and byte spans every later stage carries are defined here.
 
+mod cache;
 mod loader;
 
+pub use cache::{Key, LoweredCache, with_span_file};
 pub use loader::{DiskLoader, Loader, MemLoader};
 
 use crate::diagnostics::Span;
@@ -77,6 +79,9 @@ pub struct SourceMap {
     by_display: HashMap<PathBuf, FileId>,
     by_path: HashMap<PathBuf, FileId>,
     root: PathBuf,
+    /// The cache of lowered files, when one is used (the parse stage looks files up in it
+    /// and adds the ones it lowers; the edge reads and writes it).
+    lowered: Option<LoweredCache>,
 }
 
 impl SourceMap {
@@ -86,6 +91,19 @@ impl SourceMap {
             root: root.to_path_buf(),
             ..SourceMap::default()
         }
+    }
+
+    /// Uses `cache` for lowered files (`None`: no cache).
+    pub fn set_lowered(&mut self, cache: Option<LoweredCache>) {
+        self.lowered = cache;
+    }
+
+    pub fn lowered(&self) -> Option<&LoweredCache> {
+        self.lowered.as_ref()
+    }
+
+    pub fn lowered_mut(&mut self) -> Option<&mut LoweredCache> {
+        self.lowered.as_mut()
     }
 
     /// Adds a file already read; returns its id (the same id if added twice).

@@ -33,6 +33,7 @@ pub const DEFAULT_REASON_MAYBE: &str = "declared #[synchronizes(maybe)]";
 
 /// The three attributes of nosync.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum AttrName {
     NoSync,
     Synchronizes,
@@ -74,6 +75,7 @@ impl AttrName {
 
 /// Whether a `#[synchronizes]` function always blocks the host or only may block it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Kind {
     Does,
     May,
@@ -91,6 +93,7 @@ impl Kind {
 
 /// The arguments of one attribute, one variant per attribute; `R` is how a reason is kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Args<R = LitStr> {
     /// `#[no_sync]`.
     NoSync,

@@ -1,0 +1,130 @@
+//! What the cache of lowered files ([`crate::source::LoweredCache`]) holds: a file's
+//! [`Lowering`] (its items and malformed escapes, or its parse error), encoded with
+//! postcard, its spans relative to the file (a cached file comes back in the id it has in
+//! this run). The key is everything lowering reads: the file's text, its path, the
+//! directory of its `mod x;` files and its `#[cfg]` context (the lint's build is the
+//! cache file's, see the source stage). Lowering reads no file system, so nothing else.
+//!
+//! The in-memory API, for whoever fills the cache (the parse stage, or a speculative
+//! pre-pass): [`key`], then [`lookup`], or [`encode`] and `LoweredCache::insert`.
+
+use super::cfg::CfgCtx;
+use super::ir::{FileId, Item, SpanIr};
+use crate::source::{Key, LoweredCache, with_span_file};
+use std::path::Path;
+
+/// A parse error: its message and byte range.
+pub type ParseErr = (String, usize, usize);
+
+/// A lowered file: its items and the malformed escapes found in it.
+pub type Lowered = (Vec<Item>, Vec<(String, SpanIr)>);
+
+/// What lowering one file gives: the lowered file or why it did not parse.
+pub type Lowering = Result<Lowered, ParseErr>;
+
+/// The key of the file `path` with text `text`, its `mod` files in `mod_dir`, under `cfg`.
+pub fn key(path: &Path, mod_dir: &Path, cfg: &CfgCtx, text: &str) -> Key {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut field = |bytes: &[u8]| {
+        h.update(&(bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    field(path.as_os_str().as_encoded_bytes());
+    field(mod_dir.as_os_str().as_encoded_bytes());
+    let mut features: Vec<&str> = cfg.features.iter().map(String::as_str).collect();
+    features.sort_unstable();
+    field(&features.len().to_le_bytes());
+    for f in features {
+        field(f.as_bytes());
+    }
+    field(&[u8::from(cfg.test)]);
+    field(text.as_bytes());
+    h.digest128()
+}
+
+/// The lowering of `key` in `cache`, its spans in `file`; `None` when absent or unreadable.
+pub fn lookup(cache: &LoweredCache, key: Key, file: FileId) -> Option<Lowering> {
+    decode(cache.get(key)?, file)
+}
+
+/// `lowering` encoded, its spans relative to `file`; `None` when it cannot be (a span of
+/// another file, a path that is not UTF-8).
+pub fn encode(lowering: &Lowering, file: FileId) -> Option<Vec<u8>> {
+    with_span_file(file, || postcard::to_stdvec(lowering)).ok()
+}
+
+/// An encoded lowering, its spans in `file`.
+pub fn decode(bytes: &[u8], file: FileId) -> Option<Lowering> {
+    with_span_file(file, || postcard::from_bytes(bytes)).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{FileJob, parse_text};
+
+    /// Files with every kind of span: nosync attributes with errors, malformed escapes,
+    /// `mod` declarations, macros, nested items, closures, matches; and a parse error.
+    const TEXTS: &[&str] = &[
+        include_str!("lower.rs"),
+        include_str!("../engine.rs"),
+        include_str!("../../../fixtures/attribute-contract/src/lib.rs"),
+        include_str!("../../../fixtures/macro-items/app/src/lib.rs"),
+        include_str!("../../../fixtures/transitive-modules/src/lib.rs"),
+        "#[synchronizes(blocking)] fn a() {}\n#[no_sync(hot)] fn b() {}\n\
+         #[no_sync] fn r() { nosync::allow_sync(); nosync::allow_sync_expr!(w(), w()); }\n\
+         mod m { fn inner() { fn deeper() {} } }\n#[path = \"x.rs\"] mod x;\n",
+        "fn broken( {",
+    ];
+
+    #[test]
+    fn a_lowered_file_comes_back_with_its_current_id() {
+        let job = FileJob {
+            path: "/w/src/lib.rs".into(),
+            cfg: 0,
+            mod_dir: "/w/src".into(),
+            declared_at: None,
+        };
+        let cfg = CfgCtx::default();
+        for text in TEXTS {
+            let stored = parse_text(&job, 3, text, &cfg);
+            let bytes = encode(&stored, 3).expect("encodes");
+            // Read back as file 7: exactly what lowering it as file 7 gives.
+            assert_eq!(decode(&bytes, 7), Some(parse_text(&job, 7, text, &cfg)));
+            // A span of another file (or the wrong id) is never stored.
+            assert!(stored.is_err() || encode(&stored, 4).is_none());
+        }
+        let mut store = LoweredCache::default();
+        let k = key(&job.path, &job.mod_dir, &cfg, TEXTS[5]);
+        store.insert(
+            k,
+            encode(&parse_text(&job, 1, TEXTS[5], &cfg), 1).expect("encodes"),
+        );
+        assert_eq!(
+            lookup(&store, k, 2),
+            Some(parse_text(&job, 2, TEXTS[5], &cfg))
+        );
+        assert_eq!(decode(&[0xff; 8], 2), None);
+    }
+
+    #[test]
+    fn the_key_is_everything_lowering_reads() {
+        let cfg = CfgCtx::default();
+        let with_fast = CfgCtx {
+            features: ["fast".to_owned()].into(),
+            test: false,
+        };
+        let (p, d) = (Path::new("/w/src/lib.rs"), Path::new("/w/src"));
+        let k = key(p, d, &cfg, "fn a() {}");
+        assert_eq!(k, key(p, d, &CfgCtx::default(), "fn a() {}"));
+        assert_ne!(k, key(p, d, &cfg, "fn a() {} "));
+        assert_ne!(k, key(Path::new("/v/src/lib.rs"), d, &cfg, "fn a() {}"));
+        assert_ne!(k, key(p, Path::new("/w/src/lib"), &cfg, "fn a() {}"));
+        assert_ne!(k, key(p, d, &with_fast, "fn a() {}"));
+        let test = CfgCtx {
+            test: true,
+            ..CfgCtx::default()
+        };
+        assert_ne!(k, key(p, d, &test, "fn a() {}"));
+    }
+}
