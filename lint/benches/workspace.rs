@@ -151,6 +151,7 @@ fn finish(
             ..WorkspaceOptions::default()
         },
         config: Some(config.clone()),
+        ..Options::default()
     };
     let a = nosync_lint::analyze(&opts, &mut |_| {}).map_err(|e| format!("analysis: {e:#}"))?;
     let mut files: Vec<PathBuf> = a

@@ -19,6 +19,10 @@ pub struct Options {
     pub workspace: WorkspaceOptions,
     /// `--config FILE`.
     pub config: Option<PathBuf>,
+    /// Lower every fn body with its file, not only when a root reaches it: the switch that
+    /// lets the tests check that laziness changes no output (`NOSYNC_LINT_EAGER=1`, read by
+    /// the CLI).
+    pub eager_bodies: bool,
 }
 
 /// Figures `-v` prints.
@@ -95,7 +99,11 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
         .flatten();
     sources.set_lowered(slot.as_ref().map(LoweredSlot::read));
     let mut cache_time = start.elapsed();
-    let mut a = analyze_crates(ws.root, ws.crates, &cfg, files, sources);
+    let core = Core {
+        config: &cfg,
+        eager_bodies: opts.eager_bodies,
+    };
+    let mut a = analyze_crates_with(ws.root, ws.crates, core, files, sources);
     let start = Instant::now();
     if let (Some(slot), Some(cache)) = (&slot, a.sources.lowered()) {
         slot.write(cache);
@@ -176,6 +184,29 @@ pub fn analyze_crates(
     files: &dyn Loader,
     sources: SourceMap,
 ) -> Analysis {
+    let core = Core {
+        config: cfg,
+        eager_bodies: false,
+    };
+    analyze_crates_with(root, crates, core, files, sources)
+}
+
+/// What the core is given besides the crates and files: the config and whether every fn
+/// body is lowered with its file ([`Options::eager_bodies`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Core<'c> {
+    pub config: &'c Config,
+    pub eager_bodies: bool,
+}
+
+/// [`analyze_crates`] with the core's options.
+pub fn analyze_crates_with(
+    root: PathBuf,
+    crates: Vec<CrateSpec>,
+    cfg: Core<'_>,
+    files: &dyn Loader,
+    sources: SourceMap,
+) -> Analysis {
     // Large stacks are virtual memory: cap the thread count so that the reservation
     // stays modest on many-core machines.
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(MAX_THREADS));
@@ -208,7 +239,7 @@ const MAX_THREADS: usize = 16;
 fn single_thread(
     root: PathBuf,
     crates: Vec<CrateSpec>,
-    cfg: &Config,
+    cfg: Core<'_>,
     files: &dyn Loader,
     sources: SourceMap,
 ) -> Analysis {
@@ -233,10 +264,11 @@ fn single_thread(
 fn core(
     root: PathBuf,
     crates: Vec<CrateSpec>,
-    cfg: &Config,
+    opts: Core<'_>,
     files: &dyn Loader,
     mut sources: SourceMap,
 ) -> Analysis {
+    let (cfg, eager) = (opts.config, opts.eager_bodies);
     let mut stats = Stats {
         crates: crates.len(),
         ..Stats::default()
@@ -258,7 +290,7 @@ fn core(
         .enumerate()
         .map(|(i, c)| (c.root.clone(), i))
         .collect();
-    let (mut parsed, mut diags) = parse::parse_all(&roots, &cfgs, files, &mut sources);
+    let (mut parsed, mut diags) = parse::parse_all(&roots, &cfgs, files, &mut sources, eager);
     lap(&mut stats, "parse");
     let at = sources.first_span();
     let what = |c: &crate::net::Caught| {

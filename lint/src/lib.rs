@@ -46,10 +46,10 @@ mod workspace;
 mod tests;
 
 // Running the lint.
-pub use cli::{Terminal, run};
+pub use cli::{Terminal, options_from_args, run};
 /// Sorts diagnostics into the order they are printed in (file, line, column, code).
 pub use engine::sort as sort_diagnostics;
-pub use engine::{Analysis, Options, Stats, analyze, analyze_crates};
+pub use engine::{Analysis, Core, Options, Stats, analyze, analyze_crates, analyze_crates_with};
 /// The stack size of the analysis threads (syn recurses once per nesting level).
 pub use parse::STACK_SIZE;
 

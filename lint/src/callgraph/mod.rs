@@ -2,6 +2,7 @@
 //! resolved call with its tag (`exact`, `inferred`, `name-only`) and call site, and per
 //! fn the calls that could not be resolved. Bodies are walked in parallel.
 
+mod bodies;
 mod returns;
 mod specialise;
 pub mod tags;
@@ -14,6 +15,7 @@ use crate::net::Caught;
 use crate::parse::ir::SpanIr;
 use crate::resolve::{DefMap, FnId};
 use crate::source::SourceMap;
+use bodies::Bodies;
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -125,12 +127,14 @@ struct Walked {
 fn walk_all(
     map: &DefMap<'_>,
     fns: Vec<FnId>,
-    sources: &SourceMap,
+    (sources, bodies): (&SourceMap, &mut Bodies),
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Walked> {
+    bodies.lower(map, &fns, sources, diags);
+    let bodies = &*bodies;
     let walked: Vec<_> = fns
         .par_iter()
-        .map(|&f| crate::net::catch(|| walk::walk_fn(map, f)))
+        .map(|&f| crate::net::catch(|| walk::walk_fn(map, f, bodies)))
         .collect();
     walked
         .into_iter()
@@ -162,9 +166,12 @@ fn walk_error(map: &DefMap<'_>, f: FnId, caught: &Caught, sources: &SourceMap) -
 /// on a known type, and a fn given a value of a known type for a `dyn Trait` or
 /// generic parameter, get a node of their own for those types (see [`specialise`]);
 /// specialisations are created in rounds until none is new.
+/// The lazy bodies of the fns walked are lowered first.
 pub fn build(map: &mut DefMap<'_>, sources: &SourceMap) -> (CallGraph, Vec<Diagnostic>) {
     let mut diags = Vec::new();
-    let mut per_fn = walk_all(map, map.fn_ids().collect(), sources, &mut diags);
+    let mut bodies = Bodies::default();
+    let all = map.fn_ids().collect();
+    let mut per_fn = walk_all(map, all, (sources, &mut bodies), &mut diags);
     let mut spec_ids = specialise::Ids::default();
     for _round in 0..16 {
         let mut created = Vec::new();
@@ -179,7 +186,8 @@ pub fn build(map: &mut DefMap<'_>, sources: &SourceMap) -> (CallGraph, Vec<Diagn
         if created.is_empty() {
             break;
         }
-        per_fn.extend(walk_all(map, created, sources, &mut diags));
+        let ctx = (sources, &mut bodies);
+        per_fn.extend(walk_all(map, created, ctx, &mut diags));
     }
     (assemble(map, per_fn), diags)
 }

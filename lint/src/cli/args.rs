@@ -85,6 +85,7 @@ impl Cli {
                 cache: !self.no_cache,
             },
             config: self.config.clone(),
+            eager_bodies: false,
         }
     }
 }

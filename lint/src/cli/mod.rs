@@ -51,7 +51,10 @@ pub fn run(
             let _ = writeln!(err, "{line}");
         }
     };
-    let mut analysis = match engine::analyze(&cli.options(), &mut progress) {
+    let mut opts = cli.options();
+    // An internal switch, for checking that lazy bodies change no output (not a flag).
+    opts.eager_bodies = std::env::var_os("NOSYNC_LINT_EAGER").is_some_and(|v| v == "1");
+    let mut analysis = match engine::analyze(&opts, &mut progress) {
         Ok(analysis) => analysis,
         Err(e) => {
             let _ = writeln!(err, "error: {e:#}");
@@ -205,3 +208,11 @@ fn write_stats(a: &Analysis, err: &mut dyn Write) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests;
+
+/// What a command line asks to analyse (`argv[0]` first), as [`run`] would analyse it: for
+/// tests that call [`engine::analyze`] with options a command line cannot give (the
+/// `eager_bodies` switch).
+pub fn options_from_args(args: &[String]) -> Result<engine::Options, String> {
+    let cli = Cli::parse(args.iter().map(std::ffi::OsString::from)).map_err(|e| e.to_string())?;
+    Ok(cli.options())
+}

@@ -22,8 +22,9 @@ pub type Lowered = (Vec<Item>, Vec<(String, SpanIr)>);
 /// What lowering one file gives: the lowered file or why it did not parse.
 pub type Lowering = Result<Lowered, ParseErr>;
 
-/// The key of the file `path` with text `text`, its `mod` files in `mod_dir`, under `cfg`.
-pub fn key(path: &Path, mod_dir: &Path, cfg: &CfgCtx, text: &str) -> Key {
+/// The key of the file `path` with text `text`, its `mod` files in `mod_dir`, under `cfg`,
+/// its fn bodies lowered `eager`ly or kept lazy.
+pub fn key(path: &Path, mod_dir: &Path, cfg: &CfgCtx, text: &str, eager: bool) -> Key {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     let mut field = |bytes: &[u8]| {
         h.update(&(bytes.len() as u64).to_le_bytes());
@@ -38,6 +39,7 @@ pub fn key(path: &Path, mod_dir: &Path, cfg: &CfgCtx, text: &str) -> Key {
         field(f.as_bytes());
     }
     field(&[u8::from(cfg.test)]);
+    field(&[u8::from(eager)]);
     field(text.as_bytes());
     h.digest128()
 }
@@ -87,22 +89,25 @@ mod tests {
         };
         let cfg = CfgCtx::default();
         for text in TEXTS {
-            let stored = parse_text(&job, 3, text, &cfg);
+            let stored = parse_text(&job, 3, text, &cfg, false);
             let bytes = encode(&stored, 3).expect("encodes");
             // Read back as file 7: exactly what lowering it as file 7 gives.
-            assert_eq!(decode(&bytes, 7), Some(parse_text(&job, 7, text, &cfg)));
+            assert_eq!(
+                decode(&bytes, 7),
+                Some(parse_text(&job, 7, text, &cfg, false))
+            );
             // A span of another file (or the wrong id) is never stored.
             assert!(stored.is_err() || encode(&stored, 4).is_none());
         }
         let mut store = LoweredCache::default();
-        let k = key(&job.path, &job.mod_dir, &cfg, TEXTS[5]);
+        let k = key(&job.path, &job.mod_dir, &cfg, TEXTS[5], false);
         store.insert(
             k,
-            encode(&parse_text(&job, 1, TEXTS[5], &cfg), 1).expect("encodes"),
+            encode(&parse_text(&job, 1, TEXTS[5], &cfg, false), 1).expect("encodes"),
         );
         assert_eq!(
             lookup(&store, k, 2),
-            Some(parse_text(&job, 2, TEXTS[5], &cfg))
+            Some(parse_text(&job, 2, TEXTS[5], &cfg, false))
         );
         assert_eq!(decode(&[0xff; 8], 2), None);
     }
@@ -115,16 +120,20 @@ mod tests {
             test: false,
         };
         let (p, d) = (Path::new("/w/src/lib.rs"), Path::new("/w/src"));
-        let k = key(p, d, &cfg, "fn a() {}");
-        assert_eq!(k, key(p, d, &CfgCtx::default(), "fn a() {}"));
-        assert_ne!(k, key(p, d, &cfg, "fn a() {} "));
-        assert_ne!(k, key(Path::new("/v/src/lib.rs"), d, &cfg, "fn a() {}"));
-        assert_ne!(k, key(p, Path::new("/w/src/lib"), &cfg, "fn a() {}"));
-        assert_ne!(k, key(p, d, &with_fast, "fn a() {}"));
+        let k = key(p, d, &cfg, "fn a() {}", false);
+        assert_eq!(k, key(p, d, &CfgCtx::default(), "fn a() {}", false));
+        assert_ne!(k, key(p, d, &cfg, "fn a() {}", true));
+        assert_ne!(k, key(p, d, &cfg, "fn a() {} ", false));
+        assert_ne!(
+            k,
+            key(Path::new("/v/src/lib.rs"), d, &cfg, "fn a() {}", false)
+        );
+        assert_ne!(k, key(p, Path::new("/w/src/lib"), &cfg, "fn a() {}", false));
+        assert_ne!(k, key(p, d, &with_fast, "fn a() {}", false));
         let test = CfgCtx {
             test: true,
             ..CfgCtx::default()
         };
-        assert_ne!(k, key(p, d, &test, "fn a() {}"));
+        assert_ne!(k, key(p, d, &test, "fn a() {}", false));
     }
 }

@@ -108,7 +108,8 @@ pub struct FnIr {
     pub params: Vec<Param>,
     pub ret: Option<TypeRef>,
     pub is_async: bool,
-    pub body: Option<Block>,
+    /// `None` for a declaration without a body (`fn f();`).
+    pub body: Option<Body>,
     /// Items declared inside the body, in any of its blocks (nested fns, impls, structs).
     pub nested: Vec<Item>,
 }
@@ -240,6 +241,29 @@ pub enum Item {
     MacroRules(MacroRulesIr),
     /// An item-position macro call (`foo! { .. }`), kept as text to expand later.
     MacroCall(MacroCallIr),
+}
+
+/// A fn body: lowered with its file, or kept as its byte range and lowered only when the
+/// call graph reaches the fn (see [`crate::parse::lazy`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Body {
+    Lowered(Block),
+    Lazy(LazyBody),
+}
+
+/// A body not lowered yet: where it is and what lowering it needs. Only a body that can
+/// define no item, carries no attribute and names no escape is kept so (its `nested`
+/// items are then only statement macro calls, see [`LazyBody::macros`]; and its lowering
+/// reads no `#[cfg]`, which only attributes carry).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LazyBody {
+    /// The body, braces included.
+    pub span: SpanIr,
+    /// The directory of the module holding the fn (for the statement macros' `mod x;`).
+    pub mod_dir: std::path::PathBuf,
+    /// The last segment of every `name!` invoked in the body, at any depth, sorted and
+    /// deduplicated: a body invoking a `macro_rules!` name is lowered before expansion.
+    pub macros: Vec<String>,
 }
 
 /// A lowered block: its statements and the span of its closing brace (drops happen there).

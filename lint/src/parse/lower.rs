@@ -25,6 +25,9 @@ pub struct Lower<'a> {
     pub attr_renames: Vec<(String, AttrName)>,
     /// Malformed escapes (`allow_sync()` without its closure), as the syntax crate words them.
     pub invalid: Vec<(String, SpanIr)>,
+    /// The fn bodies of this file replaced by `{}` before parsing (see [`super::lazy`]):
+    /// each becomes a [`Body::Lazy`].
+    pub lazy: Option<&'a super::lazy::Ranges>,
 }
 
 impl Lower<'_> {
@@ -231,7 +234,10 @@ impl Lower<'_> {
         let mut nested = Vec::new();
         // A fn nested in this one collects its own inner items.
         let outer = std::mem::take(&mut self.inner);
-        let body = body.map(|b| self.block(b, &mut nested));
+        let body = body.map(|b| match self.lazy_body(b) {
+            Some(lazy) => Body::Lazy(lazy),
+            None => Body::Lowered(self.block(b, &mut nested)),
+        });
         nested.append(&mut self.inner);
         self.inner = outer;
         FnIr {
@@ -249,6 +255,27 @@ impl Lower<'_> {
             body,
             nested,
         }
+    }
+}
+
+impl Lower<'_> {
+    /// The lazy body `b` stands for, when it is one of the bodies replaced by `{}`.
+    fn lazy_body(&self, b: &syn::Block) -> Option<LazyBody> {
+        let lazy = self.lazy?;
+        if !b.stmts.is_empty() || self.fixed.is_some() {
+            return None;
+        }
+        let r = b.brace_token.span.join().byte_range();
+        let rec = lazy.by_lo.get(&(r.start as u32))?;
+        (rec.hi == r.end as u32).then(|| LazyBody {
+            span: SpanIr {
+                file: self.file,
+                lo: r.start as u32 + self.offset,
+                hi: r.end as u32 + self.offset,
+            },
+            mod_dir: lazy.mod_dir.clone(),
+            macros: rec.macros.clone(),
+        })
     }
 }
 

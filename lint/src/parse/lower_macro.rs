@@ -147,6 +147,7 @@ pub fn lower_expansion(
         inner: Vec::new(),
         attr_renames: Vec::new(),
         invalid: Vec::new(),
+        lazy: None,
     };
     let mut out = Expanded::default();
     match pos {

@@ -197,6 +197,7 @@ mod config;
 mod dispatch;
 mod external;
 mod findings;
+mod lazy;
 mod limits;
 mod macros;
 mod modules;

@@ -64,13 +64,13 @@ struct Walker<'m, 'a> {
 }
 
 /// The calls of fn `f`.
-pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId) -> Walked {
+pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId, bodies: &super::Bodies) -> Walked {
     let fd = map.func(f);
     crate::net::failpoint("walk", &fd.name);
     let Some(ir) = fd.ir else {
         return Default::default();
     };
-    let Some(body) = &ir.body else {
+    let Some(body) = bodies.of(ir) else {
         return Default::default();
     };
     let mut generics = fd.impl_generics.to_vec();

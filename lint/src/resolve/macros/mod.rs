@@ -14,6 +14,7 @@
 //! candidate with a matching rule expands; an invocation that none matches is left out
 //! (counted in [`Expansions::failed`]).
 
+mod lazy;
 mod rules;
 mod scope;
 
@@ -95,7 +96,8 @@ fn expand_all_within(
     // it ends when no expansion names a file not parsed yet.
     while !todo.is_empty() {
         todo.sort();
-        count = expand_files(parsed, &todo, (cfgs, crates, budget), count);
+        let run = (cfgs, crates, budget);
+        count = expand_files(parsed, &todo, run, (count, &*sources, &mut diags));
         let mut jobs = Vec::new();
         for key in &todo {
             if let Some(f) = parsed.files.get_mut(key) {
@@ -121,11 +123,16 @@ fn expand_files(
     parsed: &mut Parsed,
     keys: &[(PathBuf, usize)],
     (cfgs, crates, budget): (&[CfgCtx], &[CrateSpec], usize),
-    count: Expansions,
+    (count, sources, diags): (Expansions, &SourceMap, &mut Vec<Diagnostic>),
 ) -> Expansions {
     let defs = Defs::collect(parsed);
     if defs.is_empty() {
         return count;
+    }
+    for key in keys {
+        if let Some(f) = parsed.files.get_mut(key) {
+            lazy::lower_invoking(&mut f.items, &defs, sources, diags);
+        }
     }
     let mut run = Run {
         defs: &defs,
@@ -298,7 +305,8 @@ mod tests {
         let files = MemLoader::new().with(&file, src);
         let mut sources = SourceMap::new(std::path::Path::new("/mem/m"));
         let cfgs = [CfgCtx::default()];
-        let (mut parsed, _) = crate::parse::parse_all(&[(file, 0)], &cfgs, &files, &mut sources);
+        let (mut parsed, _) =
+            crate::parse::parse_all(&[(file, 0)], &cfgs, &files, &mut sources, false);
         let (n, _) =
             super::expand_all_within(&mut parsed, &cfgs, &[], &files, &mut sources, 1 << 20);
         assert!(n.bytes <= (1 << 20) + super::MAX_EXPANSION_LEN, "{n:?}");

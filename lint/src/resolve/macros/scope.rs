@@ -30,6 +30,11 @@ pub struct Defs {
 }
 
 impl Defs {
+    /// Whether some definition is called `name`.
+    pub fn has(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
+    }
+
     /// The definitions at module level (inline modules included) and in fn bodies of
     /// every parsed file.
     pub fn collect(parsed: &Parsed) -> Defs {

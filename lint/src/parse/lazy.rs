@@ -1,0 +1,262 @@
+//! Lazy fn bodies: most of a file's tokens are in fn bodies, and most fns are never reached
+//! from a root, so a body that cannot change the item tree is not parsed with its file.
+//!
+//! [`rewrite`] walks the file's tokens at item level (into the brace groups of `impl`,
+//! `trait` and `mod` items) and replaces each eligible fn body by an empty `{}` carrying
+//! the body's span, recording its byte range; syn then parses the much smaller stream.
+//! [`check`] makes sure that every recorded range is the block of a fn of the parsed tree
+//! (else the file is parsed eagerly: nothing is ever lost), and lowering turns each such
+//! fn's body into a [`LazyBody`]. [`lower_body`] parses and lowers it when the call graph
+//! reaches the fn (or before `macro_rules!` expansion, when it invokes a macro by a name
+//! that is defined).
+//!
+//! A body is eligible when no token of it, at any depth, could declare an item (item
+//! keywords), carry an attribute (`#`) or name an escape: then its lowering adds nothing to
+//! `FnIr::nested` but statement macro calls (whose names are recorded) and nothing to
+//! `Lower::invalid`.
+
+use super::cfg::CfgCtx;
+use super::ir::{Block, Item, LazyBody};
+use super::lower::Lower;
+use crate::diagnostics::{Code, Diagnostic};
+use crate::source::SourceMap;
+use nosync_syntax::Escape;
+use proc_macro2::{Delimiter, Group, Spacing, TokenStream, TokenTree};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// A body replaced by `{}`: its byte range in the parsed text and the macros it invokes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    pub hi: u32,
+    pub macros: Vec<String>,
+}
+
+/// The bodies of one file kept lazy, by start offset (in the parsed text), and what
+/// lowering them later needs.
+#[derive(Debug)]
+pub struct Ranges {
+    pub by_lo: HashMap<u32, Recorded>,
+    pub mod_dir: PathBuf,
+}
+
+/// What decides how the brace group of an item is read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ItemKind {
+    Other,
+    Fn,
+    /// `impl`, `trait`, `mod`: its brace group holds items.
+    Container,
+}
+
+/// Replaces the eligible fn bodies of `ts` (a whole file) by empty groups with their span.
+pub fn rewrite(ts: TokenStream) -> (TokenStream, HashMap<u32, Recorded>) {
+    let mut out = HashMap::new();
+    let ts = items(ts, &mut out);
+    (ts, out)
+}
+
+fn items(ts: TokenStream, out: &mut HashMap<u32, Recorded>) -> TokenStream {
+    let mut kind = ItemKind::Other;
+    let mut decided = false;
+    let mut res = Vec::new();
+    for tt in ts {
+        match &tt {
+            TokenTree::Ident(i) if !decided => {
+                if i == "fn" {
+                    (kind, decided) = (ItemKind::Fn, true);
+                } else if i == "impl" || i == "trait" || i == "mod" {
+                    (kind, decided) = (ItemKind::Container, true);
+                }
+            }
+            TokenTree::Punct(p) if p.as_char() == ';' => (kind, decided) = (ItemKind::Other, false),
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => {
+                let replaced = match kind {
+                    ItemKind::Fn => lazy_body(g, out),
+                    ItemKind::Container => Some(items(g.stream(), out)),
+                    ItemKind::Other => None,
+                };
+                (kind, decided) = (ItemKind::Other, false);
+                if let Some(stream) = replaced {
+                    let mut group = Group::new(Delimiter::Brace, stream);
+                    group.set_span(g.span());
+                    res.push(TokenTree::Group(group));
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        res.push(tt);
+    }
+    res.into_iter().collect()
+}
+
+/// For an eligible, non-empty body: records it and gives the (empty) stream replacing it.
+fn lazy_body(g: &Group, out: &mut HashMap<u32, Recorded>) -> Option<TokenStream> {
+    let stream = g.stream();
+    if stream.is_empty() {
+        return None;
+    }
+    let mut macros = Vec::new();
+    if !eligible(stream, &mut macros) {
+        return None;
+    }
+    macros.sort();
+    macros.dedup();
+    let r = g.span().byte_range();
+    let hi = r.end as u32;
+    out.insert(r.start as u32, Recorded { hi, macros });
+    Some(TokenStream::new())
+}
+
+/// Whether the tokens of a body (at any depth) can neither declare an item, carry an
+/// attribute nor name an escape; collects the names of the macros invoked.
+pub fn eligible(ts: TokenStream, macros: &mut Vec<String>) -> bool {
+    let toks: Vec<TokenTree> = ts.into_iter().collect();
+    for (i, tt) in toks.iter().enumerate() {
+        match tt {
+            TokenTree::Group(g) => {
+                if !eligible(g.stream(), macros) {
+                    return false;
+                }
+            }
+            TokenTree::Punct(p) if p.as_char() == '#' => return false,
+            TokenTree::Punct(_) | TokenTree::Literal(_) => {}
+            TokenTree::Ident(id) => {
+                let name = id.to_string();
+                let prev = i.checked_sub(1).and_then(|j| toks.get(j));
+                if item_keyword(&name, prev, toks.get(i + 1))
+                    || Escape::of_fn_name(&name).is_some()
+                    || Escape::of_macro_name(&name).is_some()
+                {
+                    return false;
+                }
+                if matches!(toks.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '!' && p.spacing() == Spacing::Alone)
+                {
+                    macros.push(name);
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Whether identifier `name` (between `prev` and `next`) may start or introduce an item.
+fn item_keyword(name: &str, prev: Option<&TokenTree>, next: Option<&TokenTree>) -> bool {
+    let after = |c: char| matches!(prev, Some(TokenTree::Punct(p)) if p.as_char() == c);
+    match name {
+        "fn" | "impl" | "struct" | "enum" | "trait" | "mod" | "macro_rules" | "type" | "use"
+        | "extern" => true,
+        // `&'static T` is a lifetime, `*const T` a pointer type.
+        "static" => !after('\''),
+        "const" => !after('*'),
+        // A contextual keyword: `union U {` declares, `a.union(&b)` calls.
+        "union" => matches!(next, Some(TokenTree::Ident(_))),
+        _ => false,
+    }
+}
+
+/// The byte ranges of the blocks of the fns of `file` at item level (into modules, impls
+/// and traits, as [`rewrite`] walks them), for [`check`].
+fn fn_blocks(items: &[syn::Item], out: &mut Vec<(u32, u32)>) {
+    fn push(out: &mut Vec<(u32, u32)>, b: &syn::Block) {
+        if b.stmts.is_empty() {
+            let r = b.brace_token.span.join().byte_range();
+            out.push((r.start as u32, r.end as u32));
+        }
+    }
+    for item in items {
+        match item {
+            syn::Item::Fn(f) => push(out, &f.block),
+            syn::Item::Impl(i) => i.items.iter().for_each(|ii| {
+                if let syn::ImplItem::Fn(f) = ii {
+                    push(out, &f.block)
+                }
+            }),
+            syn::Item::Trait(t) => t.items.iter().for_each(|ti| {
+                if let syn::TraitItem::Fn(f) = ti
+                    && let Some(b) = &f.default
+                {
+                    push(out, b)
+                }
+            }),
+            syn::Item::Mod(m) => {
+                if let Some((_, inner)) = &m.content {
+                    fn_blocks(inner, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether every recorded range is the (empty) block of a fn of `file`: when one is not
+/// (a `{..}` that was not the body, as in `-> Foo<{N}>`), the file must be parsed eagerly.
+pub fn check(file: &syn::File, recorded: &HashMap<u32, Recorded>) -> bool {
+    let mut blocks = Vec::new();
+    fn_blocks(&file.items, &mut blocks);
+    let found: HashMap<u32, u32> = blocks.into_iter().collect();
+    recorded
+        .iter()
+        .all(|(lo, rec)| found.get(lo) == Some(&rec.hi))
+}
+
+/// A lazy body lowered: its block, the items its lowering declares (statement macro calls)
+/// and its diagnostics. `Err` with a `parse-error` when the body does not parse.
+pub struct LoweredBody {
+    pub block: Block,
+    pub nested: Vec<Item>,
+    pub diags: Vec<Diagnostic>,
+}
+
+/// Parses `text[lo..hi]` of a lazy body as a block and lowers it, with spans offset by `lo`,
+/// as it would have been lowered with its file. No span of it outlives the call: the
+/// caller may [`super::free_spans`] after, when it holds none itself.
+/// (`#[cfg]` is not read: a lazy body has no attribute.)
+pub fn lower_body(body: &LazyBody, sources: &SourceMap) -> Result<LoweredBody, Box<Diagnostic>> {
+    let file = body.span.file;
+    let text = &sources.file(file).text;
+    let (lo, hi) = (body.span.lo as usize, body.span.hi as usize);
+    let src = text.get(lo..hi).unwrap_or_default();
+    let block: syn::Block = syn::parse_str(src).map_err(|e| {
+        let r = e.span().byte_range();
+        let (a, b) = (r.start + lo, r.end.max(r.start) + lo);
+        let at = sources.span_of(file, floor(text, a), floor(text, b));
+        let d = Diagnostic::new(Code::ParseError, format!("syntax error: {e}"), at).with_note(
+            "a fn body is parsed when the call graph reads it; this one's calls are not in the call graph",
+            None,
+        );
+        Box::new(d)
+    })?;
+    let no_cfg = CfgCtx::default();
+    let mut lower = Lower {
+        file,
+        offset: body.span.lo,
+        cfg: &no_cfg,
+        mod_dir: body.mod_dir.clone(),
+        file_dir: body.mod_dir.clone(),
+        depth: 0,
+        fixed: None,
+        inner: Vec::new(),
+        attr_renames: Vec::new(),
+        invalid: Vec::new(),
+        lazy: None,
+    };
+    let mut nested = Vec::new();
+    let block = lower.block(&block, &mut nested);
+    nested.append(&mut lower.inner);
+    let diags = lower
+        .invalid
+        .into_iter()
+        .map(|(msg, at)| super::invalid_escape(msg, at, sources))
+        .collect();
+    Ok(LoweredBody {
+        block,
+        nested,
+        diags,
+    })
+}
+
+fn floor(text: &str, at: usize) -> usize {
+    super::floor_char(text, at)
+}

@@ -1,0 +1,54 @@
+//! Lazy fn bodies that invoke a `macro_rules!` by name are lowered before expansion: a
+//! statement macro may generate items (see [`crate::parse::lazy`]), and expansion must see
+//! the invocations an eager lowering gives it.
+
+use super::scope::Defs;
+use crate::diagnostics::Diagnostic;
+use crate::parse::ir::{Body, FnIr, Item, ModKind};
+use crate::parse::lazy::lower_body;
+use crate::source::SourceMap;
+
+/// Lowers in place the lazy bodies among `items` (in modules, impls and traits) that invoke
+/// a macro by the name of one of `defs`. A body that does not parse stays lazy (a root
+/// that reaches it reports it). No span is freed here: the definitions hold token trees.
+pub fn lower_invoking(
+    items: &mut [Item],
+    defs: &Defs,
+    ctx: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let mut stack: Vec<&mut [Item]> = vec![items];
+    while let Some(items) = stack.pop() {
+        for item in items {
+            match item {
+                Item::Fn(f) => lower_fn(f, defs, ctx, diags),
+                Item::Impl(imp) => imp
+                    .fns
+                    .iter_mut()
+                    .for_each(|f| lower_fn(f, defs, ctx, diags)),
+                Item::Trait { fns, .. } => {
+                    fns.iter_mut().for_each(|f| lower_fn(f, defs, ctx, diags))
+                }
+                Item::Mod {
+                    kind: ModKind::Inline(inner),
+                    ..
+                } => stack.push(inner),
+                _ => {}
+            }
+        }
+    }
+}
+
+fn lower_fn(f: &mut FnIr, defs: &Defs, sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
+    let Some(Body::Lazy(lazy)) = &f.body else {
+        return;
+    };
+    if !lazy.macros.iter().any(|m| defs.has(m)) {
+        return;
+    }
+    if let Ok(lowered) = lower_body(lazy, sources) {
+        diags.extend(lowered.diags);
+        f.body = Some(Body::Lowered(lowered.block));
+        f.nested = lowered.nested;
+    }
+}

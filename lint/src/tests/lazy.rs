@@ -1,0 +1,153 @@
+//! Lazy fn bodies (`parse::lazy`): which bodies are kept lazy, the eager fallback, statement
+//! macros naming a `macro_rules!`, and syntax errors inside a body.
+
+use super::*;
+use crate::engine::{Core, analyze_crates_with};
+
+/// The names of the fns whose bodies the pre-pass keeps lazy in `src`.
+fn lazy_fns(src: &str) -> Vec<String> {
+    let tokens: proc_macro2::TokenStream = src.parse().expect("lexes");
+    let (_, recorded) = crate::parse::lazy::rewrite(tokens);
+    let mut starts: Vec<usize> = recorded.keys().map(|&lo| lo as usize).collect();
+    starts.sort();
+    starts
+        .into_iter()
+        .map(|lo| {
+            let head = &src[..lo];
+            let at = head.rfind("fn ").expect("a fn before the body") + 3;
+            let name: String = head[at..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            name
+        })
+        .collect()
+}
+
+/// The chains of `src` analysed with lazy bodies, checked equal to the eager analysis.
+fn chains_both(src: &str) -> String {
+    let run = |eager_bodies| {
+        let root = PathBuf::from(ROOT);
+        let file = root.join("src/lib.rs");
+        let files = MemLoader::new().with(&file, src);
+        let config = Config::default();
+        let core = Core {
+            config: &config,
+            eager_bodies,
+        };
+        let sources = SourceMap::new(Path::new(ROOT));
+        let a = analyze_crates_with(root, vec![spec("t", file)], core, &files, sources);
+        chains_of(&a, false)
+    };
+    let lazy = run(false);
+    assert_eq!(lazy, run(true), "lazy and eager bodies differ");
+    lazy
+}
+
+#[test]
+fn bodies_that_may_declare_items_or_name_escapes_stay_eager() {
+    let src = "fn plain(s: &S) { s.go(); let x: *const u8 = p(); q::<'static>(x); a.union(&b); m!(1) }\n\
+               fn empty() {}\n\
+               fn item() { fn inner() {} }\n\
+               fn strukt() { struct A; }\n\
+               fn uses() { use std::mem; }\n\
+               fn konst() { const N: u8 = 1; }\n\
+               fn stat() { static N: u8 = 1; }\n\
+               fn uni() { union U { a: u8 } }\n\
+               fn attr() { #[cfg(x)] f(); }\n\
+               fn esc() { nosync::allow_sync(|| f()); }\n\
+               fn esc_macro() { allow_sync_expr!(f()); }\n\
+               fn rules() { macro_rules! m { () => {} } }\n\
+               fn deep() { if a { loop { { impl X for Y {} } } } }\n\
+               mod m { impl T { fn in_impl(&self) { g() } } trait U { fn provided() { h() } fn decl(); } }\n\
+               extern \"C\" { fn foreign(); }\n\
+               struct S { f: u8 }\n\
+               fn last() -> u8 { 1 }\n";
+    assert_eq!(
+        lazy_fns(src),
+        ["plain", "in_impl", "provided", "last"],
+        "only bodies that can declare nothing and name no escape are lazy"
+    );
+}
+
+#[test]
+fn lazy_bodies_give_what_eager_ones_give() {
+    let src = with_prelude(
+        "#[synchronizes] fn wait() {}\n\
+         struct M;\n\
+         impl M { fn run(&self, s: &CudaStream) { let v = vec![1]; for _ in v { s.synchronize(); } } }\n\
+         trait T { fn go(&self) { wait() } }\n\
+         impl T for M {}\n\
+         #[no_sync] fn root(s: &CudaStream) { let m = M; m.run(s); m.go(); }\n",
+    );
+    insta::assert_snapshot!(chains_both(&src), @"
+    9:51 sync-in-no-sync: `root` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      t::root -> cudarc::driver::CudaStream::synchronize (Blocks, inferred, Deny)
+      via 9:51 t::root (inferred)
+      via 6:74 t::M::run (exact)
+    9:61 sync-in-no-sync: `root` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::root -> t::wait (Blocks, inferred, Deny)
+      via 9:61 t::root (inferred)
+      via 7:26 <t::M as t::T>::go (exact)
+    ");
+}
+
+#[test]
+fn a_brace_group_that_is_not_the_body_makes_the_file_eager() {
+    // `{ 3 }` is the first brace group of `f` (a const generic argument), and `X`'s `{..}`
+    // follows a `fn` that is a type: neither is a body, so the file is parsed eagerly.
+    let src = with_prelude(
+        "#[synchronizes] fn wait() {}\n\
+         struct A<const N: usize>;\n\
+         const X: fn() = { wait };\n\
+         #[no_sync] fn f() -> A<{ 3 }> { wait(); A }\n",
+    );
+    assert_eq!(lazy_fns(&src).len(), 2, "both groups are taken for bodies");
+    let (tokens, recorded) = crate::parse::lazy::rewrite(src.parse().expect("lexes"));
+    let file: syn::File = syn::parse2(tokens).expect("the rewritten stream parses");
+    assert!(
+        !crate::parse::lazy::check(&file, &recorded),
+        "no fn has those blocks"
+    );
+    insta::assert_snapshot!(chains_both(&src), @"
+    7:33 sync-in-no-sync: `f` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::f -> t::wait (Blocks, exact, Deny)
+      via 7:33 t::f (exact)
+    ");
+}
+
+#[test]
+fn a_lazy_body_invoking_a_macro_rules_is_expanded_as_before() {
+    let src = with_prelude(
+        "#[synchronizes] fn wait() {}\n\
+         macro_rules! helper { ($n:ident) => { fn $n() { wait() } }; }\n\
+         #[no_sync] fn root() { helper!(made); made(); }\n",
+    );
+    assert_eq!(lazy_fns(&src), ["root"]);
+    insta::assert_snapshot!(chains_both(&src), @"
+    6:39 sync-in-no-sync: `root` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::root -> t::wait (Blocks, exact, Deny)
+      via 6:39 t::root (exact)
+      via 6:24 t::made (exact)
+    ");
+}
+
+#[test]
+fn a_syntax_error_in_a_reached_body_is_reported_there_and_the_file_is_analysed() {
+    let src = with_prelude(
+        "#[synchronizes] fn wait() {}\n\
+         #[no_sync] fn broken() { let x = ; wait(); }\n\
+         #[no_sync] fn fine() { wait(); }\n",
+    );
+    insta::assert_snapshot!(check(&src), @"
+    5:34 parse-error: syntax error: expected an expression
+    6:24 sync-in-no-sync: `fine` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      via 6:24 t::fine (exact)
+      stats: 1 edges, 0 unresolved
+    ");
+}
