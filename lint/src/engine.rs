@@ -57,7 +57,8 @@ pub struct Analysis {
     /// the order read, all valid (applied by the level overrides, config first, then the
     /// command line).
     pub config_levels: Vec<ConfigLevel>,
-    /// `cargo metadata` as the workspace stage loaded it; `None` for crates given directly
+    /// `cargo metadata` as the workspace stage kept it (the members and the analysed
+    /// packages, without the resolve graph); `None` for crates given directly
     /// ([`analyze_crates`]).
     pub metadata: Option<cargo_metadata::Metadata>,
 }

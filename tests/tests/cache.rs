@@ -161,6 +161,10 @@ fn an_edit_sequence_prints_the_same_from_the_cache() {
     .map(str::to_owned)
     .to_vec();
     let all = with(&args, &["--all-features"]);
+    // The entry holds the selection, which `-p` and `--exclude` change: runs that differ
+    // only in them must not read each other's entry.
+    let only_gpu = with(&args, &["-p", "gpu"]);
+    let no_app = with(&args, &["--workspace", "--exclude", "app"]);
     let steps: Vec<Step<'_>> = vec![
         ("first run", Box::new(|| {})),
         (
@@ -216,7 +220,7 @@ fn an_edit_sequence_prints_the_same_from_the_cache() {
     let mut failed = Vec::new();
     for (what, step) in &steps {
         step();
-        for a in [&args, &all] {
+        for a in [&args, &all, &only_gpu, &no_app] {
             if let Err(e) = check_identical(a) {
                 failed.push(format!("after {what}: {e}"));
             }

@@ -12,7 +12,7 @@ pub mod suggest;
 
 pub use code::{Code, Level};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// A region of one source file. Lines and columns are 1-based; columns count
@@ -106,7 +106,7 @@ pub struct Finding {
 }
 
 /// The Cargo target a diagnostic belongs to, for cargo-shaped JSON output.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Origin {
     pub package_id: String,
     pub package_name: String,

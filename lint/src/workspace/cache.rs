@@ -1,5 +1,7 @@
-//! `cargo metadata`'s answer kept between runs, in the target dir
-//! (`<target>/nosync-lint/metadata-<options>.json`, never beside the sources).
+//! The workspace stage's answer kept between runs, in the target dir
+//! (`<target>/nosync-lint/metadata-<options>.json`, never beside the sources): the
+//! selected crates and the metadata of their packages and of the members, not the whole
+//! graph cargo printed (on candle 3.4 MB of JSON, whose parsing was most of a hit's 45 ms).
 //!
 //! An entry is valid while every file it depends on has the content it had: the lock
 //! file, the manifests of the workspace and of every path package (members and path
@@ -7,10 +9,11 @@
 //! root up, and `$CARGO_HOME/config.toml`. An answer rebuilt by the offline fallback also
 //! depends on what is on disk, so it records the modification times of cargo's registry
 //! and git directories too (a `cargo fetch` invalidates it). The options (features,
-//! `--no-deps`, the manifest, the environment that picks cargo) name the entry's file.
+//! `--no-deps`, `-p`, `--exclude`, the manifest, the environment that picks cargo) name
+//! the entry's file; the lint's build (its version, its executable's size and time) is in it.
 //! Anything unreadable is a miss; a cache that cannot be written is no error.
 
-use super::{WorkspaceOptions, offline};
+use super::{Selected, WorkspaceOptions};
 use cargo_metadata::Metadata;
 use serde::{Deserialize, Serialize};
 use std::hash::{Hash, Hasher};
@@ -19,13 +22,11 @@ use std::path::{Path, PathBuf};
 /// What one run of the workspace stage computed, as stored.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Entry {
-    /// The lint's version: another version never reads this entry.
+    /// The lint's build ([`build`]): another build never reads this entry.
     version: String,
     /// Files the answer depends on, with a digest of their content (0 when absent).
     inputs: Vec<(PathBuf, u64)>,
-    pub metadata: Metadata,
-    /// For an answer of the offline fallback: what cargo said, and what was found.
-    pub fallback: Option<(String, offline::Report)>,
+    selected: Selected,
 }
 
 /// Where the entry of `opts` lives (its file, which may not exist yet).
@@ -61,35 +62,43 @@ impl Slot {
     }
 
     /// The stored answer, if every input is as it was.
-    pub fn read(&self) -> Option<Entry> {
+    pub fn read(&self) -> Option<Selected> {
         let text = std::fs::read(&self.file).ok()?;
         let entry: Entry = serde_json::from_slice(&text).ok()?;
-        let fresh =
-            entry.version == crate::VERSION && entry.inputs.iter().all(|(p, d)| digest(p) == *d);
-        fresh.then_some(entry)
+        let fresh = entry.version == build() && entry.inputs.iter().all(|(p, d)| digest(p) == *d);
+        fresh.then_some(entry.selected)
     }
 
-    /// Stores an answer (silently not, when it cannot).
-    pub fn write(&self, metadata: &Metadata, fallback: Option<(String, offline::Report)>) {
+    /// The files an answer of cargo (`offline`: of the fallback) depends on, or none
+    /// when the answer would not be looked for here.
+    pub fn inputs(&self, metadata: &Metadata, offline: bool) -> Vec<PathBuf> {
         let root = crate::paths::normalize(metadata.workspace_root.as_std_path());
         let target = crate::paths::normalize(metadata.target_directory.as_std_path());
         if target != self.target || root != self.root {
             // Configured elsewhere (`.cargo/config.toml`, a workspace cargo found another
             // way): the next run would not look here.
+            return Vec::new();
+        }
+        inputs(&root, metadata, offline)
+    }
+
+    /// Stores an answer whose inputs are `inputs` (silently not, when it cannot, or when
+    /// there are none: see [`Slot::inputs`]).
+    pub fn write(&self, inputs: Vec<PathBuf>, selected: &Selected) {
+        if inputs.is_empty() {
             return;
         }
-        let inputs = inputs(&root, metadata, fallback.is_some())
+        let inputs = inputs
             .into_iter()
             .map(|p| {
                 let d = digest(&p);
                 (p, d)
             })
             .collect();
-        let entry = Entry {
-            version: crate::VERSION.to_owned(),
+        let entry = EntryRef {
+            version: &build(),
             inputs,
-            metadata: metadata.clone(),
-            fallback,
+            selected,
         };
         let Some(dir) = self.file.parent() else {
             return;
@@ -106,6 +115,14 @@ impl Slot {
         }
         let _ = std::fs::remove_file(&tmp);
     }
+}
+
+/// [`Entry`] as written, borrowing what it stores.
+#[derive(Serialize)]
+struct EntryRef<'a> {
+    version: &'a str,
+    inputs: Vec<(PathBuf, u64)>,
+    selected: &'a Selected,
 }
 
 /// The files (and, for an offline answer, directories) the answer depends on.
@@ -149,6 +166,14 @@ fn inputs(root: &Path, m: &Metadata, offline: bool) -> Vec<PathBuf> {
     files
 }
 
+/// The lint's version and its executable's size and modification time: an entry holds
+/// the selection this build computed, which another build may compute otherwise.
+fn build() -> String {
+    let exe = std::env::current_exe().and_then(std::fs::metadata);
+    let stamp = exe.map(|m| (m.len(), m.modified().ok()));
+    format!("{} {:?}", crate::VERSION, stamp.ok())
+}
+
 /// A digest of a file's content, or of a directory's modification time; 0 when absent.
 fn digest(path: &Path) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -174,6 +199,8 @@ fn options_key(opts: &WorkspaceOptions, manifest: &Path) -> u64 {
     manifest.hash(&mut h);
     opts.features.hash(&mut h);
     (opts.all_features, opts.no_default_features, opts.no_deps).hash(&mut h);
+    // The selection is stored, and `-p` / `--exclude` choose which members are checked.
+    (&opts.packages, &opts.exclude).hash(&mut h);
     for var in [
         "CARGO",
         "RUSTUP_TOOLCHAIN",

@@ -31,6 +31,7 @@ pub mod offline;
 use crate::diagnostics::{Code, Diagnostic, Origin, Span};
 use anyhow::Result;
 use cargo_metadata::{CargoOpt, Metadata, MetadataCommand, Package, PackageId};
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
@@ -56,7 +57,7 @@ pub struct WorkspaceOptions {
 }
 
 /// Where an extern crate name leads.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DepTarget {
     /// The lib target of an analysed package (index into [`Workspace::crates`]).
     Analysed(usize),
@@ -65,7 +66,7 @@ pub enum DepTarget {
 }
 
 /// One crate (a target of a package) to analyse.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CrateSpec {
     /// The crate name as code spells it (`candle_core`).
     pub name: String,
@@ -79,7 +80,7 @@ pub struct CrateSpec {
 }
 
 /// Which `[*.metadata]` table of a manifest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MetadataTable {
     Workspace,
     Package,
@@ -93,10 +94,22 @@ pub struct Workspace {
     /// The manifests that have a `[workspace.metadata.nosync-lint]` table or (selected
     /// members) a `[package.metadata.nosync-lint]` one, and which (`config` reads them).
     pub config_tables: Vec<(PathBuf, MetadataTable)>,
-    /// What `cargo metadata` said (the renderers take cargo's target objects from it).
+    /// What `cargo metadata` said of the members and the analysed packages (the
+    /// renderers take cargo's target objects from it; the rest of the graph is dropped).
     pub metadata: Option<Metadata>,
     /// Whether it came from the cache.
     pub cached: bool,
+}
+
+/// What the stage computes from cargo's answer, as the cache keeps it: the selection
+/// (crate roots as cargo wrote them, normalised when loaded, so that a symlink changed
+/// since is seen), the metadata of the packages it kept, and the fallback's account.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Selected {
+    crates: Vec<CrateSpec>,
+    config_tables: Vec<(PathBuf, MetadataTable)>,
+    metadata: Metadata,
+    fallback: Option<(String, offline::Report)>,
 }
 
 /// Runs `cargo metadata` and selects the crates to analyse.
@@ -109,24 +122,39 @@ pub fn load(
     let slot = opts.cache.then(|| cache::Slot::of(opts)).flatten();
     let cached = slot.as_ref().and_then(cache::Slot::read);
     let hit = cached.is_some();
-    let (metadata, fallen_back) = match cached {
-        Some(entry) => (entry.metadata, entry.fallback),
+    let selected = match cached {
+        Some(selected) => selected,
         None => {
             let (m, fallen_back) = run_cargo(opts, progress)?;
-            if let Some(slot) = &slot {
-                slot.write(&m, fallen_back.clone());
+            let inputs = slot.as_ref().map(|s| s.inputs(&m, fallen_back.is_some()));
+            let selected = select(m, opts, fallen_back);
+            if let (Some(slot), Some(inputs)) = (&slot, inputs) {
+                slot.write(inputs, &selected);
             }
-            (m, fallen_back)
+            selected
         }
     };
-    let diags = fallen_back
+    let Selected {
+        mut crates,
+        config_tables,
+        metadata,
+        fallback,
+    } = selected;
+    let diags = fallback
         .map(|(said, report)| fallback_warning(&metadata, &CargoFailed(said), &report))
         .into_iter()
         .collect();
     check_packages(&metadata, opts)?;
-    let mut ws = select(&metadata, opts);
-    ws.metadata = Some(metadata);
-    ws.cached = hit;
+    for c in &mut crates {
+        c.root = crate::paths::normalize(&c.root);
+    }
+    let ws = Workspace {
+        root: metadata.workspace_root.clone().into_std_path_buf(),
+        crates,
+        config_tables,
+        metadata: Some(metadata),
+        cached: hit,
+    };
     Ok((ws, diags))
 }
 
@@ -399,8 +427,32 @@ fn listed(names: &std::collections::BTreeSet<String>) -> String {
     }
 }
 
-/// The packages to analyse, in metadata order, and the members whose roots are checked.
-fn select(m: &Metadata, opts: &WorkspaceOptions) -> Workspace {
+/// The packages to analyse, in metadata order, and the members whose roots are checked,
+/// with the metadata of those packages and the members.
+fn select(
+    mut m: Metadata,
+    opts: &WorkspaceOptions,
+    fallback: Option<(String, offline::Report)>,
+) -> Selected {
+    let ws = selection(&m, opts);
+    let kept: HashSet<&str> = ws
+        .crates
+        .iter()
+        .map(|c| c.origin.package_id.as_str())
+        .collect();
+    let members: HashSet<PackageId> = m.workspace_members.iter().cloned().collect();
+    m.packages
+        .retain(|p| members.contains(&p.id) || kept.contains(p.id.repr.as_str()));
+    m.resolve = None;
+    Selected {
+        crates: ws.crates,
+        config_tables: ws.config_tables,
+        metadata: m,
+        fallback,
+    }
+}
+
+fn selection(m: &Metadata, opts: &WorkspaceOptions) -> Workspace {
     let members: HashSet<&PackageId> = m.workspace_members.iter().collect();
     let by_id: HashMap<&PackageId, &Package> = m.packages.iter().map(|p| (&p.id, p)).collect();
     let deps_of = dep_graph(m);
@@ -420,10 +472,7 @@ fn select(m: &Metadata, opts: &WorkspaceOptions) -> Workspace {
             && (opts.packages.is_empty() || opts.packages.iter().any(|n| *n == *p.name))
             && !opts.exclude.iter().any(|n| *n == *p.name)
     };
-    let mut ws = Workspace {
-        root: m.workspace_root.clone().into_std_path_buf(),
-        ..Workspace::default()
-    };
+    let mut ws = Workspace::default();
     if m.workspace_metadata.get("nosync-lint").is_some() {
         ws.config_tables.push((
             m.workspace_root.join("Cargo.toml").into_std_path_buf(),
@@ -584,7 +633,7 @@ fn is_lib(t: &cargo_metadata::Target) -> bool {
 fn spec(p: &Package, t: &cargo_metadata::Target, m: &Metadata, check: bool) -> CrateSpec {
     CrateSpec {
         name: t.name.replace('-', "_"),
-        root: crate::paths::normalize(t.src_path.as_std_path()),
+        root: t.src_path.clone().into_std_path_buf(),
         features: enabled_features(p, m),
         deps: Vec::new(),
         check_roots: check,
