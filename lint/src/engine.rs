@@ -23,6 +23,10 @@ pub struct Options {
     /// lets the tests check that laziness changes no output (`NOSYNC_LINT_EAGER=1`, read by
     /// the CLI).
     pub eager_bodies: bool,
+    /// Walk every fn body into the call graph, not only those the search from the roots
+    /// reads: the switch that lets the tests check that demand-driven walking changes no
+    /// output (`--walk-every-fn`, hidden).
+    pub walk_every_fn: bool,
 }
 
 /// Figures `-v` prints.
@@ -31,7 +35,12 @@ pub struct Stats {
     pub crates: usize,
     pub files: usize,
     pub lines: usize,
+    /// Analysed fns with a body (specialised nodes not counted).
     pub fns: usize,
+    /// Of those, the ones the call graph walked; and the specialised nodes it walked.
+    pub fns_walked: usize,
+    pub specialised_walked: usize,
+    /// The edges and unresolved calls of the walked fns.
     pub edges_exact: usize,
     pub edges_inferred: usize,
     pub edges_name_only: usize,
@@ -103,6 +112,7 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
     let core = Core {
         config: &cfg,
         eager_bodies: opts.eager_bodies,
+        walk_every_fn: opts.walk_every_fn,
     };
     let mut a = analyze_crates_with(ws.root, ws.crates, core, files, sources);
     let start = Instant::now();
@@ -188,16 +198,19 @@ pub fn analyze_crates(
     let core = Core {
         config: cfg,
         eager_bodies: false,
+        walk_every_fn: false,
     };
     analyze_crates_with(root, crates, core, files, sources)
 }
 
-/// What the core is given besides the crates and files: the config and whether every fn
-/// body is lowered with its file ([`Options::eager_bodies`]).
+/// What the core is given besides the crates and files: the config, whether every fn
+/// body is lowered with its file ([`Options::eager_bodies`]) and whether every fn is
+/// walked into the call graph ([`Options::walk_every_fn`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Core<'c> {
     pub config: &'c Config,
     pub eager_bodies: bool,
+    pub walk_every_fn: bool,
 }
 
 /// [`analyze_crates`] with the core's options.
@@ -310,7 +323,12 @@ fn core(
     let (root_fns, d) = resolve::configured::apply(&mut map, cfg, &sources);
     diags.extend(d);
     lap(&mut stats, "resolve");
-    let (graph, d) = callgraph::build(&mut map, &sources);
+    stats.fns = map.fns.iter().filter(|f| f.ir.is_some()).count();
+    let walk = match opts.walk_every_fn {
+        true => callgraph::Walk::Every,
+        false => callgraph::Walk::FromRoots,
+    };
+    let (graph, d) = callgraph::build(&mut map, &sources, &root_fns, walk);
     diags.extend(d);
     lap(&mut stats, "callgraph");
     // By position, then crate: of two copies of one root (a file included by two
@@ -326,7 +344,8 @@ fn core(
     lap(&mut stats, "analysis");
     stats.files = sources.files().len();
     stats.lines = sources.files().iter().map(|f| f.lines()).sum();
-    stats.fns = map.fns.iter().filter(|f| f.ir.is_some()).count();
+    stats.fns_walked = graph.walked;
+    stats.specialised_walked = graph.walked_specialised;
     stats.edges_exact = graph.count(crate::diagnostics::Confidence::Exact);
     stats.edges_inferred = graph.count(crate::diagnostics::Confidence::Inferred);
     stats.edges_name_only = graph.count(crate::diagnostics::Confidence::NameOnly);

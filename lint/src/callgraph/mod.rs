@@ -1,8 +1,10 @@
 //! The call graph: one node per fn (analysed fns and built-in sinks), one edge per
 //! resolved call with its tag (`exact`, `inferred`, `name-only`) and call site, and per
-//! fn the calls that could not be resolved. Bodies are walked in parallel.
+//! fn the calls that could not be resolved. Only the bodies the search from the roots
+//! can read are walked, wave by wave, each wave in parallel.
 
 mod bodies;
+mod frontier;
 mod returns;
 mod specialise;
 pub mod tags;
@@ -101,6 +103,10 @@ pub struct CallGraph {
     /// Outgoing edge indices per fn, in call-site order.
     pub out: Vec<Vec<u32>>,
     pub unresolved: Vec<Vec<Unresolved>>,
+    /// Declared fns with a body that were walked.
+    pub walked: usize,
+    /// Specialised nodes that were walked.
+    pub walked_specialised: usize,
 }
 
 impl CallGraph {
@@ -122,15 +128,15 @@ struct Walked {
     unresolved: Vec<Unresolved>,
 }
 
-/// Walks `fns` in parallel, each behind the net: a panic in one body loses that body's
-/// calls (an `internal-error` in `diags`), not the graph.
+/// Walks one wave of fns in parallel, each behind the net: a panic in one body loses that
+/// body's calls (an `internal-error` in `diags`), not the graph.
 fn walk_all(
     map: &DefMap<'_>,
-    fns: Vec<FnId>,
+    fns: &[FnId],
     (sources, bodies): (&SourceMap, &mut Bodies),
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Walked> {
-    bodies.lower(map, &fns, sources, diags);
+    bodies.lower(map, fns, sources, diags);
     let bodies = &*bodies;
     let walked: Vec<_> = fns
         .par_iter()
@@ -139,7 +145,7 @@ fn walk_all(
     walked
         .into_iter()
         .zip(fns)
-        .map(|(w, f)| {
+        .map(|(w, &f)| {
             w.unwrap_or_else(|caught| {
                 diags.push(walk_error(map, f, &caught, sources));
                 Walked::default()
@@ -162,50 +168,80 @@ fn walk_error(map: &DefMap<'_>, f: FnId, caught: &Caught, sources: &SourceMap) -
     )
 }
 
-/// Walks every fn body of `map` and builds the graph. A provided trait method called
-/// on a known type, and a fn given a value of a known type for a `dyn Trait` or
-/// generic parameter, get a node of their own for those types (see [`specialise`]);
-/// specialisations are created in rounds until none is new.
-/// The lazy bodies of the fns walked are lowered first.
-pub fn build(map: &mut DefMap<'_>, sources: &SourceMap) -> (CallGraph, Vec<Diagnostic>) {
-    let mut diags = Vec::new();
-    let mut bodies = Bodies::default();
-    let all = map.fn_ids().collect();
-    let mut per_fn = walk_all(map, all, (sources, &mut bodies), &mut diags);
-    let mut spec_ids = specialise::Ids::default();
-    for _round in 0..16 {
-        let mut created = Vec::new();
-        for w in per_fn.iter_mut() {
-            for (i, spec) in w.specs.drain(..) {
-                let e = &mut w.edges[i];
-                if let Some(id) = specialise::node(map, &mut spec_ids, e.to, spec, &mut created) {
-                    e.to = id;
-                }
-            }
-        }
-        if created.is_empty() {
-            break;
-        }
-        let ctx = (sources, &mut bodies);
-        per_fn.extend(walk_all(map, created, ctx, &mut diags));
-    }
-    (assemble(map, per_fn), diags)
+/// Which fn bodies [`build`] walks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Walk {
+    /// Those the search from the roots reads (see [`frontier`]).
+    #[default]
+    FromRoots,
+    /// Every fn body, and every specialisation any call asks for: the reference that
+    /// identity tests compare `FromRoots` with.
+    Every,
 }
 
-fn assemble(map: &DefMap<'_>, per_fn: Vec<Walked>) -> CallGraph {
+/// Builds the graph of the fns `walk` selects, wave by wave from `roots`: each wave's
+/// bodies are walked in parallel, then the callees the search from the roots can read
+/// (see [`frontier`]) that no wave had make the next wave. A provided trait method called
+/// on a known type, and a fn given a value of a known type for a `dyn Trait` or generic
+/// parameter, get a node of their own for those types (see [`specialise`]), walked when
+/// a call reaches it. `out` and `unresolved` are empty for a fn not walked.
+pub fn build(
+    map: &mut DefMap<'_>,
+    sources: &SourceMap,
+    roots: &[FnId],
+    walk: Walk,
+) -> (CallGraph, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    let mut lowered = Bodies::default();
+    let declared = map.fns.len();
+    let mut front = frontier::Frontier::new(map, walk);
+    let mut walked: Vec<Option<Walked>> = Vec::new();
+    let mut wave = front.first_wave(map, roots);
+    while !wave.is_empty() {
+        let results = walk_all(map, &wave, (sources, &mut lowered), &mut diags);
+        let mut next = Vec::new();
+        for (f, mut w) in wave.into_iter().zip(results) {
+            front.follow(map, f, &mut w, &mut next);
+            if walked.len() <= f as usize {
+                walked.resize_with(f as usize + 1, || None);
+            }
+            walked[f as usize] = Some(w);
+        }
+        wave = next;
+    }
+    (assemble(map, walked, &front.ids, declared), diags)
+}
+
+/// The graph from the walked bodies (by FnId). Edges of one fn are in call-site order,
+/// and at one site in the order of their callees' [`specialise::Ids::order`], which does
+/// not depend on the order nodes were created in.
+fn assemble(
+    map: &DefMap<'_>,
+    walked: Vec<Option<Walked>>,
+    ids: &specialise::Ids,
+    declared: usize,
+) -> CallGraph {
     let mut g = CallGraph {
         out: vec![Vec::new(); map.fns.len()],
+        unresolved: vec![Vec::new(); map.fns.len()],
         ..CallGraph::default()
     };
-    for (f, w) in per_fn.into_iter().enumerate() {
-        let (mut edges, unresolved) = (w.edges, w.unresolved);
-        edges.sort_by_key(|e| (e.site, e.to));
+    for (f, w) in walked.into_iter().enumerate() {
+        let Some(w) = w else { continue };
+        if map.fns[f].ir.is_some() {
+            match f < declared {
+                true => g.walked += 1,
+                false => g.walked_specialised += 1,
+            }
+        }
+        let mut edges = w.edges;
+        edges.sort_by(|a, b| (a.site, ids.order(a.to)).cmp(&(b.site, ids.order(b.to))));
         edges.dedup_by(|a, b| a.site == b.site && a.to == b.to);
         for e in edges {
             g.out[f].push(g.edges.len() as u32);
             g.edges.push(e);
         }
-        g.unresolved.push(unresolved);
+        g.unresolved[f] = w.unresolved;
     }
     g
 }

@@ -44,11 +44,27 @@ pub struct Spec {
 const MAX_SPECIALISED: usize = 20_000;
 const MAX_PER_FN: usize = 16;
 
-/// The specialised nodes created so far: by (fn, what is known), and how many per fn.
+/// The specialised nodes created so far: by (fn, what is known), how many per fn, and
+/// each one's place in the order of [`Ids::order`].
 #[derive(Default)]
 pub struct Ids {
     by_key: HashMap<(FnId, String), FnId>,
     per_fn: HashMap<FnId, usize>,
+    /// Per specialised node: the declared fn it specialises, and what it knows (the keys
+    /// of the specialisations from that fn to this node).
+    order: HashMap<FnId, (FnId, String)>,
+}
+
+impl Ids {
+    /// A key that orders fns by what they are, not by when their node was created: a
+    /// declared fn by its id, a specialised node after the fn it specialises, by what it
+    /// knows (nodes are created in the order the walk reaches them, which depends on
+    /// which fns are walked).
+    pub fn order(&self, f: FnId) -> (FnId, &str) {
+        self.order
+            .get(&f)
+            .map_or((f, ""), |(decl, known)| (*decl, known.as_str()))
+    }
 }
 
 /// The node of `decl` specialised to `spec`, created on first request (then pushed to
@@ -94,6 +110,9 @@ pub fn node(
     params.retain(|(n, _)| spec.params.iter().all(|(m, _)| m != n));
     params.extend(spec.params);
     map.param_specs.insert(id, params);
+    let (base, known) = ids.order(decl);
+    let known = format!("{known}\u{1f}{}", key.1);
+    ids.order.insert(id, (base, known));
     ids.by_key.insert(key, id);
     created.push(id);
     Some(id)

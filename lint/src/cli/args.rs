@@ -50,6 +50,10 @@ pub struct Cli {
     /// Print statistics (files, fns, edges, time per phase) to stderr
     #[arg(short, long)]
     pub verbose: bool,
+    /// Walk every fn body into the call graph, not only those reachable from a root: the
+    /// same output, slower (for the tests that check it is the same)
+    #[arg(long, hide = true)]
+    pub walk_every_fn: bool,
     /// Coloring
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
@@ -86,6 +90,7 @@ impl Cli {
             },
             config: self.config.clone(),
             eager_bodies: false,
+            walk_every_fn: self.walk_every_fn,
         }
     }
 }

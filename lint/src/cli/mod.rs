@@ -187,6 +187,11 @@ fn write_stats(a: &Analysis, err: &mut dyn Write) -> std::io::Result<()> {
     )?;
     writeln!(
         err,
+        "  fns walked: {} of {} (and {} specialised nodes)",
+        s.fns_walked, s.fns, s.specialised_walked
+    )?;
+    writeln!(
+        err,
         "  edges: {} exact, {} inferred, {} name-only; unresolved calls: {}",
         s.edges_exact, s.edges_inferred, s.edges_name_only, s.unresolved
     )?;

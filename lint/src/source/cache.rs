@@ -22,7 +22,7 @@ const FORMAT: u32 = 1;
 const HEADER: usize = 16 + 4 + 16 + 8;
 
 /// Encoded entries by key, with what this run used and added.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct LoweredCache {
     entries: HashMap<Key, Vec<u8>>,
     used: HashSet<Key>,

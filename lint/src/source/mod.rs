@@ -26,7 +26,7 @@ pub struct SpanIr {
 }
 
 /// One source file: its absolute path, the path diagnostics print, and its text.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct SourceFile {
     pub path: PathBuf,
     pub display: PathBuf,
@@ -73,7 +73,7 @@ fn floor_char(text: &str, at: usize) -> usize {
 }
 
 /// All files the lint read, addressed by [`FileId`] or by their printed path.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct SourceMap {
     files: Vec<SourceFile>,
     by_display: HashMap<PathBuf, FileId>,

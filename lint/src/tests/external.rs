@@ -20,7 +20,11 @@ fn check_roots(src: &str, roots: &[&str]) -> String {
     for d in ["safetensors", "other"] {
         t.deps.push((d.into(), DepTarget::External(d.into())));
     }
-    render(&analyze_crates(root, vec![t], &cfg, &files, sources), false)
+    let a = both_walks(&cfg, |core| {
+        let (root, t, sources) = (root.clone(), vec![t.clone()], sources.clone());
+        analyze_crates_with(root, t, core, &files, sources)
+    });
+    render(&a, false)
 }
 
 /// The first line of each diagnostic (no labels, chains or stats).

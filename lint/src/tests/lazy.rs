@@ -34,6 +34,7 @@ fn chains_both(src: &str) -> String {
         let core = Core {
             config: &config,
             eager_bodies,
+            walk_every_fn: false,
         };
         let sources = SourceMap::new(Path::new(ROOT));
         let a = analyze_crates_with(root, vec![spec("t", file)], core, &files, sources);

@@ -3,7 +3,7 @@
 
 use crate::config::Config;
 use crate::diagnostics::Origin;
-use crate::engine::analyze_crates;
+use crate::engine::{Core, analyze_crates, analyze_crates_with};
 use crate::source::{MemLoader, SourceMap};
 use crate::workspace::{CrateSpec, DepTarget};
 use std::path::{Path, PathBuf};
@@ -29,7 +29,29 @@ fn analyze_src(src: &str, cfg: &Config, sources: SourceMap) -> crate::Analysis {
     let root = PathBuf::from(ROOT);
     let file = root.join("src/lib.rs");
     let files = MemLoader::new().with(&file, src);
-    analyze_crates(root, vec![spec("t", file)], cfg, &files, sources)
+    both_walks(cfg, |core| {
+        let spec = vec![spec("t", file.clone())];
+        analyze_crates_with(root.clone(), spec, core, &files, sources.clone())
+    })
+}
+
+/// `analyze` walking only what the search from the roots reads, then walking every fn:
+/// the diagnostics must be the same (else the test fails, showing both). Returns the
+/// second analysis, whose figures are those of the whole call graph.
+fn both_walks(cfg: &Config, analyze: impl Fn(Core<'_>) -> crate::Analysis) -> crate::Analysis {
+    let core = |walk_every_fn| Core {
+        config: cfg,
+        eager_bodies: false,
+        walk_every_fn,
+    };
+    let (demand, every) = (analyze(core(false)), analyze(core(true)));
+    assert_eq!(
+        render(&demand, true),
+        render(&every, true).replace(&stats_line(&every), &stats_line(&demand)),
+        "walking from the roots changed the diagnostics (left) of walking every fn (right)"
+    );
+    assert_eq!(demand.diagnostics, every.diagnostics);
+    every
 }
 
 /// Analyses crates of several files: `files` (path, text) are put in memory under one
@@ -64,13 +86,10 @@ fn analyze_tree(
         let name = specs[b].name.clone();
         specs[a].deps.push((name, DepTarget::Analysed(b)));
     }
-    analyze_crates(
-        dir.clone(),
-        specs,
-        &Config::default(),
-        &mem,
-        SourceMap::new(&dir),
-    )
+    both_walks(&Config::default(), |core| {
+        let (root, specs) = (dir.clone(), specs.clone());
+        analyze_crates_with(root, specs, core, &mem, SourceMap::new(&dir))
+    })
 }
 
 /// A library crate `name` rooted at `file`, with `cudarc` and `nosync` as external
@@ -109,17 +128,23 @@ fn config_from_toml(text: &str) -> (Config, SourceMap, Vec<crate::diagnostics::D
 
 /// One line per diagnostic (`[FILE:]LINE:COL code: message`), then its label
 /// (`  = label`) and its chain (`  via LINE:COL fn (tag)`); last, the call graph's
-/// size (`  stats: N edges, M unresolved`).
+/// size (`  stats: N edges, M unresolved`; of the whole graph, every fn walked, in the
+/// analyses of [`check`] and its siblings, see [`both_walks`]).
 fn render(a: &crate::Analysis, with_file: bool) -> String {
     let mut out: String = a
         .diagnostics
         .iter()
         .map(|d| render_one(d, with_file, false))
         .collect();
+    out += &stats_line(a);
+    out
+}
+
+/// The call graph's size: `  stats: N edges, M unresolved`.
+fn stats_line(a: &crate::Analysis) -> String {
     let st = &a.stats;
     let edges = st.edges_exact + st.edges_inferred + st.edges_name_only;
-    out += &format!("  stats: {edges} edges, {} unresolved\n", st.unresolved);
-    out
+    format!("  stats: {edges} edges, {} unresolved\n", st.unresolved)
 }
 
 /// One diagnostic as [`render`] prints it; with `summary`, a finding also gets the line
@@ -194,6 +219,7 @@ fn with_prelude(body: &str) -> String {
 mod annotations;
 mod assoc;
 mod config;
+mod demand;
 mod dispatch;
 mod external;
 mod findings;

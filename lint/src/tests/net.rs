@@ -14,14 +14,14 @@ fn top_lines(out: &str) -> Vec<&str> {
 #[test]
 fn a_panic_walking_one_body_loses_that_body_only() {
     let src = with_prelude(&format!(
-        "{SURVIVOR}pub fn nosync_lint_test_panic_in_walk() {{}}\n"
+        "{SURVIVOR}#[no_sync] pub fn nosync_lint_test_panic_in_walk() {{}}\n"
     ));
     let out = check(&src);
     assert_eq!(
         top_lines(&out),
         [
             "4:44 sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`",
-            "5:8 internal-error: internal error while walking the body of `t::nosync_lint_test_panic_in_walk`; its calls are not in the call graph",
+            "5:19 internal-error: internal error while walking the body of `t::nosync_lint_test_panic_in_walk`; its calls are not in the call graph",
         ],
         "{out}"
     );
@@ -85,10 +85,10 @@ fn a_panic_collecting_one_crate_keeps_the_other_crates() {
 #[test]
 fn the_internal_error_says_where_the_lint_panicked() {
     let out = check(&with_prelude(
-        "pub fn nosync_lint_test_panic_in_walk() {}\n",
+        "#[no_sync] pub fn nosync_lint_test_panic_in_walk() {}\n",
     ));
     let a = analyze_src(
-        &with_prelude("pub fn nosync_lint_test_panic_in_walk() {}\n"),
+        &with_prelude("#[no_sync] pub fn nosync_lint_test_panic_in_walk() {}\n"),
         &Config::default(),
         SourceMap::new(Path::new(ROOT)),
     );
@@ -107,7 +107,7 @@ fn the_internal_error_says_where_the_lint_panicked() {
 fn an_internal_error_makes_the_exit_status_2_with_the_findings_printed() {
     let a = analyze_src(
         &with_prelude(&format!(
-            "{SURVIVOR}pub fn nosync_lint_test_panic_in_walk() {{}}\n"
+            "{SURVIVOR}#[no_sync] pub fn nosync_lint_test_panic_in_walk() {{}}\n"
         )),
         &Config::default(),
         SourceMap::new(Path::new(ROOT)),

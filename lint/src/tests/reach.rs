@@ -77,7 +77,10 @@ fn cudarc_sinks_are_guessed_only_for_crates_that_depend_on_cudarc() {
     let sources = SourceMap::new(&root);
     let mut s = spec("t", file);
     s.deps.retain(|(n, _)| n != "cudarc");
-    let without = analyze_crates(root, vec![s], &Config::default(), &files, sources);
+    let without = both_walks(&Config::default(), |core| {
+        let (root, s) = (root.clone(), vec![s.clone()]);
+        analyze_crates_with(root, s, core, &files, sources.clone())
+    });
     let out = render(&without, false);
     assert!(!out.contains("sync-in-no-sync"), "{out}");
 }

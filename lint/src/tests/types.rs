@@ -168,10 +168,11 @@ fn anyhow_result_of_a_crate_not_analysed() {
     let mut t = spec("t", file);
     t.deps
         .push(("anyhow".into(), DepTarget::External("anyhow".into())));
-    let out = render(
-        &analyze_crates(root, vec![t], &Config::default(), &files, sources),
-        false,
-    );
+    let a = both_walks(&Config::default(), |core| {
+        let (root, t) = (root.clone(), vec![t.clone()]);
+        analyze_crates_with(root, t, core, &files, sources.clone())
+    });
+    let out = render(&a, false);
     assert_eq!(
         sink_lines(&out),
         [
