@@ -1,7 +1,7 @@
 //! The whole command, as a user runs it: `cargo-nosync-lint nosync-lint --all-features
 //! --manifest-path <workspace>/Cargo.toml --config <roots> -v`, `cargo metadata` included,
 //! in a child process, cold (no cache in the target dir) and warm (the same command after
-//! one file was edited), against the floor of the files it reads: `read_to_string` +
+//! a line was inserted at the top of one member's file), against the floor of the files it reads: `read_to_string` +
 //! `syn::parse_file` of each on a pool of 2 threads. Peak RSS is the lint's, from
 //! `/usr/bin/time -f %M` (not `wait4` here: a child's `ru_maxrss` starts from the bench's
 //! own RSS at the fork).
@@ -45,7 +45,7 @@ struct Input {
     /// Every file the lint reads (from an untimed in-process analysis).
     files: Vec<PathBuf>,
     lines: usize,
-    /// The file the warm runs edit (a comment appended).
+    /// The file the warm runs edit (a line inserted at its top).
     edit: PathBuf,
     _temp: tempfile::TempDir,
 }
@@ -170,12 +170,7 @@ fn finish(
         .filter(|f| files.binary_search(&f.path).is_ok())
         .map(|f| f.lines())
         .sum();
-    // A file of the workspace itself (not a dependency outside it), in the middle of the list.
-    let own: Vec<&PathBuf> = files.iter().filter(|f| f.starts_with(&dir)).collect();
-    let edit = own
-        .get(own.len() / 2)
-        .map(|p| (*p).clone())
-        .ok_or("no file in the workspace")?;
+    let edit = edited_file(&files, &dir, &a.diagnostics)?;
     Ok(Input {
         name: name.to_owned(),
         manifest,
@@ -185,6 +180,27 @@ fn finish(
         edit,
         _temp: temp,
     })
+}
+
+/// The file the warm runs edit: of the workspace's own files (not a dependency outside it),
+/// the one with the most diagnostics (so that the edit moves them), else the middle one.
+fn edited_file(
+    files: &[PathBuf],
+    dir: &Path,
+    diags: &[nosync_lint::Diagnostic],
+) -> Result<PathBuf, String> {
+    let own: Vec<&PathBuf> = files.iter().filter(|f| f.starts_with(dir)).collect();
+    let in_file = |f: &Path| {
+        let shown = f.strip_prefix(dir).unwrap_or(f);
+        diags.iter().filter(|d| d.primary.file == shown).count()
+    };
+    let most = own.iter().map(|f| in_file(f)).max().unwrap_or(0);
+    let pick = match most {
+        0 => own.get(own.len() / 2),
+        _ => own.iter().find(|f| in_file(f) == most),
+    };
+    pick.map(|p| (*p).clone())
+        .ok_or_else(|| "no file in the workspace".to_owned())
 }
 
 /// `read_to_string` + `syn::parse_file` of every file, on `pool`.
@@ -258,14 +274,13 @@ fn phases(stderr: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// Appends a comment to the edited file (a change of content, no change of meaning).
+/// Inserts a line at the top of the edited file: every span after it moves, so its lowered
+/// items and every diagnostic in it change (a new line each round).
 fn edit(input: &Input, round: usize) -> Result<(), String> {
-    use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&input.edit)
-        .map_err(|e| format!("{}: {e}", input.edit.display()))?;
-    writeln!(f, "// edited by the workspace bench, round {round}").map_err(|e| format!("{e}"))
+    let path = &input.edit;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let edited = format!("// edited by the workspace bench, round {round}\n{text}");
+    std::fs::write(path, edited).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// One round of one binary on one input: floor, cold, edit, warm.

@@ -122,9 +122,7 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
         a.stats.lowered_cached = Some((used.saturating_sub(added), used));
     }
     cache_time += start.elapsed();
-    a.stats
-        .phases
-        .push(("lowered-file cache (read, write)", cache_time));
+    a.stats.phases.push(("lowered cache", cache_time));
     a.metadata = ws.metadata;
     a.diagnostics.extend(diags);
     sort(&mut a.diagnostics);
