@@ -108,21 +108,21 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
         .then(|| LoweredSlot::of(ws.metadata.as_ref()?))
         .flatten();
     sources.set_lowered(slot.as_ref().map(LoweredSlot::read));
-    let mut cache_time = start.elapsed();
+    let read_time = start.elapsed();
     let core = Core {
         config: &cfg,
         eager_bodies: opts.eager_bodies,
         walk_every_fn: opts.walk_every_fn,
     };
-    let mut a = analyze_crates_with(ws.root, ws.crates, core, files, sources);
-    let start = Instant::now();
-    if let (Some(slot), Some(cache)) = (&slot, a.sources.lowered()) {
-        slot.write(cache);
-        let (used, added) = cache.counts();
-        a.stats.lowered_cached = Some((used.saturating_sub(added), used));
-    }
-    cache_time += start.elapsed();
-    a.stats.phases.push(("lowered cache", cache_time));
+    let loader = CachingDisk {
+        slot,
+        written: std::sync::Mutex::new(None),
+    };
+    let mut a = analyze_crates_with(ws.root, ws.crates, core, &loader, sources);
+    let write_time = loader.join();
+    a.stats
+        .phases
+        .push(("lowered cache", read_time + write_time));
     a.metadata = ws.metadata;
     a.diagnostics.extend(diags);
     sort(&mut a.diagnostics);
@@ -134,7 +134,7 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
 /// Where the cache of lowered files lives (`<target>/nosync-lint/lowered.bin`), and the
 /// build of the lint that may read it: its version and its executable's size and time,
 /// so that a rebuilt lint never reads what another build lowered.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct LoweredSlot {
     file: PathBuf,
     build: u128,
@@ -165,22 +165,71 @@ impl LoweredSlot {
     /// The stored cache; an empty one when there is none, or it is unreadable or foreign.
     fn read(&self) -> LoweredCache {
         let bytes = std::fs::read(&self.file).unwrap_or_default();
-        LoweredCache::from_bytes(&bytes, self.build)
+        LoweredCache::from_bytes(bytes, self.build)
     }
 
     /// Stores `cache` when it changed (silently not, when it cannot), written aside and
     /// renamed so that a concurrent run never reads half of it.
     fn write(&self, cache: &LoweredCache) {
-        let (Some(bytes), Some(dir)) = (cache.to_bytes(self.build), self.file.parent()) else {
+        let Some(dir) = self.file.parent().filter(|_| cache.changed()) else {
             return;
         };
         let tmp = self
             .file
             .with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::create_dir_all(dir).is_ok() && std::fs::write(&tmp, bytes).is_ok() {
-            let _ = std::fs::rename(&tmp, &self.file);
+        let written = std::fs::create_dir_all(dir).and_then(|()| {
+            let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+            cache.write_to(self.build, &mut out)?;
+            out.into_inner()
+                .map_err(std::io::IntoInnerError::into_error)?;
+            std::fs::rename(&tmp, &self.file)
+        });
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
         }
-        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+/// The disk, and the slot of the cache of lowered files: the core hands the cache back
+/// when it has lowered its last file, and it is written on a thread of its own meanwhile
+/// the analysis goes on (its entries freed once written).
+#[derive(Debug)]
+struct CachingDisk {
+    slot: Option<LoweredSlot>,
+    written: std::sync::Mutex<Option<std::thread::JoinHandle<Duration>>>,
+}
+
+impl Loader for CachingDisk {
+    fn read(&self, path: &std::path::Path) -> std::io::Result<String> {
+        DiskLoader.read(path)
+    }
+
+    fn file(&self, path: &std::path::Path) -> Option<PathBuf> {
+        DiskLoader.file(path)
+    }
+
+    fn store_lowered(&self, cache: LoweredCache) {
+        let Some(slot) = self.slot.clone() else {
+            return;
+        };
+        let write = move || {
+            let start = Instant::now();
+            slot.write(&cache);
+            start.elapsed()
+        };
+        let Ok(mut written) = self.written.lock() else {
+            return;
+        };
+        // A thread that cannot start: not written (the next run lowers the files again).
+        *written = std::thread::Builder::new().spawn(write).ok();
+    }
+}
+
+impl CachingDisk {
+    /// Waits for the cache to be written; the time that took.
+    fn join(&self) -> Duration {
+        let handle = self.written.lock().ok().and_then(|mut w| w.take());
+        handle.and_then(|h| h.join().ok()).unwrap_or_default()
     }
 }
 
@@ -316,6 +365,12 @@ fn core(
     diags.extend(d);
     stats.macro_expansions = expansions.expanded;
     stats.macro_failures = expansions.failed;
+    // Every file is lowered: the cache goes back to the loader (and its memory with it).
+    if let Some(cache) = sources.take_lowered() {
+        let (used, added) = cache.counts();
+        stats.lowered_cached = Some((used.saturating_sub(added), used));
+        files.store_lowered(cache);
+    }
     let (mut map, d) = resolve::build(&crates, &parsed, &sources);
     diags.extend(d);
     let (root_fns, d) = resolve::configured::apply(&mut map, cfg, &sources);

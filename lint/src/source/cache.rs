@@ -1,38 +1,50 @@
 //! The cache of lowered files as data: encoded entries by key, and the one file format
 //! they are kept in between runs. What an entry holds, and how its key is computed, is the
-//! parse stage's (`parse::cache`); the edge (`engine::analyze`) reads and writes the file
-//! (`<target>/nosync-lint/lowered.bin`), so nothing here does IO.
+//! parse stage's (`parse::cache`); the edge (`engine::analyze`) reads the file
+//! (`<target>/nosync-lint/lowered.bin`) and gives the core the cache in its `SourceMap`; the
+//! core hands it back through [`super::Loader::store_lowered`] once its last file is
+//! lowered. Nothing here does IO.
 //!
 //! The file: a magic, the format, the build of the lint that wrote it (another build
-//! never reads it), a checksum of the rest, then the entries. A file that is truncated,
-//! corrupt, of another format or of another build is an empty cache.
+//! never reads it), the entries (key, length, bytes), and a checksum of all that precedes
+//! it. A file that is truncated, corrupt, of another format or of another build is an
+//! empty cache.
 
 use super::{FileId, SpanIr};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
+use std::io::{self, Write};
 
 /// A content key: a 128-bit digest of everything an entry depends on.
 pub type Key = u128;
 
 const MAGIC: &[u8; 16] = b"nosync-lowered\0\0";
 /// Bumped when the layout of the file changes (the IR's changes come with the build).
-const FORMAT: u32 = 1;
-/// Magic, format, build, checksum.
-const HEADER: usize = 16 + 4 + 16 + 8;
+const FORMAT: u32 = 2;
+/// Magic, format, build; then the entries (key, length, bytes), then a checksum of all
+/// that precedes it.
+const HEADER: usize = 16 + 4 + 16;
+const ENTRY_HEAD: usize = 16 + 4;
 
-/// Encoded entries by key, with what this run used and added.
+/// Encoded entries by key, with what this run used and added. The entries read are
+/// ranges of the one buffer read (no copy each).
 #[derive(Debug, Clone, Default)]
 pub struct LoweredCache {
-    entries: HashMap<Key, Vec<u8>>,
+    stored: Vec<u8>,
+    found: HashMap<Key, (usize, usize)>,
+    added: HashMap<Key, Vec<u8>>,
     used: HashSet<Key>,
-    added: HashSet<Key>,
 }
 
 impl LoweredCache {
     /// The encoded entry of `key`.
     pub fn get(&self, key: Key) -> Option<&[u8]> {
-        self.entries.get(&key).map(Vec::as_slice)
+        if let Some(bytes) = self.added.get(&key) {
+            return Some(bytes);
+        }
+        let &(at, len) = self.found.get(&key)?;
+        self.stored.get(at..at + len)
     }
 
     /// Records that this run used the entry of `key` (kept when the cache is written).
@@ -43,16 +55,16 @@ impl LoweredCache {
     /// Adds (or replaces) an entry; it counts as used.
     pub fn insert(&mut self, key: Key, bytes: Vec<u8>) {
         self.used.insert(key);
-        self.entries.insert(key, bytes);
-        self.added.insert(key);
+        self.found.remove(&key);
+        self.added.insert(key, bytes);
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.found.len() + self.added.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     /// How many entries this run used (found or added) and added.
@@ -61,54 +73,84 @@ impl LoweredCache {
     }
 
     /// The cache stored in `bytes` by a lint of `build`; empty for anything else.
-    pub fn from_bytes(bytes: &[u8], build: u128) -> LoweredCache {
-        let entries = decode_file(bytes, build).unwrap_or_default();
-        LoweredCache {
-            entries: entries.into_iter().collect(),
-            ..LoweredCache::default()
+    pub fn from_bytes(bytes: Vec<u8>, build: u128) -> LoweredCache {
+        match index(&bytes, build) {
+            Some(found) => LoweredCache {
+                stored: bytes,
+                found,
+                ..LoweredCache::default()
+            },
+            None => LoweredCache::default(),
         }
     }
 
-    /// The file to store, or `None` when it would be what was read (nothing added, nothing
-    /// to drop). Entries this run did not use are kept while they are no more than the
-    /// used ones (another feature set's files survive a run or two), else dropped.
-    pub fn to_bytes(&self, build: u128) -> Option<Vec<u8>> {
-        let unused = self.entries.len() - self.used.len();
-        if self.added.is_empty() && unused == 0 {
-            return None;
-        }
-        let keep_unused = unused <= self.used.len();
+    /// Whether writing would change the stored cache (an entry added, or one to drop).
+    pub fn changed(&self) -> bool {
+        !self.added.is_empty() || self.used.len() < self.len()
+    }
+
+    /// Writes the cache for a lint of `build` to `w`, one entry at a time. Entries this run
+    /// did not use are kept while they are no more than the used ones (another feature
+    /// set's files survive a run or two), else dropped.
+    pub fn write_to(&self, build: u128, w: &mut dyn Write) -> io::Result<()> {
+        let keep_unused = self.len() - self.used.len() <= self.used.len();
         let mut entries: Vec<(Key, &[u8])> = self
-            .entries
-            .iter()
-            .filter(|(k, _)| keep_unused || self.used.contains(k))
-            .map(|(k, v)| (*k, v.as_slice()))
+            .found
+            .keys()
+            .chain(self.added.keys())
+            .filter(|k| keep_unused || self.used.contains(k))
+            .filter_map(|k| Some((*k, self.get(*k)?)))
             .collect();
         entries.sort_unstable_by_key(|e| e.0);
-        let payload = postcard::to_stdvec(&entries).ok()?;
-        let mut out = Vec::with_capacity(HEADER + payload.len());
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT.to_le_bytes());
-        out.extend_from_slice(&build.to_le_bytes());
-        out.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&payload).to_le_bytes());
-        out.extend_from_slice(&payload);
-        Some(out)
+        let mut sum = xxhash_rust::xxh3::Xxh3::new();
+        let mut put = |w: &mut dyn Write, bytes: &[u8]| {
+            sum.update(bytes);
+            w.write_all(bytes)
+        };
+        put(w, MAGIC)?;
+        put(w, &FORMAT.to_le_bytes())?;
+        put(w, &build.to_le_bytes())?;
+        for (key, bytes) in entries {
+            let len = u32::try_from(bytes.len()).map_err(io::Error::other)?;
+            put(w, &key.to_le_bytes())?;
+            put(w, &len.to_le_bytes())?;
+            put(w, bytes)?;
+        }
+        w.write_all(&sum.digest().to_le_bytes())
+    }
+
+    /// [`LoweredCache::write_to`] into a buffer (`None` when nothing changed).
+    pub fn to_bytes(&self, build: u128) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        self.changed()
+            .then(|| self.write_to(build, &mut out).ok().map(|()| out))?
     }
 }
 
-fn decode_file(bytes: &[u8], build: u128) -> Option<Vec<(Key, Vec<u8>)>> {
-    let (head, payload) = bytes.split_at_checked(HEADER)?;
-    let (magic, rest) = head.split_at(16);
-    let (format, rest) = rest.split_at(4);
-    let (stored_build, sum) = rest.split_at(16);
-    let fits = magic == MAGIC
-        && format == FORMAT.to_le_bytes()
-        && stored_build == build.to_le_bytes()
-        && sum == xxhash_rust::xxh3::xxh3_64(payload).to_le_bytes();
-    if !fits {
+/// The entries of a stored cache, by key (as ranges of `bytes`); `None` unless `bytes` is
+/// a whole cache of this format and build.
+fn index(bytes: &[u8], build: u128) -> Option<HashMap<Key, (usize, usize)>> {
+    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
+    if sum != xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() {
         return None;
     }
-    postcard::from_bytes(payload).ok()
+    let (head, mut rest) = body.split_at_checked(HEADER)?;
+    let mut expected = MAGIC.to_vec();
+    expected.extend_from_slice(&FORMAT.to_le_bytes());
+    expected.extend_from_slice(&build.to_le_bytes());
+    if head != expected {
+        return None;
+    }
+    let mut found = HashMap::new();
+    while !rest.is_empty() {
+        let (entry, after) = rest.split_at_checked(ENTRY_HEAD)?;
+        let key = Key::from_le_bytes(entry[..16].try_into().ok()?);
+        let len = u32::from_le_bytes(entry[16..].try_into().ok()?) as usize;
+        let at = bytes.len() - 8 - after.len();
+        rest = after.get(len..)?;
+        found.insert(key, (at, len));
+    }
+    Some(found)
 }
 
 thread_local! {
@@ -162,38 +204,41 @@ mod tests {
     #[test]
     fn round_trips_and_rejects_other_files() {
         let bytes = filled().to_bytes(42).unwrap();
-        let back = LoweredCache::from_bytes(&bytes, 42);
+        let back = LoweredCache::from_bytes(bytes.clone(), 42);
         assert_eq!(back.get(7), Some(&b"seven"[..]));
         assert_eq!(back.get(u128::MAX), Some(&[1u8, 2, 3][..]));
         assert_eq!(back.len(), 2);
         // Another build, every truncation, every flipped byte: an empty cache.
-        assert!(LoweredCache::from_bytes(&bytes, 43).is_empty());
+        assert!(LoweredCache::from_bytes(bytes.clone(), 43).is_empty());
         for n in 0..bytes.len() {
-            assert!(LoweredCache::from_bytes(&bytes[..n], 42).is_empty(), "{n}");
+            assert!(
+                LoweredCache::from_bytes(bytes[..n].to_vec(), 42).is_empty(),
+                "{n}"
+            );
             let mut bad = bytes.clone();
             bad[n] ^= 0x20;
-            assert!(LoweredCache::from_bytes(&bad, 42).is_empty(), "{n}");
+            assert!(LoweredCache::from_bytes(bad, 42).is_empty(), "{n}");
         }
-        assert!(LoweredCache::from_bytes(b"{\"json\": true}", 42).is_empty());
+        assert!(LoweredCache::from_bytes(b"{\"json\": true}".to_vec(), 42).is_empty());
     }
 
     #[test]
     fn writes_only_what_changed_and_drops_what_is_stale() {
         let bytes = filled().to_bytes(1).unwrap();
-        let mut back = LoweredCache::from_bytes(&bytes, 1);
+        let mut back = LoweredCache::from_bytes(bytes.clone(), 1);
         back.mark_used(7);
         back.mark_used(u128::MAX);
         assert_eq!(back.to_bytes(1), None);
         // One found, one added, one unused: the unused one is kept (no more than the used).
-        let mut back = LoweredCache::from_bytes(&bytes, 1);
+        let mut back = LoweredCache::from_bytes(bytes.clone(), 1);
         back.mark_used(7);
         back.insert(8, vec![8]);
-        let kept = LoweredCache::from_bytes(&back.to_bytes(1).unwrap(), 1);
+        let kept = LoweredCache::from_bytes(back.to_bytes(1).unwrap(), 1);
         assert_eq!(kept.len(), 3);
         // One added, two unused: those two are dropped.
-        let mut back = LoweredCache::from_bytes(&bytes, 1);
+        let mut back = LoweredCache::from_bytes(bytes.clone(), 1);
         back.insert(9, vec![9]);
-        let kept = LoweredCache::from_bytes(&back.to_bytes(1).unwrap(), 1);
+        let kept = LoweredCache::from_bytes(back.to_bytes(1).unwrap(), 1);
         assert_eq!((kept.len(), kept.get(9)), (1, Some(&[9u8][..])));
     }
 

@@ -4,6 +4,7 @@
 //! edges: `engine::analyze`, the CLI); [`MemLoader`] is a set of files in memory (unit
 //! tests, fuzzing, benchmarks over generated crates).
 
+use super::LoweredCache;
 use crate::paths;
 use std::collections::HashMap;
 use std::io;
@@ -17,6 +18,13 @@ pub trait Loader: Sync {
     /// The one name of the file `path` names (`.` and `..` resolved, see
     /// `paths::normalize`), or `None` when no file is there (nothing, or a directory).
     fn file(&self, path: &Path) -> Option<PathBuf>;
+
+    /// Takes the cache of lowered files back once the core has lowered its last file (so
+    /// that its entries do not outlive parsing); a loader that keeps one stores it. By
+    /// default it is dropped.
+    fn store_lowered(&self, cache: LoweredCache) {
+        drop(cache);
+    }
 }
 
 /// The file system.

@@ -106,6 +106,11 @@ impl SourceMap {
         self.lowered.as_mut()
     }
 
+    /// Takes the cache of lowered files out (no file is looked up in it any more).
+    pub fn take_lowered(&mut self) -> Option<LoweredCache> {
+        self.lowered.take()
+    }
+
     /// Adds a file already read; returns its id (the same id if added twice).
     pub fn add(&mut self, path: PathBuf, text: String) -> FileId {
         if let Some(&id) = self.by_path.get(&path) {
