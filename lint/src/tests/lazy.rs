@@ -152,3 +152,32 @@ fn a_syntax_error_in_a_reached_body_is_reported_there_and_the_file_is_analysed()
       stats: 1 edges, 0 unresolved
     ");
 }
+
+#[test]
+fn a_syntax_error_in_a_body_no_root_reaches_is_not_reported() {
+    // `helper` is not reached from `root`: its body is never parsed, so its error is left to
+    // rustc, and the rest of the file (the finding of `root`) is analysed.
+    let src = with_prelude(
+        "#[synchronizes] fn wait() {}\n\
+         fn helper() { let y = ; }\n\
+         #[no_sync] fn root() { wait(); }\n",
+    );
+    let root = PathBuf::from(ROOT);
+    let file = root.join("src/lib.rs");
+    let files = MemLoader::new().with(&file, src);
+    let config = Config::default();
+    let core = Core {
+        config: &config,
+        eager_bodies: false,
+        // Walking every fn reads `helper` too (and reports its error): not what a run does.
+        walk_every_fn: false,
+    };
+    let sources = SourceMap::new(Path::new(ROOT));
+    let a = analyze_crates_with(root, vec![spec("t", file)], core, &files, sources);
+    insta::assert_snapshot!(render(&a, false), @"
+    6:24 sync-in-no-sync: `root` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      via 6:24 t::root (exact)
+      stats: 1 edges, 0 unresolved
+    ");
+}
