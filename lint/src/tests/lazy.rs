@@ -181,3 +181,28 @@ fn a_syntax_error_in_a_body_no_root_reaches_is_not_reported() {
       stats: 1 edges, 0 unresolved
     ");
 }
+
+#[test]
+fn macros_that_generate_items_directly_or_through_another_are_expanded_in_lazy_bodies() {
+    // `outer!` declares nothing itself but invokes `helper!`, which does; `bail!` can only
+    // return, so a body invoking it stays lazy until the walk reads it.
+    let src = with_prelude(
+        "#[synchronizes] fn wait() {}\n\
+         macro_rules! helper { ($n:ident) => { fn $n() { wait() } }; }\n\
+         macro_rules! outer { ($n:ident) => { helper!($n); }; }\n\
+         macro_rules! bail { ($e:expr) => { return Err(format!(\"{}\", $e)) }; }\n\
+         #[no_sync] fn root() -> Result<(), String> { outer!(made); made(); if false { bail!(1) } Ok(()) }\n\
+         #[no_sync] fn other() -> Result<(), String> { wait(); bail!(2) }\n",
+    );
+    insta::assert_snapshot!(chains_both(&src), @"
+    8:60 sync-in-no-sync: `root` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::root -> t::wait (Blocks, exact, Deny)
+      via 8:60 t::root (exact)
+      via 8:46 t::made (exact)
+    9:47 sync-in-no-sync: `other` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::other -> t::wait (Blocks, exact, Deny)
+      via 9:47 t::other (exact)
+    ");
+}

@@ -1,6 +1,8 @@
-//! Lazy fn bodies that invoke a `macro_rules!` by name are lowered before expansion: a
-//! statement macro may generate items (see [`crate::parse::lazy`]), and expansion must see
-//! the invocations an eager lowering gives it.
+//! Lazy fn bodies that invoke, by name, a `macro_rules!` whose expansion may declare items
+//! are lowered before expansion: a statement macro may generate items (see
+//! [`crate::parse::lazy`]), and expansion must see the invocations an eager lowering gives
+//! it. (A macro that cannot generate items, as candle's `bail!`, generates nothing in body
+//! position: its invocation needs no expansion.)
 
 use super::scope::Defs;
 use crate::diagnostics::Diagnostic;
@@ -9,7 +11,7 @@ use crate::parse::lazy::lower_body;
 use crate::source::SourceMap;
 
 /// Lowers in place the lazy bodies among `items` (in modules, impls and traits) that invoke
-/// a macro by the name of one of `defs`. A body that does not parse stays lazy (a root
+/// a macro by the name of one of `defs` that may generate items. A body that does not parse stays lazy (a root
 /// that reaches it reports it). No span is freed here: the definitions hold token trees.
 pub fn lower_invoking(
     items: &mut [Item],
@@ -43,7 +45,7 @@ fn lower_fn(f: &mut FnIr, defs: &Defs, sources: &SourceMap, diags: &mut Vec<Diag
     let Some(Body::Lazy(lazy)) = &f.body else {
         return;
     };
-    if !lazy.macros.iter().any(|m| defs.has(m)) {
+    if !lazy.macros.iter().any(|m| defs.may_generate_items(m)) {
         return;
     }
     if let Ok(lowered) = lower_body(lazy, sources) {

@@ -21,18 +21,54 @@ pub struct MacroDef {
     pub lo: u32,
     pub exported: bool,
     pub bodies: Vec<SpanIr>,
+    /// Whether an expansion may declare items by itself, and the macros its rules invoke
+    /// (see [`own_items`]).
+    pub items: bool,
+    pub invokes: Vec<String>,
 }
 
 /// Every definition, by name, in (crate, file, position) order.
 #[derive(Debug, Default)]
 pub struct Defs {
     by_name: HashMap<String, Vec<MacroDef>>,
+    /// The names of the definitions that may expand to items, through the macros they
+    /// invoke too.
+    item_names: std::collections::HashSet<String>,
 }
 
 impl Defs {
-    /// Whether some definition is called `name`.
-    pub fn has(&self, name: &str) -> bool {
-        self.by_name.contains_key(name)
+    /// Whether some definition called `name` may expand to items.
+    pub fn may_generate_items(&self, name: &str) -> bool {
+        self.item_names.contains(name)
+    }
+
+    /// [`Defs::item_names`]: those whose rules declare items, then those invoking one of
+    /// them, to a fixed point.
+    fn find_item_names(&mut self) {
+        let mut names: std::collections::HashSet<String> = self
+            .by_name
+            .iter()
+            .filter(|(_, defs)| defs.iter().any(|d| d.items))
+            .map(|(n, _)| n.clone())
+            .collect();
+        loop {
+            let more: Vec<String> = self
+                .by_name
+                .iter()
+                .filter(|(n, defs)| {
+                    !names.contains(*n)
+                        && defs
+                            .iter()
+                            .any(|d| d.invokes.iter().any(|i| names.contains(i)))
+                })
+                .map(|(n, _)| n.clone())
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            names.extend(more);
+        }
+        self.item_names = names;
     }
 
     /// The definitions at module level (inline modules included) and in fn bodies of
@@ -44,19 +80,22 @@ impl Defs {
             while let Some(items) = stack.pop() {
                 for i in items {
                     match i {
-                        Item::MacroRules(m) => defs
-                            .by_name
-                            .entry(m.name.clone())
-                            .or_default()
-                            .push(MacroDef {
-                                name: m.name.clone(),
-                                rules: super::rules::parse_rules(&m.rules),
-                                krate: *krate,
-                                file: m.span.file,
-                                lo: m.span.lo,
-                                exported: m.exported,
-                                bodies: m.bodies.clone(),
-                            }),
+                        Item::MacroRules(m) => {
+                            defs.by_name.entry(m.name.clone()).or_default().push(
+                                MacroDef {
+                                    name: m.name.clone(),
+                                    rules: super::rules::parse_rules(&m.rules),
+                                    krate: *krate,
+                                    file: m.span.file,
+                                    lo: m.span.lo,
+                                    exported: m.exported,
+                                    bodies: m.bodies.clone(),
+                                    items: false,
+                                    invokes: Vec::new(),
+                                }
+                                .with_items(&m.rules),
+                            )
+                        }
                         Item::Mod {
                             kind: ModKind::Inline(inner),
                             ..
@@ -72,6 +111,7 @@ impl Defs {
         for list in defs.by_name.values_mut() {
             list.sort_by_key(|d| (d.krate, d.file, d.lo));
         }
+        defs.find_item_names();
         defs
     }
 
@@ -155,4 +195,29 @@ pub fn dollar_crate(def: usize, at: usize, crates: &[CrateSpec]) -> TokenStream 
         _ => "crate".to_owned(),
     };
     TokenStream::from_str(&text).unwrap_or_default()
+}
+
+impl MacroDef {
+    /// Sets [`MacroDef::items`] and [`MacroDef::invokes`] from the rules' text: a
+    /// transcriber that holds an item keyword, an attribute or an escape (as for a lazy
+    /// body, see [`crate::parse::lazy::eligible`]) may declare items; the macros it invokes
+    /// may too when they are analysed ones that do (a macro the lint does not know expands
+    /// to nothing here). Items cannot come from the invocation's tokens in a lazy body (they
+    /// hold none, and macro_rules cannot paste tokens into keywords), and rules not of the
+    /// `(..) => {..}` shape may expand to anything.
+    fn with_items(mut self, rules: &str) -> MacroDef {
+        let split = TokenStream::from_str(rules)
+            .ok()
+            .and_then(crate::parse::lower_macro::split_rules);
+        let Some(rules) = split else {
+            self.items = true;
+            return self;
+        };
+        for (_, body) in &rules {
+            self.items |= !crate::parse::lazy::eligible(body.stream(), &mut self.invokes);
+        }
+        self.invokes.sort();
+        self.invokes.dedup();
+        self
+    }
 }
