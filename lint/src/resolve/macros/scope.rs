@@ -221,3 +221,38 @@ impl MacroDef {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Defs;
+    use crate::parse::cfg::CfgCtx;
+    use crate::source::{MemLoader, SourceMap};
+
+    /// Which macros keep a lazy body lazy: those that can only expand to statements and
+    /// expressions, also through the macros they invoke (recursion included); an item, an
+    /// attribute or an unreadable definition anywhere down the invocations lowers it.
+    #[test]
+    fn only_macros_that_may_expand_to_items_are_generating() {
+        let src = "macro_rules! bail { ($m:literal) => { return Err(format!($m)) }; }\n\
+                   macro_rules! munch { () => {}; ($x:tt $($r:tt)*) => { f($x); munch!($($r)*) }; }\n\
+                   macro_rules! make { ($n:ident) => { fn $n() {} }; }\n\
+                   macro_rules! outer { ($n:ident) => { g(); outer2!($n); }; }\n\
+                   macro_rules! outer2 { ($n:ident) => { outer!($n); make!($n); }; }\n\
+                   macro_rules! attr { () => { #[derive(Debug)] struct A; }; }\n\
+                   macro_rules! odd { x }\n";
+        let file = std::path::PathBuf::from("/mem/m/src/lib.rs");
+        let files = MemLoader::new().with(&file, src);
+        let mut sources = SourceMap::new(std::path::Path::new("/mem/m"));
+        let cfgs = [CfgCtx::default()];
+        let (parsed, _) = crate::parse::parse_all(&[(file, 0)], &cfgs, &files, &mut sources, false);
+        let defs = Defs::collect(&parsed);
+        let names = [
+            "bail", "munch", "make", "outer", "outer2", "attr", "odd", "absent",
+        ];
+        let generating: Vec<&str> = names
+            .into_iter()
+            .filter(|n| defs.may_generate_items(n))
+            .collect();
+        assert_eq!(generating, ["make", "outer", "outer2", "attr", "odd"]);
+    }
+}
