@@ -6,7 +6,7 @@
 use crate::config::{self, Config};
 use crate::diagnostics::{Diagnostic, Span};
 use crate::parse::cfg::CfgCtx;
-use crate::source::{DiskLoader, Loader, LoweredCache, SourceMap};
+use crate::source::{DiskLoader, Loader, LoweredCache, SharedCache, SourceMap};
 use crate::workspace::{self, CrateSpec, WorkspaceOptions};
 use crate::{analysis, callgraph, net, parse, resolve};
 use std::collections::HashMap;
@@ -51,6 +51,8 @@ pub struct Stats {
     pub phases: Vec<(&'static str, Duration)>,
     /// With the cache of lowered files: how many files came from it, of how many lowered.
     pub lowered_cached: Option<(usize, usize)>,
+    /// With the cache of lazy fn bodies: how many bodies came from it, of how many lowered.
+    pub bodies_cached: Option<(usize, usize)>,
 }
 
 /// The result of a run: diagnostics (sorted), figures, the sources they point into, and
@@ -108,6 +110,8 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
         .then(|| LoweredSlot::of(ws.metadata.as_ref()?))
         .flatten();
     sources.set_lowered(slot.as_ref().map(LoweredSlot::read));
+    let bodies_slot = slot.as_ref().map(|s| s.named("bodies.bin"));
+    sources.set_bodies(bodies_slot.as_ref().map(|s| SharedCache::new(s.read())));
     let read_time = start.elapsed();
     let core = Core {
         config: &cfg,
@@ -119,7 +123,14 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
         written: std::sync::Mutex::new(None),
     };
     let mut a = analyze_crates_with(ws.root, ws.crates, core, &loader, sources);
-    let write_time = loader.join();
+    let start = Instant::now();
+    if let (Some(slot), Some(bodies)) = (&bodies_slot, a.sources.take_bodies()) {
+        let bodies = bodies.into_inner();
+        let (used, added) = bodies.counts();
+        a.stats.bodies_cached = Some((used.saturating_sub(added), used));
+        slot.write(&bodies);
+    }
+    let write_time = loader.join() + start.elapsed();
     a.stats
         .phases
         .push(("lowered cache", read_time + write_time));
@@ -160,6 +171,14 @@ impl LoweredSlot {
             file: dir.join("lowered.bin"),
             build: h.digest128(),
         })
+    }
+
+    /// The slot of another cache beside this one (the same build).
+    fn named(&self, name: &str) -> LoweredSlot {
+        LoweredSlot {
+            file: self.file.with_file_name(name),
+            build: self.build,
+        }
     }
 
     /// The stored cache; an empty one when there is none, or it is unreadable or foreign.

@@ -69,9 +69,23 @@ fn check_identical(args: &[String]) -> Result<(), String> {
         return Err(format!("the cache was not hit: {t:?}"));
     }
     match lowered_from_cache(&t) {
-        Some((hits, all)) if hits == all && all > 0 => Ok(()),
-        _ => Err(format!("not every lowered file came from the cache: {t:?}")),
+        Some((hits, all)) if hits == all && all > 0 => {}
+        _ => return Err(format!("not every lowered file came from the cache: {t:?}")),
     }
+    match bodies_from_cache(&t) {
+        Some((hits, all)) if hits == all => Ok(()),
+        _ => Err(format!("not every lazy fn body came from the cache: {t:?}")),
+    }
+}
+
+/// `-v`'s "N of M lazy fn bodies from the cache".
+fn bodies_from_cache(times: &str) -> Option<(usize, usize)> {
+    let words: Vec<&str> = times.split_whitespace().collect();
+    let at = words
+        .windows(4)
+        .position(|w| w[1..] == ["lazy", "fn", "bodies"])?;
+    let hits = words.get(at.checked_sub(2)?)?;
+    Some((hits.parse().ok()?, words[at].parse().ok()?))
 }
 
 /// `-v`'s "N of M lowered files from the cache".

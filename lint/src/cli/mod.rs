@@ -208,6 +208,9 @@ fn write_stats(a: &Analysis, err: &mut dyn Write) -> std::io::Result<()> {
     if let Some((hits, all)) = s.lowered_cached {
         phases.push(format!("{hits} of {all} lowered files from the cache"));
     }
+    if let Some((hits, all)) = s.bodies_cached {
+        phases.push(format!("{hits} of {all} lazy fn bodies from the cache"));
+    }
     writeln!(err, "  time: {}", phases.join(", "))
 }
 

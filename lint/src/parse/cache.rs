@@ -9,8 +9,10 @@
 //! pre-pass): [`key`], then [`lookup`], or [`encode`] and `LoweredCache::insert`.
 
 use super::cfg::CfgCtx;
-use super::ir::{FileId, Item, SpanIr};
+use super::ir::{Block, FileId, Item, LazyBody, SpanIr};
 use crate::source::{Key, LoweredCache, with_span_file};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use std::path::Path;
 
 /// A parse error: its message and byte range.
@@ -49,14 +51,33 @@ pub fn lookup(cache: &LoweredCache, key: Key, file: FileId) -> Option<Lowering> 
     decode(cache.get(key)?, file)
 }
 
-/// `lowering` encoded, its spans relative to `file`; `None` when it cannot be (a span of
-/// another file, a path that is not UTF-8).
-pub fn encode(lowering: &Lowering, file: FileId) -> Option<Vec<u8>> {
-    with_span_file(file, || postcard::to_stdvec(lowering)).ok()
+/// A lazy body lowered: its block, the items it declares, its malformed escapes; or its
+/// syntax error (message, byte range in the file).
+pub type BodyLowering = Result<(Block, Vec<Item>, Vec<(String, SpanIr)>), ParseErr>;
+
+/// The key of a lazy body: its text, where it stands (its spans are file offsets) and the
+/// directory of its statement macros' `mod` files (a body's lowering reads no `#[cfg]`).
+pub fn body_key(body: &LazyBody, text: &str) -> Key {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(b"lazy body");
+    h.update(&body.span.lo.to_le_bytes());
+    h.update(&body.span.hi.to_le_bytes());
+    let dir = body.mod_dir.as_os_str().as_encoded_bytes();
+    h.update(&(dir.len() as u64).to_le_bytes());
+    h.update(dir);
+    let src = text.get(body.span.lo as usize..body.span.hi as usize);
+    h.update(src.unwrap_or_default().as_bytes());
+    h.digest128()
 }
 
-/// An encoded lowering, its spans in `file`.
-pub fn decode(bytes: &[u8], file: FileId) -> Option<Lowering> {
+/// `value` encoded, its spans relative to `file`; `None` when it cannot be (a span of
+/// another file, a path that is not UTF-8).
+pub fn encode<T: Serialize>(value: &T, file: FileId) -> Option<Vec<u8>> {
+    with_span_file(file, || postcard::to_stdvec(value)).ok()
+}
+
+/// An encoded value, its spans in `file`.
+pub fn decode<T: DeserializeOwned>(bytes: &[u8], file: FileId) -> Option<T> {
     with_span_file(file, || postcard::from_bytes(bytes)).ok()
 }
 
@@ -109,7 +130,49 @@ mod tests {
             lookup(&store, k, 2),
             Some(parse_text(&job, 2, TEXTS[5], &cfg, false))
         );
-        assert_eq!(decode(&[0xff; 8], 2), None);
+        assert_eq!(decode::<Lowering>(&[0xff; 8], 2), None);
+    }
+
+    /// A lazy body lowered through the cache, stored from one run's file id and read in
+    /// another's, is what lowering it in that run gives; a syntax error too.
+    #[test]
+    fn a_lazy_body_comes_back_with_its_current_id() {
+        use crate::parse::ir::LazyBody;
+        use crate::parse::lazy::lower_body;
+        use crate::source::{SharedCache, SourceMap};
+        let text = "fn a() { let x = f(1); x.go(); nosync::allow_sync(); }\nfn b() { let = ; }\n";
+        let bodies = [(7, 55), (65, 76)];
+        let body = |file, (lo, hi)| LazyBody {
+            span: SpanIr { file, lo, hi },
+            mod_dir: "/w/src".into(),
+            macros: Vec::new(),
+        };
+        let lowered = |sources: &SourceMap, file, at| {
+            let out = lower_body(&body(file, at), sources);
+            out.map(|b| (b.block, b.nested, b.diags))
+        };
+        // Run one: the file is the only one; run two: it is the second.
+        let mut first = SourceMap::new(Path::new("/w"));
+        let id1 = first.add("/w/src/lib.rs".into(), text.into());
+        first.set_bodies(Some(SharedCache::default()));
+        let mut second = SourceMap::new(Path::new("/w"));
+        second.add("/w/src/other.rs".into(), String::new());
+        let id2 = second.add("/w/src/lib.rs".into(), text.into());
+        let plain = second.clone();
+        for at in bodies {
+            let stored = lowered(&first, id1, at);
+            assert!(stored.is_ok() == (at == bodies[0]), "{stored:?}");
+        }
+        let store = first.take_bodies().expect("a cache").into_inner();
+        assert_eq!(store.counts(), (2, 2));
+        // As the next run reads it: through the file's bytes.
+        let stored = LoweredCache::from_bytes(store.to_bytes(1).expect("changed"), 1);
+        second.set_bodies(Some(SharedCache::new(stored)));
+        for at in bodies {
+            assert_eq!(lowered(&second, id2, at), lowered(&plain, id2, at));
+        }
+        let store = second.take_bodies().expect("a cache").into_inner();
+        assert_eq!(store.counts(), (2, 0));
     }
 
     #[test]

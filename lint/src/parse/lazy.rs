@@ -15,6 +15,7 @@
 //! `FnIr::nested` but statement macro calls (whose names are recorded) and nothing to
 //! `Lower::invalid`.
 
+use super::cache::{self, BodyLowering};
 use super::cfg::CfgCtx;
 use super::ir::{Block, Item, LazyBody};
 use super::lower::Lower;
@@ -210,27 +211,60 @@ pub struct LoweredBody {
 }
 
 /// Parses `text[lo..hi]` of a lazy body as a block and lowers it, with spans offset by `lo`,
-/// as it would have been lowered with its file. No span of it outlives the call: the
-/// caller may [`super::free_spans`] after, when it holds none itself.
+/// as it would have been lowered with its file; from the cache of lazy bodies when the
+/// source map has one that holds it (and into it when not). No span of it outlives the
+/// call: the caller may [`super::free_spans`] after, when it holds none itself.
 /// (`#[cfg]` is not read: a lazy body has no attribute.)
 pub fn lower_body(body: &LazyBody, sources: &SourceMap) -> Result<LoweredBody, Box<Diagnostic>> {
     let file = body.span.file;
     let text = &sources.file(file).text;
-    let (lo, hi) = (body.span.lo as usize, body.span.hi as usize);
-    let src = text.get(lo..hi).unwrap_or_default();
-    let block: syn::Block = syn::parse_str(src).map_err(|e| {
-        let r = e.span().byte_range();
-        let (a, b) = (r.start + lo, r.end.max(r.start) + lo);
+    let lowering = match sources.bodies() {
+        None => lower_text(body, text),
+        Some(store) => {
+            let key = cache::body_key(body, text);
+            match store.get(key).and_then(|b| cache::decode(&b, file)) {
+                Some(found) => found,
+                None => {
+                    let lowering = lower_text(body, text);
+                    if let Some(bytes) = cache::encode(&lowering, file) {
+                        store.insert(key, bytes);
+                    }
+                    lowering
+                }
+            }
+        }
+    };
+    let (block, nested, invalid) = lowering.map_err(|(msg, a, b)| {
         let at = sources.span_of(file, floor(text, a), floor(text, b));
-        let d = Diagnostic::new(Code::ParseError, format!("syntax error: {e}"), at).with_note(
+        let d = Diagnostic::new(Code::ParseError, msg, at).with_note(
             "a fn body is parsed when the call graph reads it; this one's calls are not in the call graph",
             None,
         );
         Box::new(d)
     })?;
+    let diags = invalid
+        .into_iter()
+        .map(|(msg, at)| super::invalid_escape(msg, at, sources))
+        .collect();
+    Ok(LoweredBody {
+        block,
+        nested,
+        diags,
+    })
+}
+
+/// The lowering of a lazy body of the file whose text is `text`.
+fn lower_text(body: &LazyBody, text: &str) -> BodyLowering {
+    let (lo, hi) = (body.span.lo as usize, body.span.hi as usize);
+    let src = text.get(lo..hi).unwrap_or_default();
+    let block: syn::Block = syn::parse_str(src).map_err(|e| {
+        let r = e.span().byte_range();
+        let msg = format!("syntax error: {e}");
+        (msg, r.start + lo, r.end.max(r.start) + lo)
+    })?;
     let no_cfg = CfgCtx::default();
     let mut lower = Lower {
-        file,
+        file: body.span.file,
         offset: body.span.lo,
         cfg: &no_cfg,
         mod_dir: body.mod_dir.clone(),
@@ -245,16 +279,7 @@ pub fn lower_body(body: &LazyBody, sources: &SourceMap) -> Result<LoweredBody, B
     let mut nested = Vec::new();
     let block = lower.block(&block, &mut nested);
     nested.append(&mut lower.inner);
-    let diags = lower
-        .invalid
-        .into_iter()
-        .map(|(msg, at)| super::invalid_escape(msg, at, sources))
-        .collect();
-    Ok(LoweredBody {
-        block,
-        nested,
-        diags,
-    })
+    Ok((block, nested, lower.invalid))
 }
 
 fn floor(text: &str, at: usize) -> usize {

@@ -15,6 +15,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
+use std::sync::Mutex;
 
 /// A content key: a 128-bit digest of everything an entry depends on.
 pub type Key = u128;
@@ -129,6 +130,48 @@ impl LoweredCache {
 
 /// The entries of a stored cache, by key (as ranges of `bytes`); `None` unless `bytes` is
 /// a whole cache of this format and build.
+/// A cache that parallel lowerings (lazy fn bodies, lowered where the call graph reaches
+/// them) look up and fill through `&self`: the same entries, under a lock.
+#[derive(Debug, Default)]
+pub struct SharedCache(Mutex<LoweredCache>);
+
+impl Clone for SharedCache {
+    fn clone(&self) -> Self {
+        SharedCache(Mutex::new(self.lock().clone()))
+    }
+}
+
+impl SharedCache {
+    pub fn new(cache: LoweredCache) -> Self {
+        SharedCache(Mutex::new(cache))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, LoweredCache> {
+        // A lowering that panicked holding the lock left the map whole (one insert each).
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A copy of the entry of `key`, which counts as used.
+    pub fn get(&self, key: Key) -> Option<Vec<u8>> {
+        let mut cache = self.lock();
+        let bytes = cache.get(key)?.to_vec();
+        cache.mark_used(key);
+        Some(bytes)
+    }
+
+    pub fn insert(&self, key: Key, bytes: Vec<u8>) {
+        self.lock().insert(key, bytes);
+    }
+
+    pub fn into_inner(self) -> LoweredCache {
+        self.0
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 fn index(bytes: &[u8], build: u128) -> Option<HashMap<Key, (usize, usize)>> {
     let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
     if sum != xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() {

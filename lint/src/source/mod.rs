@@ -5,7 +5,7 @@
 mod cache;
 mod loader;
 
-pub use cache::{Key, LoweredCache, with_span_file};
+pub use cache::{Key, LoweredCache, SharedCache, with_span_file};
 pub use loader::{DiskLoader, Loader, MemLoader};
 
 use crate::diagnostics::Span;
@@ -82,6 +82,8 @@ pub struct SourceMap {
     /// The cache of lowered files, when one is used (the parse stage looks files up in it
     /// and adds the ones it lowers; the edge reads and writes it).
     lowered: Option<LoweredCache>,
+    /// The cache of lazy fn bodies, when one is used (filled where they are lowered).
+    bodies: Option<SharedCache>,
 }
 
 impl SourceMap {
@@ -104,6 +106,19 @@ impl SourceMap {
 
     pub fn lowered_mut(&mut self) -> Option<&mut LoweredCache> {
         self.lowered.as_mut()
+    }
+
+    /// Uses `cache` for lazy fn bodies (`None`: no cache).
+    pub fn set_bodies(&mut self, cache: Option<SharedCache>) {
+        self.bodies = cache;
+    }
+
+    pub fn bodies(&self) -> Option<&SharedCache> {
+        self.bodies.as_ref()
+    }
+
+    pub fn take_bodies(&mut self) -> Option<SharedCache> {
+        self.bodies.take()
     }
 
     /// Takes the cache of lowered files out (no file is looked up in it any more).
