@@ -54,6 +54,9 @@ pub fn run(
     let mut opts = cli.options();
     // An internal switch, for checking that lazy bodies change no output (not a flag).
     opts.eager_bodies = std::env::var_os("NOSYNC_LINT_EAGER").is_some_and(|v| v == "1");
+    // Lowering ahead, off unless `NOSYNC_LINT_AHEAD=1` (measured no faster on a loaded
+    // 2-core machine, where it competes with cargo: docs/performance.md).
+    opts.lower_ahead = std::env::var_os("NOSYNC_LINT_AHEAD").is_some_and(|v| v == "1");
     let mut analysis = match engine::analyze(&opts, &mut progress) {
         Ok(analysis) => analysis,
         Err(e) => {

@@ -90,7 +90,7 @@ mod tests {
     /// `mod` declarations, macros, nested items, closures, matches; and a parse error.
     const TEXTS: &[&str] = &[
         include_str!("lower.rs"),
-        include_str!("../engine.rs"),
+        include_str!("../engine/mod.rs"),
         include_str!("../../../fixtures/attribute-contract/src/lib.rs"),
         include_str!("../../../fixtures/macro-items/app/src/lib.rs"),
         include_str!("../../../fixtures/transitive-modules/src/lib.rs"),

@@ -139,6 +139,31 @@ pub fn parse_jobs(
     }
 }
 
+/// Lowers the file of `job` into `sources`' cache of lowered files (when it has one) and
+/// returns the jobs of the files its `mod` items name: one step of a walk that can stop
+/// between files (lowering ahead, in `engine`). Nothing else is kept, diagnostics neither.
+pub fn lower_one(
+    job: &FileJob,
+    cfgs: &[CfgCtx],
+    files: &dyn Loader,
+    sources: &mut SourceMap,
+    eager: bool,
+) -> Vec<FileJob> {
+    let mut diags = Vec::new();
+    let Some((job, id)) = load_wave(std::slice::from_ref(job), files, sources, &mut diags).pop()
+    else {
+        return Vec::new();
+    };
+    let (mut res, cached) = parse_one(&job, id, sources, cfgs, eager);
+    locate(&mut res.items, files);
+    if let (Some(cache), Some((key, Some(bytes)))) = (sources.lowered_mut(), cached) {
+        cache.insert(key, bytes);
+    }
+    let mut next = Vec::new();
+    collect_children(&res.items, job.cfg, &mut next);
+    next
+}
+
 /// The `mod x;` files named in `items` (inline modules included) that `parsed` lacks.
 pub fn unparsed_children(parsed: &Parsed, items: &[Item], cfg: usize) -> Vec<FileJob> {
     let mut jobs = Vec::new();
@@ -238,7 +263,9 @@ fn parse_one(
     }
     let lowering = lower_file(job, id, text, cfg, eager);
     // A file that panicked is not stored: the next run tries again.
-    let bytes = lowering.as_ref().and_then(|l| cache::encode(l, id));
+    let bytes = (lowering.as_ref())
+        .filter(|_| store.takes_new())
+        .and_then(|l| cache::encode(l, id));
     let cached = bytes.map(|b| (key, Some(b)));
     (file_result(lowering, id, sources), cached)
 }

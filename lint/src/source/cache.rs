@@ -36,6 +36,11 @@ pub struct LoweredCache {
     found: HashMap<Key, (usize, usize)>,
     added: HashMap<Key, Vec<u8>>,
     used: HashSet<Key>,
+    /// Entries lowered ahead ([`LoweredCache::add_ahead`]) that this run has not used.
+    ahead: HashMap<Key, Vec<u8>>,
+    /// Whether files lowered in this run are added (not when nothing is stored: then
+    /// encoding them would be work for nothing).
+    read_only: bool,
 }
 
 impl LoweredCache {
@@ -44,13 +49,43 @@ impl LoweredCache {
         if let Some(bytes) = self.added.get(&key) {
             return Some(bytes);
         }
-        let &(at, len) = self.found.get(&key)?;
-        self.stored.get(at..at + len)
+        if let Some(&(at, len)) = self.found.get(&key) {
+            return self.stored.get(at..at + len);
+        }
+        self.ahead.get(&key).map(Vec::as_slice)
     }
 
     /// Records that this run used the entry of `key` (kept when the cache is written).
     pub fn mark_used(&mut self, key: Key) {
         self.used.insert(key);
+        if let Some(bytes) = self.ahead.remove(&key) {
+            self.added.insert(key, bytes);
+        }
+    }
+
+    /// Adds the entries of `ahead`, lowered before this run knew what it would parse (a
+    /// guess at the crates' features, made while `cargo metadata` runs): an entry is
+    /// only ever found under its own key, so a wrong guess is a miss, never a wrong
+    /// lowering. One this run uses counts as added; the others are not stored.
+    pub fn add_ahead(&mut self, ahead: LoweredCache) {
+        for (key, bytes) in ahead.added {
+            if self.get(key).is_none() {
+                self.ahead.insert(key, bytes);
+            }
+        }
+    }
+
+    /// A cache that is only looked up (`--no-cache` with files lowered ahead).
+    pub fn read_only() -> LoweredCache {
+        LoweredCache {
+            read_only: true,
+            ..LoweredCache::default()
+        }
+    }
+
+    /// Whether files lowered in this run are to be added.
+    pub fn takes_new(&self) -> bool {
+        !self.read_only
     }
 
     /// Adds (or replaces) an entry; it counts as used.
@@ -298,5 +333,33 @@ mod tests {
         let back: SpanIr = with_span_file(9, || postcard::from_bytes(&bytes)).unwrap();
         assert_eq!(back, SpanIr { file: 9, ..span });
         assert!(postcard::from_bytes::<SpanIr>(&bytes).is_err());
+    }
+
+    #[test]
+    fn entries_lowered_ahead_are_stored_only_when_used() {
+        let mut c = LoweredCache::default();
+        c.insert(1, b"one".to_vec());
+        let mut ahead = LoweredCache::default();
+        ahead.insert(1, b"other".to_vec());
+        ahead.insert(2, b"two".to_vec());
+        ahead.insert(3, b"three".to_vec());
+        c.add_ahead(ahead);
+        // What the cache had is kept; the others are found under their keys.
+        assert_eq!(c.get(1), Some(&b"one"[..]));
+        assert_eq!(c.get(2), Some(&b"two"[..]));
+        c.mark_used(2);
+        assert_eq!(c.counts(), (2, 2));
+        let back = LoweredCache::from_bytes(c.to_bytes(9).unwrap(), 9);
+        assert_eq!(
+            (back.len(), back.get(2), back.get(3)),
+            (2, Some(&b"two"[..]), None)
+        );
+        // Read-only: nothing lowered now is added, entries ahead are still found.
+        let mut r = LoweredCache::read_only();
+        assert!(!r.takes_new());
+        let mut ahead = LoweredCache::default();
+        ahead.insert(4, b"four".to_vec());
+        r.add_ahead(ahead);
+        assert_eq!(r.get(4), Some(&b"four"[..]));
     }
 }

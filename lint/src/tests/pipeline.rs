@@ -241,7 +241,7 @@ fn an_unreadable_module_file_is_reported_at_its_mod_item() {
     );
 }
 
-/// The core reads only through its loader: the lint's own `src/engine.rs` is on the disk,
+/// The core reads only through its loader: the lint's own `src/engine/mod.rs` is on the disk,
 /// but `mod engine;` names it only once the loader has it.
 #[test]
 fn the_core_reads_files_only_through_its_loader() {
@@ -263,6 +263,6 @@ fn the_core_reads_files_only_through_its_loader() {
         analyse(&files),
         "src/lib.rs:1:1 missing-module: file not found for module `engine`\n  = declared here\n  stats: 0 edges, 0 unresolved\n"
     );
-    let files = files.with(root.join("src/engine.rs"), "");
+    let files = files.with(root.join("src/engine/mod.rs"), "");
     assert_eq!(analyse(&files), "  stats: 0 edges, 0 unresolved\n");
 }

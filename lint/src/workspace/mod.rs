@@ -158,6 +158,35 @@ pub fn load(
     Ok((ws, diags))
 }
 
+/// A guess at the members' crates, from `cargo metadata --no-deps` (20 ms on candle) and
+/// the fallback's feature rules, made while the full `cargo metadata` runs: their files
+/// can be lowered meanwhile (`engine::analyze`). A guess only: it is used through the
+/// cache of lowered files, whose key holds each file's features, so a crate whose guessed
+/// features are not cargo's just misses. Empty when cargo cannot say even that much.
+pub fn guess_members(opts: &WorkspaceOptions) -> Vec<CrateSpec> {
+    let Ok(m) = metadata(opts, Ask::NoDeps, &mut |_| {}) else {
+        return Vec::new();
+    };
+    let req = offline::FeatureRequest {
+        features: opts.features.clone(),
+        all_features: opts.all_features,
+        no_default_features: opts.no_default_features,
+    };
+    // No disk: only the members' own feature rules (and those of path dependencies).
+    let Ok((m, _)) = offline::resolve(m, &req, &disk::Disk::default()) else {
+        return Vec::new();
+    };
+    let members_only = WorkspaceOptions {
+        no_deps: true,
+        ..opts.clone()
+    };
+    let mut crates = selection(&m, &members_only).crates;
+    for c in &mut crates {
+        c.root = crate::paths::normalize(&c.root);
+    }
+    crates
+}
+
 /// `cargo metadata`, or the offline fallback's graph (with what cargo said and what it
 /// found) when cargo cannot resolve the dependencies.
 fn run_cargo(

@@ -11,6 +11,8 @@ use crate::workspace::{self, CrateSpec, WorkspaceOptions};
 use crate::{analysis, callgraph, net, parse, resolve};
 use std::collections::HashMap;
 use std::path::PathBuf;
+
+mod ahead;
 use std::time::{Duration, Instant};
 
 /// What to analyse and how.
@@ -27,6 +29,10 @@ pub struct Options {
     /// reads: the switch that lets the tests check that demand-driven walking changes no
     /// output (`--walk-every-fn`, hidden).
     pub walk_every_fn: bool,
+    /// Lower the members' files while `cargo metadata` runs ([`ahead`]); off unless
+    /// `NOSYNC_LINT_AHEAD=1` (read by the CLI): on a loaded machine it slows cargo down
+    /// as much as it saves.
+    pub lower_ahead: bool,
 }
 
 /// Figures `-v` prints.
@@ -81,7 +87,10 @@ pub type ConfigLevel = (crate::levels::Target, crate::diagnostics::Level, Span);
 /// cargo's status lines go to `progress`.
 pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result<Analysis> {
     let start = Instant::now();
-    let (ws, mut diags) = workspace::load(&opts.workspace, progress)?;
+    let ahead = (opts.lower_ahead).then(|| ahead::Ahead::start(&opts.workspace, opts.eager_bodies));
+    let loaded = workspace::load(&opts.workspace, progress);
+    let lowered_ahead = ahead.and_then(ahead::Ahead::finish);
+    let (ws, mut diags) = loaded?;
     let files = &DiskLoader;
     let metadata_time = start.elapsed();
     let metadata_phase = if ws.cached {
@@ -109,7 +118,13 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
         .cache
         .then(|| LoweredSlot::of(ws.metadata.as_ref()?))
         .flatten();
-    sources.set_lowered(slot.as_ref().map(LoweredSlot::read));
+    let mut lowered = slot.as_ref().map(LoweredSlot::read);
+    if let Some(found) = lowered_ahead {
+        lowered
+            .get_or_insert_with(LoweredCache::read_only)
+            .add_ahead(found);
+    }
+    sources.set_lowered(lowered);
     let bodies_slot = slot.as_ref().map(|s| s.named("bodies.bin"));
     sources.set_bodies(bodies_slot.as_ref().map(|s| SharedCache::new(s.read())));
     let read_time = start.elapsed();
@@ -358,13 +373,7 @@ fn core(
         stats.phases.push((name, timer.elapsed()));
         timer = Instant::now();
     };
-    let cfgs: Vec<CfgCtx> = crates
-        .iter()
-        .map(|c| CfgCtx {
-            features: c.features.clone(),
-            test: false,
-        })
-        .collect();
+    let cfgs: Vec<CfgCtx> = ahead::cfgs_of(&crates);
     let roots: Vec<(PathBuf, usize)> = crates
         .iter()
         .enumerate()
