@@ -177,3 +177,50 @@ fn body_position_invocations_generate_local_items() {
          11:5 sync-in-no-sync: `b` is #[no_sync] but reaches a host-blocking call: `wait`\n  = this call reaches `t::wait`, which blocks the host\n  via 11:5 t::b (exact)\n  via 10:15 t::inner (exact)\n  stats: 4 edges, 0 unresolved\n"
     );
 }
+
+/// In a fn body only the invocations that may generate items are expanded: of a macro
+/// whose rules declare an item, or invoke one that does (`outer!`), or one named by a
+/// metavariable (`call!(reader, three)`), or given tokens that invoke one
+/// (`wrap! { reader!(..); }`); `bail!`, whose rules declare nothing, is not expanded (nor
+/// counted). A statement macro's tokens are still walked as the call graph walks them
+/// (`wrap!(wait())`).
+#[test]
+fn body_invocations_that_cannot_generate_items_are_not_expanded() {
+    let src = with_prelude(
+        "#[synchronizes] fn wait() {}\n\
+         macro_rules! reader { ($n:ident) => { fn $n() { wait() } }; }\n\
+         macro_rules! outer { ($n:ident) => { reader!($n); }; }\n\
+         macro_rules! wrap { ($($t:tt)*) => { $($t)* }; }\n\
+         macro_rules! call { ($m:ident, $n:ident) => { $m!($n); }; }\n\
+         macro_rules! bail { ($e:expr) => { return Err($e) }; }\n\
+         #[no_sync] fn a() { outer!(one); one(); }\n\
+         #[no_sync] fn b() { wrap! { reader!(two); } two(); }\n\
+         #[no_sync] fn c() -> Result<(), u8> { bail!(1); wrap!(wait()); Ok(()) }\n\
+         #[no_sync] fn d() { call!(reader, three); three(); }\n",
+    );
+    let found: Vec<String> = chains(&src)
+        .lines()
+        .filter(|l| l.contains("  via") || !l.starts_with("  "))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "10:34 sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `wait`",
+            "  via 10:34 t::a (exact)",
+            "  via 10:21 t::one (exact)",
+            "11:45 sync-in-no-sync: `b` is #[no_sync] but reaches a host-blocking call: `wait`",
+            "  via 11:45 t::b (exact)",
+            "  via 11:21 t::two (exact)",
+            "12:55 sync-in-no-sync: `c` is #[no_sync] but reaches a host-blocking call: `wait`",
+            "  via 12:55 t::c (exact)",
+            "13:43 sync-in-no-sync: `d` is #[no_sync] but reaches a host-blocking call: `wait`",
+            "  via 13:43 t::d (exact)",
+            "  via 13:21 t::three (exact)",
+        ]
+    );
+    // outer! and the reader! it generates, wrap! and the reader! in its tokens, call! and
+    // its reader!; not bail!, nor wrap!(wait()).
+    let a = analyze_src(&src, &Config::default(), SourceMap::new(Path::new(ROOT)));
+    assert_eq!((a.stats.macro_expansions, a.stats.macro_failures), (6, 0));
+}

@@ -168,6 +168,9 @@ impl Run<'_> {
         let mut new = Vec::new();
         for item in items.iter_mut() {
             match item {
+                // In a fn body only the items an expansion generates are kept.
+                Item::MacroCall(call)
+                    if pos == Position::Body && !self.defs.may_generate_in_body(call) => {}
                 Item::MacroCall(call) => {
                     if let Some(mut out) = self.invoke(call, at, pos) {
                         self.items(&mut out.items, at, depth + 1, pos);

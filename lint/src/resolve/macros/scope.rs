@@ -3,7 +3,7 @@
 use crate::parse::Parsed;
 use crate::parse::ir::{FileId, Item, MacroCallIr, ModKind, SpanIr};
 use crate::workspace::{CrateSpec, DepTarget};
-use proc_macro2::TokenStream;
+use proc_macro2::{TokenStream, TokenTree};
 use std::collections::HashMap;
 use std::str::FromStr;
 
@@ -40,6 +40,21 @@ impl Defs {
     /// Whether some definition called `name` may expand to items.
     pub fn may_generate_items(&self, name: &str) -> bool {
         self.item_names.contains(name)
+    }
+
+    /// Whether the invocation `call`, a statement of a fn body, may expand to items: its
+    /// macro may, or its own tokens hold an item keyword, an attribute or an escape, or
+    /// invoke a macro that may (the rules' bodies are the invocation's tokens and theirs).
+    pub fn may_generate_in_body(&self, call: &MacroCallIr) -> bool {
+        if call.path.last().is_some_and(|n| self.may_generate_items(n)) {
+            return true;
+        }
+        let Ok(tokens) = TokenStream::from_str(&call.tokens) else {
+            return true;
+        };
+        let mut invokes = Vec::new();
+        !crate::parse::lazy::eligible(tokens, &mut invokes)
+            || invokes.iter().any(|n| self.may_generate_items(n))
     }
 
     /// [`Defs::item_names`]: those whose rules declare items, then those invoking one of
@@ -197,6 +212,20 @@ pub fn dollar_crate(def: usize, at: usize, crates: &[CrateSpec]) -> TokenStream 
     TokenStream::from_str(&text).unwrap_or_default()
 }
 
+/// Whether a rule's body invokes a macro named by a metavariable (`$m!(..)`): the name
+/// comes from the invocation's tokens, so any macro, one generating items too.
+fn invokes_a_metavariable(ts: TokenStream) -> bool {
+    let toks: Vec<TokenTree> = ts.into_iter().collect();
+    toks.iter().enumerate().any(|(i, tt)| match tt {
+        TokenTree::Group(g) => invokes_a_metavariable(g.stream()),
+        TokenTree::Punct(p) if p.as_char() == '$' => {
+            matches!(toks.get(i + 1), Some(TokenTree::Ident(_)))
+                && matches!(toks.get(i + 2), Some(TokenTree::Punct(b)) if b.as_char() == '!')
+        }
+        _ => false,
+    })
+}
+
 impl MacroDef {
     /// Sets [`MacroDef::items`] and [`MacroDef::invokes`] from the rules' text: a
     /// transcriber that holds an item keyword, an attribute or an escape (as for a lazy
@@ -214,7 +243,8 @@ impl MacroDef {
             return self;
         };
         for (_, body) in &rules {
-            self.items |= !crate::parse::lazy::eligible(body.stream(), &mut self.invokes);
+            self.items |= !crate::parse::lazy::eligible(body.stream(), &mut self.invokes)
+                || invokes_a_metavariable(body.stream());
         }
         self.invokes.sort();
         self.invokes.dedup();
