@@ -54,9 +54,10 @@ pub fn run(
     let mut opts = cli.options();
     // An internal switch, for checking that lazy bodies change no output (not a flag).
     opts.eager_bodies = std::env::var_os("NOSYNC_LINT_EAGER").is_some_and(|v| v == "1");
-    // Lowering ahead, off unless `NOSYNC_LINT_AHEAD=1` (measured no faster on a loaded
-    // 2-core machine, where it competes with cargo: docs/performance.md).
-    opts.lower_ahead = std::env::var_os("NOSYNC_LINT_AHEAD").is_some_and(|v| v == "1");
+    // Lowering ahead, on unless `NOSYNC_LINT_AHEAD=0`: on a quiet 2-core machine it took
+    // candle's cold run from 1.25-1.47 s to 0.76-0.96 s (docs/performance.md); on a loaded
+    // one it competes with cargo for the CPU.
+    opts.lower_ahead = std::env::var_os("NOSYNC_LINT_AHEAD").is_none_or(|v| v != "0");
     let mut analysis = match engine::analyze(&opts, &mut progress) {
         Ok(analysis) => analysis,
         Err(e) => {
