@@ -4,35 +4,20 @@
 //! `-v` says whether the cache was hit.
 #![allow(clippy::disallowed_macros)] // a test reports progress on stderr
 
-use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use nosync_tests::run::with;
 use nosync_tests::{fixture, golden};
 
-/// `nosync_lint::run`: exit code, stdout, stderr without cargo's status lines.
+/// The lint in process (stderr without cargo's status lines).
 fn run(args: &[String]) -> (i32, String, String) {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let args = args.iter().map(OsString::from);
-    let exit = nosync_lint::run(args, &mut out, &mut err, nosync_lint::Terminal::No);
-    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
-    let stderr: String = text(err)
-        .lines()
-        .filter(|l| !nosync_lint::is_status_line(l))
-        .flat_map(|l| [l, "\n"])
-        .collect();
-    (exit, text(out), stderr)
+    nosync_tests::run::lint(args, |_| false)
 }
 
 /// Without the lines that report a duration (`-v`'s timings, some fixtures' arguments).
 fn timeless((exit, out, err): (i32, String, String)) -> (i32, String, String) {
     (exit, out, golden::normalise(&err, &[], true))
-}
-
-fn with(args: &[String], extra: &[&str]) -> Vec<String> {
-    let mut a = args.to_vec();
-    a.extend(extra.iter().map(|s| (*s).to_owned()));
-    a
 }
 
 /// The `time:` line of a `-v` run.

@@ -5,23 +5,13 @@
 //! switch does walk every fn: its `-v` says `fns walked: N of N`.
 #![allow(clippy::disallowed_macros)] // a test reports progress on stderr
 
-use std::ffi::OsString;
-
+use nosync_tests::run::with;
 use nosync_tests::{fixture, golden};
 
-/// `nosync_lint::run`: exit code, stdout, stderr without cargo's status lines, `-v`'s
-/// durations and its figures of the walked graph.
+/// The lint in process, stderr without `-v`'s durations and its figures of the walked graph.
 fn run(args: &[String]) -> (i32, String, String) {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let args = args.iter().map(OsString::from);
-    let exit = nosync_lint::run(args, &mut out, &mut err, nosync_lint::Terminal::No);
-    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
-    let stderr: String = text(err)
-        .lines()
-        .filter(|l| !nosync_lint::is_status_line(l) && !is_walk_figure(l))
-        .flat_map(|l| [l, "\n"])
-        .collect();
-    (exit, text(out), golden::normalise(&stderr, &[], true))
+    let (exit, out, err) = nosync_tests::run::lint(args, is_walk_figure);
+    (exit, out, golden::normalise(&err, &[], true))
 }
 
 /// `-v`'s lines that count the walked graph.
@@ -30,20 +20,11 @@ fn is_walk_figure(line: &str) -> bool {
     line.starts_with("fns walked:") || line.starts_with("edges:")
 }
 
-fn with(args: &[String], extra: &[&str]) -> Vec<String> {
-    let mut a = args.to_vec();
-    a.extend(extra.iter().map(|s| (*s).to_owned()));
-    a
-}
-
 /// `fns walked: N of M` from a `-v` run's stderr: (N, M).
 fn walked(args: &[String]) -> Option<(usize, usize)> {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
     let has_v = args.iter().any(|a| a == "-v" || a == "--verbose");
     let args = with(args, if has_v { &[] } else { &["-v"] });
-    let args = args.into_iter().map(OsString::from);
-    nosync_lint::run(args, &mut out, &mut err, nosync_lint::Terminal::No);
-    let err = String::from_utf8_lossy(&err).into_owned();
+    let (_, _, err) = nosync_tests::run::lint(&args, |_| false);
     let line = err
         .lines()
         .find_map(|l| l.trim().strip_prefix("fns walked: "))?;
