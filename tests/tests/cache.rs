@@ -138,18 +138,25 @@ fn write(dir: &Path, path: &str, text: &str) {
     fs::write(p, text).expect("a written file");
 }
 
-/// A two-crate workspace edited step by step; after each step the cached run prints what
-/// a `--no-cache` run prints, and a step that changes what cargo says (a feature, a new
-/// member, the lock file) is seen by the cached run too.
-#[test]
-fn an_edit_sequence_prints_the_same_from_the_cache() {
-    let dir: PathBuf = std::env::temp_dir().join(format!("nosync-cache-{}", std::process::id()));
+/// A fresh copy of the two-crate workspace (`APP` depending on `GPU`) in a temporary
+/// directory named after `tag`: the directory and its manifest's path.
+fn two_crate_workspace(tag: &str) -> (PathBuf, String) {
+    let dir: PathBuf = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     write(&dir, "Cargo.toml", APP);
     write(&dir, "src/lib.rs", APP_LIB);
     write(&dir, "gpu/Cargo.toml", GPU);
     write(&dir, "gpu/src/lib.rs", GPU_LIB);
     let manifest = dir.join("Cargo.toml").display().to_string();
+    (dir, manifest)
+}
+
+/// A two-crate workspace edited step by step; after each step the cached run prints what
+/// a `--no-cache` run prints, and a step that changes what cargo says (a feature, a new
+/// member, the lock file) is seen by the cached run too.
+#[test]
+fn an_edit_sequence_prints_the_same_from_the_cache() {
+    let (dir, manifest) = two_crate_workspace("nosync-cache");
     let args: Vec<String> = [
         "cargo-nosync-lint",
         "--manifest-path",
@@ -239,13 +246,7 @@ fn an_edit_sequence_prints_the_same_from_the_cache() {
 /// and stores a good cache, which the next run reads.
 #[test]
 fn a_damaged_lowered_file_cache_is_ignored() {
-    let dir: PathBuf = std::env::temp_dir().join(format!("nosync-lowered-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    write(&dir, "Cargo.toml", APP);
-    write(&dir, "src/lib.rs", APP_LIB);
-    write(&dir, "gpu/Cargo.toml", GPU);
-    write(&dir, "gpu/src/lib.rs", GPU_LIB);
-    let manifest = dir.join("Cargo.toml").display().to_string();
+    let (dir, manifest) = two_crate_workspace("nosync-lowered");
     let args: Vec<String> = ["cargo-nosync-lint", "--manifest-path", &manifest, "-v"]
         .map(str::to_owned)
         .to_vec();

@@ -24,24 +24,30 @@ fn lazy_fns(src: &str) -> Vec<String> {
         .collect()
 }
 
+/// `src` as crate `t`, with lazy (or eager) bodies, walking only what the roots reach (walking
+/// every fn would read every body).
+fn analyze(src: &str, eager_bodies: bool) -> crate::Analysis {
+    let root = PathBuf::from(ROOT);
+    let file = root.join("src/lib.rs");
+    let files = MemLoader::new().with(&file, src);
+    let config = Config::default();
+    let core = Core {
+        config: &config,
+        eager_bodies,
+        walk_every_fn: false,
+    };
+    let sources = SourceMap::new(Path::new(ROOT));
+    analyze_crates_with(root, vec![spec("t", file)], core, &files, sources)
+}
+
 /// The chains of `src` analysed with lazy bodies, checked equal to the eager analysis.
 fn chains_both(src: &str) -> String {
-    let run = |eager_bodies| {
-        let root = PathBuf::from(ROOT);
-        let file = root.join("src/lib.rs");
-        let files = MemLoader::new().with(&file, src);
-        let config = Config::default();
-        let core = Core {
-            config: &config,
-            eager_bodies,
-            walk_every_fn: false,
-        };
-        let sources = SourceMap::new(Path::new(ROOT));
-        let a = analyze_crates_with(root, vec![spec("t", file)], core, &files, sources);
-        chains_of(&a, false)
-    };
-    let lazy = run(false);
-    assert_eq!(lazy, run(true), "lazy and eager bodies differ");
+    let lazy = chains_of(&analyze(src, false), false);
+    assert_eq!(
+        lazy,
+        chains_of(&analyze(src, true), false),
+        "lazy and eager bodies differ"
+    );
     lazy
 }
 
@@ -162,19 +168,9 @@ fn a_syntax_error_in_a_body_no_root_reaches_is_not_reported() {
          fn helper() { let y = ; }\n\
          #[no_sync] fn root() { wait(); }\n",
     );
-    let root = PathBuf::from(ROOT);
-    let file = root.join("src/lib.rs");
-    let files = MemLoader::new().with(&file, src);
-    let config = Config::default();
-    let core = Core {
-        config: &config,
-        eager_bodies: false,
-        // Walking every fn reads `helper` too (and reports its error): not what a run does.
-        walk_every_fn: false,
-    };
-    let sources = SourceMap::new(Path::new(ROOT));
-    let a = analyze_crates_with(root, vec![spec("t", file)], core, &files, sources);
-    insta::assert_snapshot!(render(&a, false), @"
+    // Through `analyze`, not `check`: walking every fn reads `helper` too (and reports its
+    // error), which a run does not.
+    insta::assert_snapshot!(render(&analyze(&src, false), false), @"
     6:24 sync-in-no-sync: `root` is #[no_sync] but reaches a host-blocking call: `wait`
       = this call reaches `t::wait`, which blocks the host
       via 6:24 t::root (exact)
