@@ -45,8 +45,9 @@ impl Ahead {
         }
     }
 
-    /// Stops the work and returns what was lowered. Still guessing (`cargo metadata
-    /// --no-deps` running: the answer came from the cache), it is not waited for.
+    /// Stops the work and returns what was lowered. Still guessing (cargo answered, or
+    /// failed, before `cargo metadata --no-deps` did), it is not waited for. (It is started
+    /// only when the metadata cache missed: see `workspace::load`'s `before_cargo`.)
     pub fn finish(mut self) -> Option<LoweredCache> {
         self.stop.store(true, Ordering::SeqCst);
         if !self.lowering.load(Ordering::SeqCst) {

@@ -87,8 +87,14 @@ pub type ConfigLevel = (crate::levels::Target, crate::diagnostics::Level, Span);
 /// cargo's status lines go to `progress`.
 pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result<Analysis> {
     let start = Instant::now();
-    let ahead = (opts.lower_ahead).then(|| ahead::Ahead::start(&opts.workspace, opts.eager_bodies));
-    let loaded = workspace::load(&opts.workspace, progress);
+    // Lowering ahead only while cargo runs: on a cache hit there is nothing to overlap.
+    let mut ahead = None;
+    let mut start_ahead = || {
+        if opts.lower_ahead {
+            ahead = Some(ahead::Ahead::start(&opts.workspace, opts.eager_bodies));
+        }
+    };
+    let loaded = workspace::load_with(&opts.workspace, progress, &mut start_ahead);
     let lowered_ahead = ahead.and_then(ahead::Ahead::finish);
     let (ws, mut diags) = loaded?;
     let files = &DiskLoader;

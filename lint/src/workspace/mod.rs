@@ -119,12 +119,24 @@ pub fn load(
     opts: &WorkspaceOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Workspace, Vec<Diagnostic>)> {
+    load_with(opts, progress, &mut || {})
+}
+
+/// [`load`], with `before_cargo` run once when cargo is about to be asked (the cache
+/// missed), so that work can overlap cargo's (the engine lowers files ahead then); never
+/// on a cache hit.
+pub fn load_with(
+    opts: &WorkspaceOptions,
+    progress: &mut dyn FnMut(&str),
+    before_cargo: &mut dyn FnMut(),
+) -> Result<(Workspace, Vec<Diagnostic>)> {
     let slot = opts.cache.then(|| cache::Slot::of(opts)).flatten();
     let cached = slot.as_ref().and_then(cache::Slot::read);
     let hit = cached.is_some();
     let selected = match cached {
         Some(selected) => selected,
         None => {
+            before_cargo();
             let (m, fallen_back) = run_cargo(opts, progress)?;
             let inputs = slot.as_ref().map(|s| s.inputs(&m, fallen_back.is_some()));
             let selected = select(m, opts, fallen_back);
