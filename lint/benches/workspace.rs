@@ -11,7 +11,9 @@
 //! (which reaches its candle through git dependencies), taken from `$NOSYNC_BENCH_GIT`
 //! (the sweep's `git/` directory, `xtask/sweep.txt` has their commits; an input that is not
 //! there is skipped with a line saying why), and the generated crate of `support/synth.rs`
-//! at N and 4N modules (`NOSYNC_BENCH_SYNTH_MODS`, default 100).
+//! at N and 4N modules (`NOSYNC_BENCH_SYNTH_MODS`, default 100). The roots: candle's are
+//! those of the accuracy corpus (`tests/accuracy/corpus.toml`), mistral.rs's its models'
+//! `forward` and the sampler (`support/mistral-roots.txt`), synth's its own four.
 //!
 //! Each round runs, per input and side by side: the floor, a cold run, a warm run; the
 //! table has the medians over `NOSYNC_BENCH_ROUNDS` rounds (default 3). The warm run's
@@ -81,6 +83,17 @@ fn candle_roots() -> Vec<String> {
         .flatten()
         .filter(|r| r.get("repo").and_then(|v| v.as_str()) == Some("candle"))
         .filter_map(|r| r.get("path")?.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// mistral.rs's roots (`support/mistral-roots.txt`: its models' `forward` and the sampler).
+fn mistral_roots() -> Vec<String> {
+    let list = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/support/mistral-roots.txt");
+    let text = std::fs::read_to_string(list).unwrap_or_default();
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
         .collect()
 }
 
@@ -386,11 +399,11 @@ fn main() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(100);
-    let roots = candle_roots();
+    let (roots, mistral) = (candle_roots(), mistral_roots());
     type Maker<'a> = Box<dyn Fn() -> Result<Input, String> + 'a>;
     let makers: Vec<(&str, Maker)> = vec![
         ("candle", Box::new(|| git_input("candle", &roots))),
-        ("mistral.rs", Box::new(|| git_input("mistral.rs", &roots))),
+        ("mistral.rs", Box::new(|| git_input("mistral.rs", &mistral))),
         ("synth N", Box::new(move || synth_input(mods))),
         ("synth 4N", Box::new(move || synth_input(4 * mods))),
     ];
