@@ -107,6 +107,11 @@ impl DefMap<'_> {
         if depth > MAX_DEPTH {
             return None;
         }
+        // An item of the module itself answers at once, without a search that could
+        // recurse: memoising it would only cost a key's allocation (most lookups end here).
+        if let Some(defs) = self.modules[m as usize].items.get(name) {
+            return pick(defs, more);
+        }
         let key = (m, name.to_owned(), more, ext);
         if let Some(done) = v.get(&key) {
             return done.clone();
