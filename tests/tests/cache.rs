@@ -58,29 +58,33 @@ fn check_identical(args: &[String]) -> Result<(), String> {
         _ => return Err(format!("not every lowered file came from the cache: {t:?}")),
     }
     match bodies_from_cache(&t) {
-        Some((hits, all)) if hits == all => Ok(()),
-        _ => Err(format!("not every lazy fn body came from the cache: {t:?}")),
+        Some((hits, all)) if hits == all => {}
+        _ => return Err(format!("not every lazy fn body came from the cache: {t:?}")),
     }
+    match from_cache(&t, ["macro", "expansions", "from"]) {
+        Some((hits, all)) if hits == all => Ok(()),
+        _ => Err(format!(
+            "not every macro expansion came from the cache: {t:?}"
+        )),
+    }
+}
+
+/// `-v`'s "N of M <what> from the cache", `what` the three words after M.
+fn from_cache(times: &str, what: [&str; 3]) -> Option<(usize, usize)> {
+    let words: Vec<&str> = times.split_whitespace().collect();
+    let at = words.windows(4).position(|w| w[1..] == what)?;
+    let hits = words.get(at.checked_sub(2)?)?;
+    Some((hits.parse().ok()?, words[at].parse().ok()?))
 }
 
 /// `-v`'s "N of M lazy fn bodies from the cache".
 fn bodies_from_cache(times: &str) -> Option<(usize, usize)> {
-    let words: Vec<&str> = times.split_whitespace().collect();
-    let at = words
-        .windows(4)
-        .position(|w| w[1..] == ["lazy", "fn", "bodies"])?;
-    let hits = words.get(at.checked_sub(2)?)?;
-    Some((hits.parse().ok()?, words[at].parse().ok()?))
+    from_cache(times, ["lazy", "fn", "bodies"])
 }
 
 /// `-v`'s "N of M lowered files from the cache".
 fn lowered_from_cache(times: &str) -> Option<(usize, usize)> {
-    let words: Vec<&str> = times.split_whitespace().collect();
-    let at = words
-        .windows(4)
-        .position(|w| w[1..] == ["lowered", "files", "from"])?;
-    let hits = words.get(at.checked_sub(2)?)?;
-    Some((hits.parse().ok()?, words[at].parse().ok()?))
+    from_cache(times, ["lowered", "files", "from"])
 }
 
 #[test]
@@ -236,6 +240,113 @@ fn an_edit_sequence_prints_the_same_from_the_cache() {
     for a in [&args, &all] {
         let out = run(a).1;
         assert!(out.contains("`go` is #[no_sync]"), "{out}");
+    }
+    let _ = fs::remove_dir_all(&dir);
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+/// A `macro_rules!` exported by `gpu` that generates a root calling a sink, and a local
+/// one that generates a sink, both invoked in `app`.
+const GPU_MACRO_LIB: &str = r#"#[macro_export]
+macro_rules! root {
+    ($name:ident, $sink:ident) => {
+        #[no_sync]
+        pub fn $name() { $crate::$sink(); }
+    };
+}
+
+#[synchronizes]
+pub fn wait() {}
+
+#[synchronizes]
+pub fn other() {}
+"#;
+
+const APP_MACRO_LIB: &str = r#"macro_rules! sink {
+    ($name:ident) => {
+        #[synchronizes]
+        fn $name() {}
+    };
+}
+
+sink!(local_wait);
+
+gpu::root! { step, wait }
+
+#[no_sync]
+pub fn go() { local_wait(); }
+
+mod again {
+    gpu::root! { step, wait }
+}
+"#;
+
+/// Expansions come from the cache by content: after each edit of a definition, an
+/// invocation, or what stands above one (every span of its expansion moves), the cached
+/// run prints what a `--no-cache` run prints (a stale expansion would keep the old
+/// finding or its old line), and two identical invocations keep their own spans.
+#[test]
+fn macro_edits_print_the_same_from_the_cache() {
+    let (dir, manifest) = two_crate_workspace("nosync-cache-macros");
+    write(&dir, "gpu/src/lib.rs", GPU_MACRO_LIB);
+    write(&dir, "src/lib.rs", APP_MACRO_LIB);
+    let args: Vec<String> = ["cargo-nosync-lint", "--manifest-path", &manifest]
+        .map(str::to_owned)
+        .to_vec();
+    let json = with(&args, &["--message-format", "json"]);
+    let app = |from: &str, to: &str| APP_MACRO_LIB.replace(from, to);
+    let steps: Vec<Step<'_>> = vec![
+        ("first run", Box::new(|| {})),
+        (
+            "the exported definition edited (another sink)",
+            Box::new(|| {
+                let edited = GPU_MACRO_LIB.replace("$crate::$sink();", "$crate::other();");
+                write(&dir, "gpu/src/lib.rs", &edited);
+            }),
+        ),
+        (
+            "the definition edited back",
+            Box::new(|| write(&dir, "gpu/src/lib.rs", GPU_MACRO_LIB)),
+        ),
+        (
+            "an invocation edited",
+            Box::new(|| {
+                write(
+                    &dir,
+                    "src/lib.rs",
+                    &app("{ step, wait }\n\n#", "{ step2, other }\n\n#"),
+                )
+            }),
+        ),
+        (
+            "lines inserted above the invocations (their expansions' spans move)",
+            Box::new(|| {
+                write(
+                    &dir,
+                    "src/lib.rs",
+                    &format!("// one\n// two\n{APP_MACRO_LIB}"),
+                )
+            }),
+        ),
+        (
+            "the local definition edited (no longer a sink)",
+            Box::new(|| {
+                write(
+                    &dir,
+                    "src/lib.rs",
+                    &app("#[synchronizes]\n        fn", "fn"),
+                )
+            }),
+        ),
+    ];
+    let mut failed = Vec::new();
+    for (what, step) in &steps {
+        step();
+        for a in [&args, &json] {
+            if let Err(e) = check_identical(&with(a, &["-v"])) {
+                failed.push(format!("after {what}: {e}"));
+            }
+        }
     }
     let _ = fs::remove_dir_all(&dir);
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));

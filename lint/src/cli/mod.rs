@@ -215,6 +215,9 @@ fn write_stats(a: &Analysis, err: &mut dyn Write) -> std::io::Result<()> {
     if let Some((hits, all)) = s.bodies_cached {
         phases.push(format!("{hits} of {all} lazy fn bodies from the cache"));
     }
+    if let Some((hits, all)) = s.expansions_cached {
+        phases.push(format!("{hits} of {all} macro expansions from the cache"));
+    }
     writeln!(err, "  time: {}", phases.join(", "))
 }
 

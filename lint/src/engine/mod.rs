@@ -59,6 +59,9 @@ pub struct Stats {
     pub lowered_cached: Option<(usize, usize)>,
     /// With the cache of lazy fn bodies: how many bodies came from it, of how many lowered.
     pub bodies_cached: Option<(usize, usize)>,
+    /// With the cache of `macro_rules!` expansions: how many came from it, of how many
+    /// (invocation, definition) pairs tried.
+    pub expansions_cached: Option<(usize, usize)>,
 }
 
 /// The result of a run: diagnostics (sorted), figures, the sources they point into, and
@@ -133,6 +136,8 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
     sources.set_lowered(lowered);
     let bodies_slot = slot.as_ref().map(|s| s.named("bodies.bin"));
     sources.set_bodies(bodies_slot.as_ref().map(|s| SharedCache::new(s.read())));
+    let expansions_slot = slot.as_ref().map(|s| s.named("expansions.bin"));
+    sources.set_expansions(expansions_slot.as_ref().map(|s| SharedCache::new(s.read())));
     let read_time = start.elapsed();
     let core = Core {
         config: &cfg,
@@ -145,12 +150,9 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
     };
     let mut a = analyze_crates_with(ws.root, ws.crates, core, &loader, sources);
     let start = Instant::now();
-    if let (Some(slot), Some(bodies)) = (&bodies_slot, a.sources.take_bodies()) {
-        let bodies = bodies.into_inner();
-        let (used, added) = bodies.counts();
-        a.stats.bodies_cached = Some((used.saturating_sub(added), used));
-        slot.write(&bodies);
-    }
+    a.stats.bodies_cached = write_shared(bodies_slot.as_ref(), a.sources.take_bodies());
+    let made = a.sources.take_expansions();
+    a.stats.expansions_cached = write_shared(expansions_slot.as_ref(), made);
     let write_time = loader.join() + start.elapsed();
     a.stats
         .phases
@@ -458,6 +460,14 @@ fn core(
         config_levels,
         metadata: None,
     }
+}
+
+/// Writes a cache the core filled into `slot`: how many entries it gave, of how many used.
+fn write_shared(slot: Option<&LoweredSlot>, cache: Option<SharedCache>) -> Option<(usize, usize)> {
+    let (slot, cache) = (slot?, cache?.into_inner());
+    let (used, added) = cache.counts();
+    slot.write(&cache);
+    Some((used.saturating_sub(added), used))
 }
 
 /// Frees `value` on a thread of its own, off the caller's path: the item trees and the

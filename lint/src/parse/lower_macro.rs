@@ -102,7 +102,7 @@ pub fn split_rules(ts: TokenStream) -> Option<Vec<(Group, Group)>> {
 }
 
 /// Where an invocation stands, which decides how its expansion is parsed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Position {
     Module,
     Impl,
@@ -113,7 +113,7 @@ pub enum Position {
 }
 
 /// An expansion lowered for its [`Position`].
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Expanded {
     /// Module position: the items (a `mod x;` is looked for where the invocation stands).
     pub items: Vec<Item>,

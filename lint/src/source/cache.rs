@@ -234,6 +234,19 @@ fn index(bytes: &[u8], build: u128) -> Option<HashMap<Key, (usize, usize)>> {
 thread_local! {
     /// The file whose spans are being encoded or decoded ([`with_span_file`]).
     static SPAN_FILE: Cell<Option<FileId>> = const { Cell::new(None) };
+    /// The one span every span being encoded or decoded is ([`with_fixed_span`]).
+    static SPAN_FIXED: Cell<Option<SpanIr>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with every span (de)serialized as `span`: a value whose spans are all one span
+/// (a macro expansion's are its invocation's) is stored without them, and comes back with
+/// every span at `span`, wherever the invocation stands in this run. Serializing any other
+/// span in this scope is an error, so a value that is not of that kind is never stored.
+pub fn with_fixed_span<R>(span: SpanIr, f: impl FnOnce() -> R) -> R {
+    let outer = SPAN_FIXED.with(|c| c.replace(Some(span)));
+    let out = f();
+    SPAN_FIXED.with(|c| c.set(outer));
+    out
 }
 
 /// Runs `f` with spans (de)serialized relative to `file`: a [`SpanIr`] is stored as its
@@ -249,6 +262,11 @@ pub fn with_span_file<R>(file: FileId, f: impl FnOnce() -> R) -> R {
 
 impl Serialize for SpanIr {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match SPAN_FIXED.with(Cell::get) {
+            Some(fixed) if fixed == *self => return ().serialize(s),
+            Some(_) => return Err(serde::ser::Error::custom("a span not the fixed one")),
+            None => {}
+        }
         match SPAN_FILE.with(Cell::get) {
             Some(file) if file == self.file => (self.lo, self.hi).serialize(s),
             _ => Err(serde::ser::Error::custom(
@@ -260,6 +278,10 @@ impl Serialize for SpanIr {
 
 impl<'de> Deserialize<'de> for SpanIr {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<SpanIr, D::Error> {
+        if let Some(fixed) = SPAN_FIXED.with(Cell::get) {
+            <()>::deserialize(d)?;
+            return Ok(fixed);
+        }
         let (lo, hi) = <(u32, u32)>::deserialize(d)?;
         let file = SPAN_FILE
             .with(Cell::get)

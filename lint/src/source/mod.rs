@@ -5,7 +5,7 @@
 mod cache;
 mod loader;
 
-pub use cache::{Key, LoweredCache, SharedCache, with_span_file};
+pub use cache::{Key, LoweredCache, SharedCache, with_fixed_span, with_span_file};
 pub use loader::{DiskLoader, Loader, MemLoader};
 
 use crate::diagnostics::Span;
@@ -84,6 +84,8 @@ pub struct SourceMap {
     lowered: Option<LoweredCache>,
     /// The cache of lazy fn bodies, when one is used (filled where they are lowered).
     bodies: Option<SharedCache>,
+    /// The cache of `macro_rules!` expansions, when one is used (filled where they are made).
+    expansions: Option<SharedCache>,
 }
 
 impl SourceMap {
@@ -119,6 +121,19 @@ impl SourceMap {
 
     pub fn take_bodies(&mut self) -> Option<SharedCache> {
         self.bodies.take()
+    }
+
+    /// Uses `cache` for `macro_rules!` expansions (`None`: no cache).
+    pub fn set_expansions(&mut self, cache: Option<SharedCache>) {
+        self.expansions = cache;
+    }
+
+    pub fn expansions(&self) -> Option<&SharedCache> {
+        self.expansions.as_ref()
+    }
+
+    pub fn take_expansions(&mut self) -> Option<SharedCache> {
+        self.expansions.take()
     }
 
     /// Takes the cache of lowered files out (no file is looked up in it any more).

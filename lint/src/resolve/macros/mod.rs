@@ -15,6 +15,7 @@
 //! (counted in [`Expansions::failed`]).
 
 mod lazy;
+mod memo;
 mod rules;
 mod scope;
 
@@ -23,7 +24,7 @@ use crate::parse::Parsed;
 use crate::parse::cfg::CfgCtx;
 use crate::parse::ir::{FnIr, Item, MacroCallIr, MacroOrigin, ModKind, SpanIr};
 use crate::parse::lower_macro::{Expanded, Position, lower_expansion};
-use crate::source::{Loader, SourceMap};
+use crate::source::{Loader, SharedCache, SourceMap};
 use crate::workspace::CrateSpec;
 use scope::{Defs, MacroDef};
 use std::collections::{HashMap, HashSet};
@@ -71,6 +72,8 @@ struct Run<'r> {
     budget: usize,
     count: Expansions,
     origins: HashMap<SpanIr, MacroOrigin>,
+    /// Expansions by content ([`memo`]), when a cache is used.
+    memo: Option<&'r SharedCache>,
 }
 
 /// Where the items being expanded live: their crate and cfg context.
@@ -140,6 +143,7 @@ fn expand_files(
         budget,
         count,
         origins: HashMap::new(),
+        memo: sources.expansions(),
     };
     let default_cfg = CfgCtx::default();
     for key in keys {
@@ -262,14 +266,14 @@ impl Run<'_> {
         pos: Position,
         left: usize,
     ) -> Option<Expanded> {
-        let krate = scope::dollar_crate(def.krate, at.krate, self.crates);
-        let (src, rule) = rules::expand(def.rules.as_ref()?, &call.tokens, &krate)?;
+        let limit = MAX_EXPANSION_LEN.min(left);
+        let (len, rule, out) = self.outcome(def, call, at, pos, limit)?;
         // Every expansion made counts, kept or not: the work was done.
-        self.count.bytes += src.len();
-        if src.len() > MAX_EXPANSION_LEN.min(left) {
+        self.count.bytes += len;
+        if len > limit {
             return None;
         }
-        let out = lower_expansion(&src, call, at.cfg, pos)?;
+        let out = out?;
         if let Some(&body) = def.bodies.get(rule) {
             let origin = MacroOrigin {
                 name: def.name.clone(),
@@ -278,6 +282,40 @@ impl Run<'_> {
             self.origins.entry(call.span).or_insert(origin);
         }
         Some(out)
+    }
+
+    /// What `def` makes of `call`: from the cache when it has the outcome, else expanded,
+    /// and lowered when the text is at most `limit` bytes long (then stored).
+    fn outcome(
+        &self,
+        def: &MacroDef,
+        call: &MacroCallIr,
+        at: At<'_>,
+        pos: Position,
+        limit: usize,
+    ) -> memo::Outcome {
+        let rules = def.rules.as_ref()?;
+        let krate = scope::dollar_crate(def.krate, at.krate, self.crates);
+        let key = self.memo.map(|_| {
+            let krate = krate.to_string();
+            memo::key(def.key, call, &krate, at.cfg, pos)
+        });
+        let cached = self
+            .memo
+            .zip(key)
+            .and_then(|(m, k)| memo::get(m, k, call.span));
+        if let Some(outcome) = cached {
+            return outcome;
+        }
+        let outcome = match rules::expand(rules, &call.tokens, &krate) {
+            None => None,
+            Some((src, rule)) if src.len() > limit => return Some((src.len(), rule, None)),
+            Some((src, rule)) => Some((src.len(), rule, lower_expansion(&src, call, at.cfg, pos))),
+        };
+        if let Some((m, k)) = self.memo.zip(key) {
+            memo::put(m, k, &outcome, call.span);
+        }
+        outcome
     }
 }
 

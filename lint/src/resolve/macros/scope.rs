@@ -16,6 +16,8 @@ pub struct MacroDef {
     pub name: String,
     /// `None` when the definition is not of the `(..) => {..}` shape.
     pub rules: Option<super::rules::Rules>,
+    /// The digest of the rules as written ([`super::memo::rules_key`]).
+    pub key: crate::source::Key,
     pub krate: usize,
     pub file: FileId,
     pub lo: u32,
@@ -100,6 +102,7 @@ impl Defs {
                                 MacroDef {
                                     name: m.name.clone(),
                                     rules: super::rules::parse_rules(&m.rules),
+                                    key: super::memo::rules_key(&m.rules),
                                     krate: *krate,
                                     file: m.span.file,
                                     lo: m.span.lo,
