@@ -1,7 +1,9 @@
 //! The fn bodies the walk needs: lowered with their file, or lazy ones lowered here, in
-//! parallel, for the fns about to be walked (see [`crate::parse::lazy`]).
+//! parallel, for the fns about to be walked (see [`crate::parse::lazy`]), or read back from
+//! the cache and decoded here, in parallel too (see [`crate::parse::encoded`]).
 
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{Code, Diagnostic};
+use crate::parse::encoded::EncodedBody;
 use crate::parse::ir::{Block, Body, FnIr, LazyBody, SpanIr};
 use crate::parse::{free_spans, lazy};
 use crate::resolve::{DefMap, FnId};
@@ -21,8 +23,38 @@ impl Bodies {
     /// body not lowered (or that did not parse).
     pub fn of<'b>(&'b self, ir: &'b FnIr) -> Option<&'b Block> {
         match ir.body.as_ref()? {
-            Body::Lowered(b) => Some(b),
             Body::Lazy(l) => self.lowered.get(&l.span)?.as_ref(),
+            body => body.block(),
+        }
+    }
+
+    /// Decodes, in parallel, the encoded bodies of `fns` (read back from the cache, see
+    /// [`crate::parse::encoded`]) not decoded yet; one that does not decode is an
+    /// `internal-error` at its fn, and its calls are not in the call graph.
+    fn decode(map: &DefMap<'_>, fns: &[FnId], sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
+        let todo: Vec<(&EncodedBody, SpanIr)> = fns
+            .iter()
+            .filter_map(|&f| {
+                let ir = map.func(f).ir?;
+                match ir.body.as_ref()? {
+                    Body::Encoded(e) if !e.is_decoded() => Some((e, ir.span)),
+                    _ => None,
+                }
+            })
+            .collect();
+        let failed: Vec<SpanIr> = todo
+            .par_iter()
+            .filter(|(e, _)| e.block().is_none())
+            .map(|&(_, at)| at)
+            .collect();
+        for at in failed {
+            let message = "internal error while reading a fn body from the cache; its calls \
+                           are not in the call graph";
+            let d = Diagnostic::new(Code::InternalError, message, sources.span(at)).with_note(
+                "this is a bug in nosync-lint, not in your code; `--no-cache` reads no cache",
+                None,
+            );
+            diags.push(d);
         }
     }
 
@@ -35,12 +67,13 @@ impl Bodies {
         sources: &SourceMap,
         diags: &mut Vec<Diagnostic>,
     ) {
+        Self::decode(map, fns, sources, diags);
         let mut seen = HashSet::new();
         let todo: Vec<&LazyBody> = fns
             .iter()
             .filter_map(|&f| match map.func(f).ir?.body.as_ref()? {
                 Body::Lazy(l) => Some(l),
-                Body::Lowered(_) => None,
+                _ => None,
             })
             .filter(|l| !self.lowered.contains_key(&l.span) && seen.insert(l.span))
             .collect();

@@ -244,11 +244,15 @@ pub enum Item {
 }
 
 /// A fn body: lowered with its file, or kept as its byte range and lowered only when the
-/// call graph reaches the fn (see [`crate::parse::lazy`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// call graph reaches the fn (see [`crate::parse::lazy`]), or lowered with its file and
+/// read back from a cache, kept encoded until the call graph reaches the fn (see
+/// [`crate::parse::encoded`]: it is stored as `Lowered`, and two bodies are equal when
+/// their blocks are, whichever way each is held).
+#[derive(Debug, Clone)]
 pub enum Body {
     Lowered(Block),
     Lazy(LazyBody),
+    Encoded(super::encoded::EncodedBody),
 }
 
 /// A body not lowered yet: where it is and what lowering it needs. Only a body that can

@@ -8,6 +8,7 @@
 
 pub mod cache;
 pub mod cfg;
+pub mod encoded;
 pub mod ir;
 pub mod lazy;
 pub(crate) mod lower;

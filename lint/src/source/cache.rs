@@ -243,10 +243,7 @@ thread_local! {
 /// every span at `span`, wherever the invocation stands in this run. Serializing any other
 /// span in this scope is an error, so a value that is not of that kind is never stored.
 pub fn with_fixed_span<R>(span: SpanIr, f: impl FnOnce() -> R) -> R {
-    let outer = SPAN_FIXED.with(|c| c.replace(Some(span)));
-    let out = f();
-    SPAN_FIXED.with(|c| c.set(outer));
-    out
+    with_span_ctx(SpanCtx::Fixed(span), f)
 }
 
 /// Runs `f` with spans (de)serialized relative to `file`: a [`SpanIr`] is stored as its
@@ -254,9 +251,37 @@ pub fn with_fixed_span<R>(span: SpanIr, f: impl FnOnce() -> R) -> R {
 /// the file (ids are per run). Serializing a span of another file, or any span outside
 /// this scope, is an error: an entry is only ever a function of its own file.
 pub fn with_span_file<R>(file: FileId, f: impl FnOnce() -> R) -> R {
-    let outer = SPAN_FILE.with(|c| c.replace(Some(file)));
+    with_span_ctx(SpanCtx::File(file), f)
+}
+
+/// How spans are being (de)serialized: relative to a file ([`with_span_file`]) or all as
+/// one span ([`with_fixed_span`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpanCtx {
+    File(FileId),
+    Fixed(SpanIr),
+}
+
+/// The context spans are (de)serialized in here, if any (a value decoded later, such as
+/// an encoded fn body, is decoded in the context it was read in).
+pub fn span_ctx() -> Option<SpanCtx> {
+    match (SPAN_FIXED.with(Cell::get), SPAN_FILE.with(Cell::get)) {
+        (Some(span), _) => Some(SpanCtx::Fixed(span)),
+        (None, file) => file.map(SpanCtx::File),
+    }
+}
+
+/// Runs `f` with spans (de)serialized in `ctx`.
+pub fn with_span_ctx<R>(ctx: SpanCtx, f: impl FnOnce() -> R) -> R {
+    let (file, fixed) = match ctx {
+        SpanCtx::File(file) => (Some(file), None),
+        SpanCtx::Fixed(span) => (None, Some(span)),
+    };
+    let outer_file = SPAN_FILE.with(|c| c.replace(file));
+    let outer_fixed = SPAN_FIXED.with(|c| c.replace(fixed));
     let out = f();
-    SPAN_FILE.with(|c| c.set(outer));
+    SPAN_FILE.with(|c| c.set(outer_file));
+    SPAN_FIXED.with(|c| c.set(outer_fixed));
     out
 }
 

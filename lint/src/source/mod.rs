@@ -5,7 +5,10 @@
 mod cache;
 mod loader;
 
-pub use cache::{Key, LoweredCache, SharedCache, with_fixed_span, with_span_file};
+pub use cache::{
+    Key, LoweredCache, SharedCache, SpanCtx, span_ctx, with_fixed_span, with_span_ctx,
+    with_span_file,
+};
 pub use loader::{DiskLoader, Loader, MemLoader};
 
 use crate::diagnostics::Span;
