@@ -49,7 +49,9 @@ mod tests;
 pub use cli::{Terminal, options_from_args, run};
 /// Sorts diagnostics into the order they are printed in (file, line, column, code).
 pub use engine::sort as sort_diagnostics;
-pub use engine::{Analysis, Core, Options, Stats, analyze, analyze_crates, analyze_crates_with};
+pub use engine::{
+    Analysis, Core, Options, Speculation, Stats, analyze, analyze_crates, analyze_crates_with,
+};
 /// The stack size of the analysis threads (syn recurses once per nesting level).
 pub use parse::STACK_SIZE;
 

@@ -91,7 +91,7 @@ impl Cli {
             config: self.config.clone(),
             eager_bodies: false,
             walk_every_fn: self.walk_every_fn,
-            lower_ahead: false,
+            speculate: false,
         }
     }
 }

@@ -54,10 +54,9 @@ pub fn run(
     let mut opts = cli.options();
     // An internal switch, for checking that lazy bodies change no output (not a flag).
     opts.eager_bodies = std::env::var_os("NOSYNC_LINT_EAGER").is_some_and(|v| v == "1");
-    // Lowering ahead, on unless `NOSYNC_LINT_AHEAD=0`: on a quiet 2-core machine it took
-    // candle's cold run from 1.25-1.47 s to 0.76-0.96 s (docs/performance.md); on a loaded
-    // one it competes with cargo for the CPU.
-    opts.lower_ahead = std::env::var_os("NOSYNC_LINT_AHEAD").is_none_or(|v| v != "0");
+    // Speculative analysis while cargo metadata runs, on unless `NOSYNC_LINT_SPECULATE=0`
+    // (docs/performance.md).
+    opts.speculate = std::env::var_os("NOSYNC_LINT_SPECULATE").is_none_or(|v| v != "0");
     let mut analysis = match engine::analyze(&opts, &mut progress) {
         Ok(analysis) => analysis,
         Err(e) => {
@@ -218,7 +217,24 @@ fn write_stats(a: &Analysis, err: &mut dyn Write) -> std::io::Result<()> {
     if let Some((hits, all)) = s.expansions_cached {
         phases.push(format!("{hits} of {all} macro expansions from the cache"));
     }
+    if let Some(verdict) = &s.speculation {
+        phases.push(speculation(verdict));
+    }
     writeln!(err, "  time: {}", phases.join(", "))
+}
+
+/// What became of the speculative analysis, for `-v`'s `time:` line (the phases before
+/// it overlapped `cargo metadata`).
+fn speculation(verdict: &engine::Speculation) -> String {
+    match verdict {
+        engine::Speculation::Confirmed => {
+            "speculation confirmed (analysed while cargo metadata ran)".to_owned()
+        }
+        engine::Speculation::Rejected(what) => {
+            format!("speculation rejected (the guess differed from cargo: {what}; analysed again)")
+        }
+        engine::Speculation::Unavailable => "speculation unavailable (no offline guess)".to_owned(),
+    }
 }
 
 #[cfg(test)]

@@ -140,31 +140,6 @@ pub fn parse_jobs(
     }
 }
 
-/// Lowers the file of `job` into `sources`' cache of lowered files (when it has one) and
-/// returns the jobs of the files its `mod` items name: one step of a walk that can stop
-/// between files (lowering ahead, in `engine`). Nothing else is kept, diagnostics neither.
-pub fn lower_one(
-    job: &FileJob,
-    cfgs: &[CfgCtx],
-    files: &dyn Loader,
-    sources: &mut SourceMap,
-    eager: bool,
-) -> Vec<FileJob> {
-    let mut diags = Vec::new();
-    let Some((job, id)) = load_wave(std::slice::from_ref(job), files, sources, &mut diags).pop()
-    else {
-        return Vec::new();
-    };
-    let (mut res, cached) = parse_one(&job, id, sources, cfgs, eager);
-    locate(&mut res.items, files);
-    if let (Some(cache), Some((key, Some(bytes)))) = (sources.lowered_mut(), cached) {
-        cache.insert(key, bytes);
-    }
-    let mut next = Vec::new();
-    collect_children(&res.items, job.cfg, &mut next);
-    next
-}
-
 /// The `mod x;` files named in `items` (inline modules included) that `parsed` lacks.
 pub fn unparsed_children(parsed: &Parsed, items: &[Item], cfg: usize) -> Vec<FileJob> {
     let mut jobs = Vec::new();

@@ -241,13 +241,21 @@ pub struct Manifest {
     edition: String,
     features: BTreeMap<String, Vec<String>>,
     deps: Vec<DepDecl>,
-    lib: Option<(String, PathBuf)>,
+    /// The lib target: crate name, root file, cargo's kinds (`lib`, `proc-macro`, ..).
+    lib: Option<(String, PathBuf, Vec<String>)>,
+    /// `package.repository` (a registry crate's is a plain string), which selection reads
+    /// for the packages published beside a GPU-dependent one.
+    repository: Option<String>,
 }
 
 impl Manifest {
     /// Reads and parses `path`; `None` if it is unreadable or names no package.
     pub fn read(path: &Path, disk: &Disk) -> Option<Manifest> {
-        let table: toml::Table = toml::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+        let text = std::fs::read_to_string(path).ok()?;
+        let mut table: toml::Table = toml::from_str(&text).ok()?;
+        if text.contains("workspace") {
+            super::inherit::apply(&mut table, path);
+        }
         let pkg = table.get("package")?.as_table()?;
         let name = pkg.get("name")?.as_str()?.to_owned();
         let version = pkg
@@ -266,6 +274,10 @@ impl Manifest {
             features: features(&table),
             deps: dependencies(&table, disk),
             path: path.to_path_buf(),
+            repository: pkg
+                .get("repository")
+                .and_then(|r| r.as_str())
+                .map(str::to_owned),
             name,
         })
     }
@@ -280,6 +292,10 @@ impl Manifest {
         };
         let id = match source.as_str() {
             Some(s) => format!("{s}#{}@{}", self.name, self.version),
+            // Cargo's form: the name is left out when the directory is named after it.
+            None if dir.file_name().is_some_and(|n| *n == *self.name) => {
+                format!("path+file://{}#{}", dir.display(), self.version)
+            }
             None => format!(
                 "path+file://{}#{}@{}",
                 dir.display(),
@@ -287,18 +303,20 @@ impl Manifest {
                 self.version
             ),
         };
-        let targets: Vec<Value> = self.lib.iter().map(|(lib, root)| {
-            json!({ "name": lib, "kind": ["lib"], "crate_types": ["lib"], "src_path": root, "edition": self.edition })
+        let targets: Vec<Value> = self.lib.iter().map(|(lib, root, kinds)| {
+            json!({ "name": lib, "kind": kinds, "crate_types": kinds, "src_path": root, "edition": self.edition })
         }).collect();
         let package = json!({
             "name": self.name, "version": self.version.to_string(), "id": id, "source": source,
             "dependencies": [], "targets": targets, "features": self.features,
-            "manifest_path": self.path, "edition": self.edition,
+            "manifest_path": self.path, "edition": self.edition, "repository": self.repository,
         });
         Node {
             id,
+            name: self.name,
+            version: self.version,
             kind: NodeKind::Found(package),
-            lib: self.lib.map(|(l, _)| l),
+            lib: self.lib.map(|(l, _, _)| l),
             features: self.features,
             deps: self.deps,
             manifest: self.path,
@@ -306,17 +324,33 @@ impl Manifest {
     }
 }
 
-fn lib_target(table: &toml::Table, name: &str, dir: &Path) -> Option<(String, PathBuf)> {
+fn lib_target(
+    table: &toml::Table,
+    name: &str,
+    dir: &Path,
+) -> Option<(String, PathBuf, Vec<String>)> {
     let lib = table.get("lib").and_then(|l| l.as_table());
-    let lib_name = lib
-        .and_then(|l| l.get("name")?.as_str())
+    let get = |k: &str| lib.and_then(|l| l.get(k));
+    let lib_name = get("name")
+        .and_then(|n| n.as_str())
         .unwrap_or(name)
         .replace('-', "_");
-    let root = lib
-        .and_then(|l| l.get("path")?.as_str())
+    let root = get("path")
+        .and_then(|p| p.as_str())
         .map_or_else(|| dir.join("src/lib.rs"), |p| dir.join(p));
+    // Cargo's kinds: `proc-macro`, else the crate types, else `lib`.
+    let proc_macro = get("proc-macro").or_else(|| get("proc_macro"));
+    let types = get("crate-type").or_else(|| get("crate_type"));
+    let kinds: Vec<String> = match (proc_macro.and_then(|p| p.as_bool()), types) {
+        (Some(true), _) => vec!["proc-macro".to_owned()],
+        (_, Some(toml::Value::Array(types))) => types
+            .iter()
+            .filter_map(|t| Some(t.as_str()?.to_owned()))
+            .collect(),
+        _ => vec!["lib".to_owned()],
+    };
     root.is_file()
-        .then(|| (lib_name, crate::paths::normalize(&root)))
+        .then(|| (lib_name, crate::paths::normalize(&root), kinds))
 }
 
 fn features(table: &toml::Table) -> BTreeMap<String, Vec<String>> {
@@ -337,16 +371,16 @@ fn features(table: &toml::Table) -> BTreeMap<String, Vec<String>> {
 
 /// Normal dependencies, including `[target.X.dependencies]` that apply to the host.
 fn dependencies(table: &toml::Table, disk: &Disk) -> Vec<DepDecl> {
-    let mut tables: Vec<&toml::Table> = table
-        .get("dependencies")
-        .and_then(|d| d.as_table())
-        .into_iter()
+    // Build dependencies too: cargo's resolve graph has them (and unifies their features).
+    const KINDS: [&str; 3] = ["dependencies", "build-dependencies", "build_dependencies"];
+    let mut tables: Vec<&toml::Table> = KINDS
+        .iter()
+        .filter_map(|k| table.get(*k)?.as_table())
         .collect();
     if let Some(targets) = table.get("target").and_then(|t| t.as_table()) {
         for (spec, t) in targets {
-            let applies = Platform::from_str(spec).is_ok_and(|p| disk.host_matches(&p));
-            if applies && let Some(d) = t.get("dependencies").and_then(|d| d.as_table()) {
-                tables.push(d);
+            if Platform::from_str(spec).is_ok_and(|p| disk.host_matches(&p)) {
+                tables.extend(KINDS.iter().filter_map(|k| t.get(*k)?.as_table()));
             }
         }
     }

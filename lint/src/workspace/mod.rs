@@ -26,7 +26,11 @@
 
 pub mod cache;
 mod disk;
+mod guess;
+mod inherit;
 pub mod offline;
+
+pub use guess::guess;
 
 use crate::diagnostics::{Code, Diagnostic, Origin, Span};
 use anyhow::Result;
@@ -66,7 +70,7 @@ pub enum DepTarget {
 }
 
 /// One crate (a target of a package) to analyse.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrateSpec {
     /// The crate name as code spells it (`candle_core`).
     pub name: String,
@@ -123,8 +127,8 @@ pub fn load(
 }
 
 /// [`load`], with `before_cargo` run once when cargo is about to be asked (the cache
-/// missed), so that work can overlap cargo's (the engine lowers files ahead then); never
-/// on a cache hit.
+/// missed), so that work can overlap cargo's (the engine analyses [`guess`]'s selection
+/// then); never on a cache hit.
 pub fn load_with(
     opts: &WorkspaceOptions,
     progress: &mut dyn FnMut(&str),
@@ -146,16 +150,28 @@ pub fn load_with(
             selected
         }
     };
+    let (ws, fallback) = finish(selected, opts, hit)?;
+    let metadata = ws.metadata.as_ref();
+    let diags = fallback
+        .zip(metadata)
+        .map(|((said, report), m)| fallback_warning(m, &CargoFailed(said), &report))
+        .into_iter()
+        .collect();
+    Ok((ws, diags))
+}
+
+/// The workspace of a selection (crate roots normalised), and the fallback's account.
+fn finish(
+    selected: Selected,
+    opts: &WorkspaceOptions,
+    cached: bool,
+) -> Result<(Workspace, Option<(String, offline::Report)>)> {
     let Selected {
         mut crates,
         config_tables,
         metadata,
         fallback,
     } = selected;
-    let diags = fallback
-        .map(|(said, report)| fallback_warning(&metadata, &CargoFailed(said), &report))
-        .into_iter()
-        .collect();
     check_packages(&metadata, opts)?;
     for c in &mut crates {
         c.root = crate::paths::normalize(&c.root);
@@ -165,38 +181,9 @@ pub fn load_with(
         crates,
         config_tables,
         metadata: Some(metadata),
-        cached: hit,
+        cached,
     };
-    Ok((ws, diags))
-}
-
-/// A guess at the members' crates, from `cargo metadata --no-deps` (20 ms on candle) and
-/// the fallback's feature rules, made while the full `cargo metadata` runs: their files
-/// can be lowered meanwhile (`engine::analyze`). A guess only: it is used through the
-/// cache of lowered files, whose key holds each file's features, so a crate whose guessed
-/// features are not cargo's just misses. Empty when cargo cannot say even that much.
-pub fn guess_members(opts: &WorkspaceOptions) -> Vec<CrateSpec> {
-    let Ok(m) = metadata(opts, Ask::NoDeps, &mut |_| {}) else {
-        return Vec::new();
-    };
-    let req = offline::FeatureRequest {
-        features: opts.features.clone(),
-        all_features: opts.all_features,
-        no_default_features: opts.no_default_features,
-    };
-    // No disk: only the members' own feature rules (and those of path dependencies).
-    let Ok((m, _)) = offline::resolve(m, &req, &disk::Disk::default()) else {
-        return Vec::new();
-    };
-    let members_only = WorkspaceOptions {
-        no_deps: true,
-        ..opts.clone()
-    };
-    let mut crates = selection(&m, &members_only).crates;
-    for c in &mut crates {
-        c.root = crate::paths::normalize(&c.root);
-    }
-    crates
+    Ok((ws, fallback))
 }
 
 /// `cargo metadata`, or the offline fallback's graph (with what cargo said and what it

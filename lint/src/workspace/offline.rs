@@ -15,7 +15,7 @@
 
 use super::disk::{Disk, Manifest};
 use anyhow::{Result, bail};
-use cargo_metadata::semver::VersionReq;
+use cargo_metadata::semver::{Version, VersionReq};
 use cargo_metadata::{DependencyKind, Metadata, Package};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -42,6 +42,9 @@ pub struct DepDecl {
 #[derive(Debug, Clone)]
 pub struct Node {
     pub id: String,
+    /// The package's name and version: cargo's order of packages (with the id).
+    pub name: String,
+    pub version: Version,
     pub kind: NodeKind,
     /// The lib target's crate name.
     pub lib: Option<String>,
@@ -122,6 +125,9 @@ pub fn resolve(mut m: Metadata, req: &FeatureRequest, disk: &Disk) -> Result<(Me
     let report = r.report(&names);
     let (packages, nodes) = r.into_metadata_parts()?;
     m.packages.extend(packages);
+    // In cargo's order (by package id: name, version, then source), which selection keeps.
+    m.packages
+        .sort_by(|a, b| (&a.name, &a.version, &a.id).cmp(&(&b.name, &b.version, &b.id)));
     m.resolve = Some(serde_json::from_value(
         json!({ "nodes": nodes, "root": null }),
     )?);
@@ -190,7 +196,6 @@ fn member_node(p: &Package, disk: &Disk) -> Node {
     let deps = p
         .dependencies
         .iter()
-        .filter(|d| d.kind != DependencyKind::Build)
         .filter(|d| d.target.as_ref().is_none_or(|t| disk.host_matches(t)))
         .map(|d| DepDecl {
             key: d.rename.clone().unwrap_or_else(|| d.name.clone()),
@@ -210,6 +215,8 @@ fn member_node(p: &Package, disk: &Disk) -> Node {
         .collect();
     Node {
         id: p.id.repr.clone(),
+        name: p.name.to_string(),
+        version: p.version.clone(),
         kind: NodeKind::Member,
         lib: p
             .targets
@@ -231,6 +238,8 @@ fn unparsed_node(d: &DepDecl) -> Node {
     });
     Node {
         id,
+        name: d.package.clone(),
+        version: Version::new(0, 0, 0),
         kind: NodeKind::Unparsed(package),
         lib: None,
         features: BTreeMap::new(),
@@ -420,7 +429,7 @@ impl<'d> Resolver<'d> {
             if let NodeKind::Found(p) | NodeKind::Unparsed(p) = &node.kind {
                 packages.push(serde_json::from_value::<Package>(p.clone())?);
             }
-            let deps: Vec<Value> = self.deps_on[i]
+            let mut deps: Vec<(usize, Value)> = self.deps_on[i]
                 .iter()
                 .filter_map(|(&d, &t)| Some((d, t?)))
                 .map(|(d, t)| {
@@ -430,9 +439,21 @@ impl<'d> Resolver<'d> {
                         Some(lib) if decl.key == decl.package => lib.clone(),
                         _ => decl.key.replace('-', "_"),
                     };
-                    json!({ "name": name, "pkg": self.nodes[t].id, "dep_kinds": [] })
+                    (
+                        t,
+                        json!({ "name": name, "pkg": self.nodes[t].id, "dep_kinds": [] }),
+                    )
                 })
                 .collect();
+            // As cargo lists them: by package (name, version), once each (a crate that is a
+            // normal and a build or dev dependency is one edge).
+            let order = |(t, d): &(usize, Value)| {
+                let n = &self.nodes[*t];
+                (n.name.clone(), n.version.clone(), *t, d["name"].to_string())
+            };
+            deps.sort_by_key(order);
+            deps.dedup_by(|a, b| a.0 == b.0 && a.1["name"] == b.1["name"]);
+            let deps: Vec<Value> = deps.into_iter().map(|(_, d)| d).collect();
             let dependencies: Vec<&str> = deps.iter().filter_map(|d| d["pkg"].as_str()).collect();
             let features: Vec<&String> = self.enabled[i]
                 .iter()

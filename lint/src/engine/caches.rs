@@ -1,0 +1,155 @@
+//! The edge's caches in the target dir: where they live and for which build
+//! ([`LoweredSlot`]), and the loader that writes the cache of lowered files when the core
+//! hands it back ([`CachingDisk`]), or holds it until the run is known to be the answer
+//! (a speculative run, `speculate.rs`).
+
+use crate::source::{DiskLoader, Loader, LoweredCache};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Where the cache of lowered files lives (`<target>/nosync-lint/lowered.bin`), and the
+/// build of the lint that may read it: its version and its executable's size and time,
+/// so that a rebuilt lint never reads what another build lowered.
+#[derive(Debug, Clone)]
+pub(super) struct LoweredSlot {
+    file: PathBuf,
+    build: u128,
+}
+
+impl LoweredSlot {
+    /// The slot in `target_dir`; `None` when the running executable cannot be identified
+    /// (then nothing is cached).
+    pub(super) fn of(target_dir: &Path) -> Option<LoweredSlot> {
+        let exe = std::env::current_exe().ok()?;
+        let meta = std::fs::metadata(&exe).ok()?;
+        let time = meta
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(crate::VERSION.as_bytes());
+        h.update(exe.as_os_str().as_encoded_bytes());
+        h.update(&meta.len().to_le_bytes());
+        h.update(&time.as_nanos().to_le_bytes());
+        let dir = target_dir.join("nosync-lint");
+        Some(LoweredSlot {
+            file: dir.join("lowered.bin"),
+            build: h.digest128(),
+        })
+    }
+
+    /// The slot of another cache beside this one (the same build).
+    pub(super) fn named(&self, name: &str) -> LoweredSlot {
+        LoweredSlot {
+            file: self.file.with_file_name(name),
+            build: self.build,
+        }
+    }
+
+    /// The stored cache; an empty one when there is none, or it is unreadable or foreign.
+    pub(super) fn read(&self) -> LoweredCache {
+        let bytes = std::fs::read(&self.file).unwrap_or_default();
+        LoweredCache::from_bytes(bytes, self.build)
+    }
+
+    /// Stores `cache` when it changed (silently not, when it cannot), written aside and
+    /// renamed so that a concurrent run never reads half of it.
+    pub(super) fn write(&self, cache: &LoweredCache) {
+        let Some(dir) = self.file.parent().filter(|_| cache.changed()) else {
+            return;
+        };
+        let tmp = self
+            .file
+            .with_extension(format!("tmp{}", std::process::id()));
+        let written = std::fs::create_dir_all(dir).and_then(|()| {
+            let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+            cache.write_to(self.build, &mut out)?;
+            out.into_inner()
+                .map_err(std::io::IntoInnerError::into_error)?;
+            std::fs::rename(&tmp, &self.file)
+        });
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+/// The disk, and the slot of the cache of lowered files: the core hands the cache back
+/// when it has lowered its last file, and it is written on a thread of its own meanwhile
+/// the analysis goes on (its entries freed once written); or, when `hold`, kept until
+/// [`CachingDisk::release`] writes it or [`CachingDisk::take_held`] takes it.
+#[derive(Debug)]
+pub(super) struct CachingDisk {
+    slot: Option<LoweredSlot>,
+    hold: bool,
+    held: Mutex<Option<LoweredCache>>,
+    written: Mutex<Option<JoinHandle<Duration>>>,
+}
+
+impl Loader for CachingDisk {
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        DiskLoader.read(path)
+    }
+
+    fn file(&self, path: &Path) -> Option<PathBuf> {
+        DiskLoader.file(path)
+    }
+
+    fn store_lowered(&self, cache: LoweredCache) {
+        if self.hold {
+            if let Ok(mut held) = self.held.lock() {
+                *held = Some(cache);
+            }
+            return;
+        }
+        self.write_aside(cache);
+    }
+}
+
+impl CachingDisk {
+    pub(super) fn new(slot: Option<LoweredSlot>, hold: bool) -> CachingDisk {
+        CachingDisk {
+            slot,
+            hold,
+            held: Mutex::new(None),
+            written: Mutex::new(None),
+        }
+    }
+
+    fn write_aside(&self, cache: LoweredCache) {
+        let Some(slot) = self.slot.clone() else {
+            return;
+        };
+        let write = move || {
+            let start = Instant::now();
+            slot.write(&cache);
+            start.elapsed()
+        };
+        let Ok(mut written) = self.written.lock() else {
+            return;
+        };
+        // A thread that cannot start: not written (the next run lowers the files again).
+        *written = std::thread::Builder::new().spawn(write).ok();
+    }
+
+    /// Writes the held cache, as [`Loader::store_lowered`] would have (on a thread).
+    pub(super) fn release(&self) {
+        if let Some(cache) = self.take_held() {
+            self.write_aside(cache);
+        }
+    }
+
+    /// The held cache, not written.
+    pub(super) fn take_held(&self) -> Option<LoweredCache> {
+        self.held.lock().ok().and_then(|mut h| h.take())
+    }
+
+    /// Waits for the cache to be written; the time that took.
+    pub(super) fn join(&self) -> Duration {
+        let handle = self.written.lock().ok().and_then(|mut w| w.take());
+        handle.and_then(|h| h.join().ok()).unwrap_or_default()
+    }
+}

@@ -1,0 +1,164 @@
+//! The edge's part of a run around the core: the configuration and the caches read
+//! before it ([`run`]), the caches written and the workspace's diagnostics and metadata
+//! attached after it ([`complete`]). What the core reads of the workspace stage is
+//! [`Inputs`], so that two runs on equal inputs are the same run (`speculate.rs`).
+
+use super::caches::{CachingDisk, LoweredSlot};
+use super::{Analysis, Core, analyze_crates_with, sort};
+use crate::config::{self, Config};
+use crate::diagnostics::Diagnostic;
+use crate::source::{DiskLoader, LoweredCache, SharedCache, SourceMap};
+use crate::workspace::{CrateSpec, MetadataTable, Workspace};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Everything a run reads of the workspace stage's answer besides the options (which are
+/// the same for every run of one command): the workspace root (the `SourceMap`'s root,
+/// the printed paths), the crates (names, roots after normalisation, features, extern
+/// names, which roots are checked, origins), the manifests whose tables the config reads,
+/// and the target dir (where the caches are). Not the metadata: it is attached to the
+/// result after the core ([`complete`]), as are the workspace's diagnostics.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Inputs {
+    pub root: PathBuf,
+    pub crates: Vec<CrateSpec>,
+    pub config_tables: Vec<(PathBuf, MetadataTable)>,
+    pub target_dir: Option<PathBuf>,
+}
+
+impl Inputs {
+    pub fn of(ws: &Workspace) -> Inputs {
+        Inputs {
+            root: ws.root.clone(),
+            crates: ws.crates.clone(),
+            config_tables: ws.config_tables.clone(),
+            target_dir: ws
+                .metadata
+                .as_ref()
+                .map(|m| m.target_directory.clone().into_std_path_buf()),
+        }
+    }
+}
+
+/// A run of the core as the edge prepares it: the analysis, the config's diagnostics,
+/// the loader (which may hold the cache of lowered files), the slots of the caches of
+/// bodies and expansions, and the edge's times.
+#[derive(Debug)]
+pub(super) struct Ran {
+    pub analysis: Analysis,
+    config_diags: Vec<Diagnostic>,
+    pub loader: CachingDisk,
+    bodies_slot: Option<LoweredSlot>,
+    expansions_slot: Option<LoweredSlot>,
+    config_time: Duration,
+    read_time: Duration,
+}
+
+/// Reads the configuration and the caches and runs the core on `inputs`; the cache of
+/// lowered files is held by the loader when `hold`, and `ahead`'s entries (lowered by a
+/// run on other inputs) are found by key. `Err` when the `--config` file cannot be read.
+pub(super) fn run(
+    inputs: &Inputs,
+    opts: &super::Options,
+    hold: bool,
+    ahead: Option<LoweredCache>,
+) -> anyhow::Result<Ran> {
+    let start = Instant::now();
+    let files = &DiskLoader;
+    let mut sources = SourceMap::new(&inputs.root);
+    let mut config_diags = Vec::new();
+    let mut cfg = Config::default();
+    for (manifest, table) in &inputs.config_tables {
+        config::load_manifest(
+            manifest,
+            *table,
+            &mut cfg,
+            files,
+            &mut sources,
+            &mut config_diags,
+        );
+    }
+    if let Some(path) = &opts.config {
+        config::load_file(path, &mut cfg, files, &mut sources, &mut config_diags)?;
+    }
+    let config_time = start.elapsed();
+    let start = Instant::now();
+    let slot = (inputs.target_dir.as_deref())
+        .filter(|_| opts.workspace.cache)
+        .and_then(LoweredSlot::of);
+    let mut lowered = slot.as_ref().map(LoweredSlot::read);
+    if let Some(found) = ahead {
+        let cache = lowered.get_or_insert_with(LoweredCache::read_only);
+        cache.add_ahead(found);
+    }
+    sources.set_lowered(lowered);
+    let bodies_slot = slot.as_ref().map(|s| s.named("bodies.bin"));
+    sources.set_bodies(bodies_slot.as_ref().map(|s| SharedCache::new(s.read())));
+    let expansions_slot = slot.as_ref().map(|s| s.named("expansions.bin"));
+    sources.set_expansions(expansions_slot.as_ref().map(|s| SharedCache::new(s.read())));
+    let read_time = start.elapsed();
+    let core = Core {
+        config: &cfg,
+        eager_bodies: opts.eager_bodies,
+        walk_every_fn: opts.walk_every_fn,
+    };
+    let loader = CachingDisk::new(slot, hold);
+    let (root, crates) = (inputs.root.clone(), inputs.crates.clone());
+    let analysis = analyze_crates_with(root, crates, core, &loader, sources);
+    Ok(Ran {
+        analysis,
+        config_diags,
+        loader,
+        bodies_slot,
+        expansions_slot,
+        config_time,
+        read_time,
+    })
+}
+
+/// The answer of `ran`: its caches written (a held cache of lowered files too), the
+/// workspace's metadata and diagnostics (with the root manifest they point into) and the
+/// config's attached, `phases` (the edge's, before the config) first.
+pub(super) fn complete(
+    ran: Ran,
+    ws: Workspace,
+    ws_diags: Vec<Diagnostic>,
+    mut phases: Vec<(&'static str, Duration)>,
+) -> Analysis {
+    let Ran {
+        analysis: mut a,
+        loader,
+        ..
+    } = ran;
+    let start = Instant::now();
+    loader.release();
+    a.stats.bodies_cached = write_shared(ran.bodies_slot.as_ref(), a.sources.take_bodies());
+    let made = a.sources.take_expansions();
+    a.stats.expansions_cached = write_shared(ran.expansions_slot.as_ref(), made);
+    let write_time = loader.join() + start.elapsed();
+    a.stats
+        .phases
+        .push(("lowered cache", ran.read_time + write_time));
+    if !ws_diags.is_empty() {
+        // Workspace-level warnings point into the root manifest: show its text. (Read
+        // after the core, whose inputs are thus the same whether cargo failed or not.)
+        let _ = a.sources.load(&DiskLoader, &ws.root.join("Cargo.toml"));
+        a.stats.files = a.sources.files().len();
+        a.stats.lines = a.sources.files().iter().map(|f| f.lines()).sum();
+    }
+    a.metadata = ws.metadata;
+    a.diagnostics.extend(ws_diags);
+    a.diagnostics.extend(ran.config_diags);
+    sort(&mut a.diagnostics);
+    phases.push(("config", ran.config_time));
+    a.stats.phases.splice(0..0, phases);
+    a
+}
+
+/// Writes a cache the core filled into `slot`: how many entries it gave, of how many used.
+fn write_shared(slot: Option<&LoweredSlot>, cache: Option<SharedCache>) -> Option<(usize, usize)> {
+    let (slot, cache) = (slot?, cache?.into_inner());
+    let (used, added) = cache.counts();
+    slot.write(&cache);
+    Some((used.saturating_sub(added), used))
+}

@@ -1,0 +1,144 @@
+//! Speculative analysis: on a cold run `cargo metadata` takes about as long as the whole
+//! analysis (0.5–0.7 s on candle), so the analysis does not wait for it. While cargo runs,
+//! a thread of its own computes the selection the offline fallback would make
+//! ([`workspace::guess`]: `cargo metadata --no-deps`, what is on disk, the fallback's
+//! resolution) and runs the whole edge and core on it ([`edge::run`]: the same config
+//! loading, caches and analysis), holding back everything it would write. When cargo has
+//! answered, its selection's [`Inputs`] are compared with the guess's: equal, the core
+//! read the same things, so its result is the answer (the caches are written then, and
+//! cargo's metadata and the workspace's diagnostics attached, as after any run); different,
+//! the core runs again on cargo's selection, finding the speculative run's lowered files
+//! by key (a file lowered with other features or `mod` directory is a miss, never a wrong
+//! lowering), so that what a wrong guess costs is the wait for it. Either way the output
+//! is that of a run without speculation. When cargo cannot resolve the graph, the
+//! fallback's selection is the guess, so the guess is confirmed.
+
+use super::Options;
+use super::edge::{self, Inputs, Ran};
+use crate::workspace;
+use std::collections::HashSet;
+use std::thread::JoinHandle;
+
+/// What became of a speculative analysis (`-v` says it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Speculation {
+    /// Cargo's selection was the guess: the speculative analysis is the answer.
+    Confirmed,
+    /// It was not (what differed first): the crates were analysed again.
+    Rejected(String),
+    /// No guess could be made, or its run failed (`cargo metadata --no-deps` or the
+    /// offline resolution failed, the `--config` file could not be read).
+    Unavailable,
+}
+
+/// The guess and the run on it.
+#[derive(Debug)]
+pub(super) struct Guessed {
+    inputs: Inputs,
+    ran: anyhow::Result<Ran>,
+}
+
+/// The speculative analysis in progress, on a thread of its own (its core on a pool).
+pub(super) struct Running {
+    handle: Option<JoinHandle<Option<Guessed>>>,
+}
+
+impl Running {
+    pub fn start(opts: &Options) -> Running {
+        let opts = opts.clone();
+        let guess_and_run = move || {
+            let ws = workspace::guess(&opts.workspace)?;
+            let inputs = Inputs::of(&ws);
+            let ran = edge::run(&inputs, &opts, true, None);
+            Some(Guessed { inputs, ran })
+        };
+        let handle = std::thread::Builder::new()
+            .name("speculate".to_owned())
+            .stack_size(crate::parse::STACK_SIZE)
+            .spawn(move || crate::net::catch(guess_and_run).ok().flatten())
+            .ok();
+        Running { handle }
+    }
+
+    /// Waits for the guess and its analysis.
+    pub fn finish(mut self) -> Option<Guessed> {
+        self.handle.take()?.join().ok().flatten()
+    }
+}
+
+/// The run whose result is the answer for cargo's selection `real`, and what became of
+/// the speculation.
+pub(super) fn settle(
+    guessed: Option<Guessed>,
+    real: &Inputs,
+    opts: &Options,
+) -> anyhow::Result<(Ran, Speculation)> {
+    let Some(Guessed { inputs, ran }) = guessed else {
+        return Ok((
+            edge::run(real, opts, false, None)?,
+            Speculation::Unavailable,
+        ));
+    };
+    match (difference(&inputs, real), ran) {
+        (None, Ok(ran)) => Ok((ran, Speculation::Confirmed)),
+        (None, Err(_)) => Ok((
+            edge::run(real, opts, false, None)?,
+            Speculation::Unavailable,
+        )),
+        (Some(what), ran) => {
+            // Only its lowered files are kept (its analysis freed before the next one).
+            let lowered = ran.ok().and_then(|r| r.loader.take_held());
+            let again = edge::run(real, opts, false, lowered)?;
+            Ok((again, Speculation::Rejected(what)))
+        }
+    }
+}
+
+/// The first difference between the guess and cargo's selection, in words.
+fn difference(guess: &Inputs, real: &Inputs) -> Option<String> {
+    if guess.root != real.root {
+        return Some("the workspace root".to_owned());
+    }
+    if guess.target_dir != real.target_dir {
+        return Some("the target dir".to_owned());
+    }
+    if guess.config_tables != real.config_tables {
+        return Some("the manifests with a config table".to_owned());
+    }
+    if guess.crates.len() != real.crates.len() {
+        return Some(missing(guess, real));
+    }
+    let (i, (g, r)) = guess
+        .crates
+        .iter()
+        .zip(&real.crates)
+        .enumerate()
+        .find(|(_, (g, r))| g != r)?;
+    let field = match () {
+        () if g.name != r.name => "name",
+        () if g.root != r.root => "root",
+        () if g.features != r.features => "features",
+        () if g.deps != r.deps => "dependencies",
+        () if g.check_roots != r.check_roots => "whether its roots are checked",
+        () => "origin",
+    };
+    Some(format!("crate {i} (`{}`): {field}", r.name))
+}
+
+/// Of two selections of different sizes, a crate one has and the other has not.
+fn missing(guess: &Inputs, real: &Inputs) -> String {
+    let key =
+        |c: &workspace::CrateSpec| (c.origin.package_id.clone(), c.origin.target_name.clone());
+    let (g, r): (HashSet<_>, HashSet<_>) = (
+        guess.crates.iter().map(key).collect(),
+        real.crates.iter().map(key).collect(),
+    );
+    let (n, m) = (guess.crates.len(), real.crates.len());
+    match (r.difference(&g).min(), g.difference(&r).min()) {
+        (Some((p, t)), _) => format!("{n} crates guessed, {m} selected: `{t}` of {p} not guessed"),
+        (None, Some((p, t))) => {
+            format!("{n} crates guessed, {m} selected: `{t}` of {p} not selected")
+        }
+        (None, None) => format!("{n} crates guessed, {m} selected"),
+    }
+}

@@ -1,0 +1,133 @@
+//! The speculative analysis changes no output: while `cargo metadata` runs, the lint
+//! analyses the selection the offline fallback would make, and keeps that analysis only
+//! when cargo's selection turns out the same (`Options::speculate`,
+//! `NOSYNC_LINT_SPECULATE=0` turns it off). Every fixture is analysed with it and without,
+//! both without the caches (so that cargo runs and nothing else is reused): the
+//! diagnostics (codes, messages, spans, hops, notes, origins) and the figures must be
+//! identical, and the guess must be confirmed (the fallback is faithful to cargo on every
+//! fixture, `fallback-gate`'s cargo failing included). A workspace where the guess is
+//! wrong gets exactly the output of a run without speculation.
+
+use nosync_lint::{Analysis, CrateSpec, Options, Speculation};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The analysis with speculation on or off, without the caches (or the error, in words).
+fn analyze(opts: &Options, speculate: bool) -> Result<Analysis, String> {
+    let mut opts = opts.clone();
+    opts.workspace.cache = false;
+    opts.speculate = speculate;
+    nosync_lint::analyze(&opts, &mut |_| {}).map_err(|e| format!("{e:#}"))
+}
+
+/// What a run outputs (the diagnostics, the figures but their times, the crates), and
+/// what became of the speculation.
+type Output = (
+    Result<(String, Vec<CrateSpec>), String>,
+    Option<Speculation>,
+);
+
+fn output(a: Result<Analysis, String>) -> Output {
+    match a {
+        Ok(a) => {
+            let s = &a.stats;
+            let figures = (s.crates, s.files, s.lines, s.fns, s.fns_walked, s.roots);
+            let text = format!("{:#?}\n{figures:?}", a.diagnostics);
+            (Ok((text, a.crates)), a.stats.speculation.clone())
+        }
+        Err(e) => (Err(e), None),
+    }
+}
+
+#[test]
+fn speculation_changes_no_output_and_is_confirmed_on_every_fixture() {
+    let fixtures = nosync_tests::fixture::selected().unwrap_or_else(|e| panic!("{e}"));
+    let mut failed = Vec::new();
+    for f in &fixtures {
+        let args = f.lint_args().unwrap_or_else(|e| panic!("{e}"));
+        let opts = nosync_lint::options_from_args(&args).unwrap_or_else(|e| panic!("{e}"));
+        let (plain, none) = output(analyze(&opts, false));
+        let (speculated, verdict) = output(analyze(&opts, true));
+        if plain != speculated {
+            failed.push(format!(
+                "{}:\nplain: {plain:?}\nspeculated: {speculated:?}",
+                f.name
+            ));
+        }
+        // A fixture whose `cargo metadata` fails before the fallback can: no analysis.
+        let expected = plain.is_ok().then_some(Speculation::Confirmed);
+        if none.is_some() || verdict != expected {
+            failed.push(format!(
+                "{}: speculation {verdict:?} (off: {none:?})",
+                f.name
+            ));
+        }
+    }
+    assert!(!fixtures.is_empty(), "no fixture compared");
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+/// A workspace whose root package has a member with a feature: `cargo metadata
+/// --all-features` enables every member's features, the offline fallback only the root
+/// package's (its features rules are those of the selected packages; a difference of
+/// the fallback, kept here as the wrong guess). The feature gates the only path from the
+/// root to the sink, so the guess's analysis has no finding and cargo's has one.
+fn wrong_guess_workspace(dir: &Path) -> PathBuf {
+    let file = |path: &str, text: &str| {
+        let path = dir.join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    };
+    let package = |name: &str| {
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
+    };
+    let app = package("app")
+        + "\n[dependencies]\nother = { path = \"other\" }\n\n[workspace]\nmembers = [\"other\"]\n";
+    file("Cargo.toml", &app);
+    file("src/lib.rs", "pub fn hot() {\n    other::step();\n}\n");
+    file(
+        "other/Cargo.toml",
+        &(package("other") + "\n[features]\nextra = []\n"),
+    );
+    let other =
+        "pub fn step() {\n    #[cfg(feature = \"extra\")]\n    flush();\n}\n\npub fn flush() {}\n";
+    file("other/src/lib.rs", other);
+    let lock = "version = 4\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\ndependencies = [\n \"other\",\n]\n\n[[package]]\nname = \"other\"\nversion = \"0.1.0\"\n";
+    file("Cargo.lock", lock);
+    file(
+        "nosync.toml",
+        "roots = [\"app::hot\"]\nsinks = [\"other::flush\"]\n",
+    );
+    dir.join("Cargo.toml")
+}
+
+#[test]
+fn a_wrong_guess_is_rejected_and_the_output_is_cargo_s() {
+    let dir = std::env::temp_dir().join(format!("nosync-speculate-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    let manifest = wrong_guess_workspace(&dir);
+    let args: Vec<String> = ["cargo-nosync-lint", "nosync-lint", "--all-features"]
+        .into_iter()
+        .map(str::to_owned)
+        .chain(["--manifest-path".to_owned(), manifest.display().to_string()])
+        .chain([
+            "--config".to_owned(),
+            dir.join("nosync.toml").display().to_string(),
+        ])
+        .collect();
+    let opts = nosync_lint::options_from_args(&args).unwrap_or_else(|e| panic!("{e}"));
+    let plain = analyze(&opts, false);
+    let speculated = analyze(&opts, true);
+    let _ = fs::remove_dir_all(&dir);
+    let (plain, speculated) = (plain.unwrap(), speculated.unwrap());
+    // Cargo's selection has the feature, so there is the one finding.
+    let codes: Vec<&str> = plain.diagnostics.iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(codes, ["sync-in-no-sync"], "{:#?}", plain.diagnostics);
+    assert_eq!(plain.diagnostics, speculated.diagnostics);
+    assert_eq!(plain.crates.len(), speculated.crates.len());
+    assert_eq!(plain.stats.files, speculated.stats.files);
+    match &speculated.stats.speculation {
+        Some(Speculation::Rejected(what)) => assert_eq!(what, "crate 1 (`other`): features"),
+        other => panic!("not rejected: {other:?}"),
+    }
+}
