@@ -181,8 +181,9 @@ fn core(
     sort(&mut diags);
     // A file read by two crates reports its parse errors and missing modules once.
     diags.dedup();
+    free_aside((map.take_owned(), graph));
     drop(map);
-    free_aside((parsed, graph));
+    free_aside(parsed);
     let config_levels = cfg
         .levels
         .iter()

@@ -193,6 +193,22 @@ pub struct DefMap<'a> {
 }
 
 impl DefMap<'_> {
+    /// The tables that borrow nothing, taken out of the map (left empty), so that the
+    /// caller can free them elsewhere (`engine::free_aside`): freeing a whole map is
+    /// hundreds of thousands of allocations, most of them in these.
+    pub fn take_owned(&mut self) -> Box<dyn Send> {
+        use std::mem::take;
+        Box::new((
+            (take(&mut self.crates), take(&mut self.modules)),
+            (take(&mut self.methods), take(&mut self.trait_impls)),
+            (take(&mut self.by_name), take(&mut self.traits_of)),
+            (take(&mut self.blankets), take(&mut self.drops)),
+            (take(&mut self.local_fns), take(&mut self.builtin)),
+            (take(&mut self.arg_specs), take(&mut self.param_specs)),
+            (take(&mut self.reach), take(&mut self.macro_origins)),
+        ))
+    }
+
     pub fn fn_ids(&self) -> impl Iterator<Item = FnId> + use<'_> {
         0..self.fns.len() as FnId
     }

@@ -18,7 +18,8 @@ use crate::known::std::{PRELUDE, is_std_crate};
 const MAX_DEPTH: usize = 24;
 
 /// The per-query memo: (module, name, `more`, `ext`) → result; `None` while in progress.
-type Visited = HashMap<(ModId, String, bool, bool), Option<Def>>;
+/// Its names borrow from the query and the map, both of which outlive it.
+type Visited<'q> = HashMap<(ModId, &'q str, bool, bool), Option<Def>>;
 
 impl DefMap<'_> {
     /// Resolves `segs` as written in module `m`.
@@ -27,12 +28,12 @@ impl DefMap<'_> {
         self.resolve_in(m, segs, global, &mut visited, 0)
     }
 
-    fn resolve_in(
-        &self,
+    fn resolve_in<'q>(
+        &'q self,
         m: ModId,
-        segs: &[&str],
+        segs: &[&'q str],
         global: bool,
-        v: &mut Visited,
+        v: &mut Visited<'q>,
         depth: usize,
     ) -> Option<Def> {
         if depth > MAX_DEPTH {
@@ -57,7 +58,14 @@ impl DefMap<'_> {
     }
 
     /// One path step from `def` to its member `seg`.
-    fn step(&self, def: Def, seg: &str, more: bool, v: &mut Visited, depth: usize) -> Option<Def> {
+    fn step<'q>(
+        &'q self,
+        def: Def,
+        seg: &'q str,
+        more: bool,
+        v: &mut Visited<'q>,
+        depth: usize,
+    ) -> Option<Def> {
         match def {
             Def::Mod(m) if seg == "super" => {
                 Some(Def::Mod(self.modules[m as usize].parent.unwrap_or(m)))
@@ -95,13 +103,13 @@ impl DefMap<'_> {
     /// `ext`: whether a glob of an external crate may supply the name (not when this
     /// module is itself searched through another module's glob: that module's own
     /// items and later globs come first).
-    fn member(
-        &self,
+    fn member<'q>(
+        &'q self,
         m: ModId,
-        name: &str,
+        name: &'q str,
         more: bool,
         ext: bool,
-        v: &mut Visited,
+        v: &mut Visited<'q>,
         depth: usize,
     ) -> Option<Def> {
         if depth > MAX_DEPTH {
@@ -112,23 +120,23 @@ impl DefMap<'_> {
         if let Some(defs) = self.modules[m as usize].items.get(name) {
             return pick(defs, more);
         }
-        let key = (m, name.to_owned(), more, ext);
+        let key = (m, name, more, ext);
         if let Some(done) = v.get(&key) {
             return done.clone();
         }
-        v.insert(key.clone(), None);
+        v.insert(key, None);
         let found = self.member_uncached(m, name, more, ext, v, depth);
         v.insert(key, found.clone());
         found
     }
 
-    fn member_uncached(
-        &self,
+    fn member_uncached<'q>(
+        &'q self,
         m: ModId,
-        name: &str,
+        name: &'q str,
         more: bool,
         ext: bool,
-        v: &mut Visited,
+        v: &mut Visited<'q>,
         depth: usize,
     ) -> Option<Def> {
         let md = &self.modules[m as usize];
@@ -167,12 +175,12 @@ impl DefMap<'_> {
     }
 
     /// A name as used inside module `m`: its members, then extern crates, then the prelude.
-    fn lookup(
-        &self,
+    fn lookup<'q>(
+        &'q self,
         m: ModId,
-        name: &str,
+        name: &'q str,
         has_rest: bool,
-        v: &mut Visited,
+        v: &mut Visited<'q>,
         depth: usize,
     ) -> Option<Def> {
         if let Some(d) = self.member(m, name, has_rest, false, v, depth) {
@@ -203,7 +211,13 @@ impl DefMap<'_> {
         }
     }
 
-    fn resolve_use(&self, m: ModId, u: &UseIr, v: &mut Visited, depth: usize) -> Option<Def> {
+    fn resolve_use<'q>(
+        &'q self,
+        m: ModId,
+        u: &'q UseIr,
+        v: &mut Visited<'q>,
+        depth: usize,
+    ) -> Option<Def> {
         let segs: Vec<&str> = u.path.iter().map(String::as_str).collect();
         if segs.is_empty() {
             return None;
