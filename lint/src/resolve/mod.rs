@@ -206,7 +206,43 @@ impl DefMap<'_> {
             (take(&mut self.local_fns), take(&mut self.builtin)),
             (take(&mut self.arg_specs), take(&mut self.param_specs)),
             (take(&mut self.reach), take(&mut self.macro_origins)),
+            self.take_owned_parts(),
         ))
+    }
+
+    /// The owned parts of the tables that borrow (the fns' names, paths and types, the
+    /// types' and values' keys, the traits' method tables), moved out of them.
+    fn take_owned_parts(&mut self) -> Box<dyn Send> {
+        use std::mem::take;
+        let fns: Vec<_> = take(&mut self.fns)
+            .into_iter()
+            .map(|f| {
+                (
+                    f.name,
+                    f.path,
+                    f.self_ty,
+                    f.self_canon,
+                    f.trait_,
+                    f.marks,
+                    f.self_override,
+                )
+            })
+            .collect();
+        let types: Vec<_> = take(&mut self.types)
+            .into_iter()
+            .map(|(canon, t)| match t.kind {
+                TypeKind::Trait {
+                    fns, supertraits, ..
+                } => (canon, Some((fns, supertraits))),
+                _ => (canon, None),
+            })
+            .collect();
+        let values: Vec<String> = take(&mut self.values).into_keys().collect();
+        let assocs: Vec<_> = take(&mut self.impl_assocs)
+            .into_iter()
+            .map(|(ty, list)| (ty, list.into_iter().map(|a| a.trait_).collect::<Vec<_>>()))
+            .collect();
+        Box::new((fns, types, values, assocs))
     }
 
     pub fn fn_ids(&self) -> impl Iterator<Item = FnId> + use<'_> {
