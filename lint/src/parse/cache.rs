@@ -10,7 +10,7 @@
 
 use super::cfg::CfgCtx;
 use super::ir::{Block, FileId, Item, LazyBody, SpanIr};
-use crate::source::{Key, LoweredCache, with_span_file};
+use crate::source::{Key, LoweredCache, with_span_file, with_span_file_at};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::path::Path;
@@ -55,19 +55,40 @@ pub fn lookup(cache: &LoweredCache, key: Key, file: FileId) -> Option<Lowering> 
 /// syntax error (message, byte range in the file).
 pub type BodyLowering = Result<(Block, Vec<Item>, Vec<(String, SpanIr)>), ParseErr>;
 
-/// The key of a lazy body: its text, where it stands (its spans are file offsets) and the
-/// directory of its statement macros' `mod` files (a body's lowering reads no `#[cfg]`).
+/// The key of a lazy body: its text and the directory of its statement macros' `mod`
+/// files (a body's lowering reads no `#[cfg]`), not where it stands: an entry holds its
+/// spans and its syntax error's range relative to the body's start ([`encode_body`]), so a
+/// body moved by an edit above it is found again.
 pub fn body_key(body: &LazyBody, text: &str) -> Key {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
-    h.update(b"lazy body");
-    h.update(&body.span.lo.to_le_bytes());
-    h.update(&body.span.hi.to_le_bytes());
+    h.update(b"lazy body, relative");
     let dir = body.mod_dir.as_os_str().as_encoded_bytes();
     h.update(&(dir.len() as u64).to_le_bytes());
     h.update(dir);
     let src = text.get(body.span.lo as usize..body.span.hi as usize);
     h.update(src.unwrap_or_default().as_bytes());
     h.digest128()
+}
+
+/// The lowering of the lazy body `body` encoded, every offset relative to its start;
+/// `None` when it cannot be.
+pub fn encode_body(lowering: &BodyLowering, body: &LazyBody) -> Option<Vec<u8>> {
+    let lo = body.span.lo as usize;
+    let relative = match lowering {
+        Ok(lowered) => Ok(lowered),
+        Err((msg, a, b)) => Err((msg, a.checked_sub(lo)?, b.checked_sub(lo)?)),
+    };
+    let (file, base) = (body.span.file, body.span.lo);
+    with_span_file_at(file, base, || postcard::to_stdvec(&relative)).ok()
+}
+
+/// An encoded lowering of the lazy body `body`, at the place it stands in this run.
+pub fn decode_body(bytes: &[u8], body: &LazyBody) -> Option<BodyLowering> {
+    let (file, base) = (body.span.file, body.span.lo);
+    let relative: BodyLowering =
+        with_span_file_at(file, base, || postcard::from_bytes(bytes)).ok()?;
+    let lo = body.span.lo as usize;
+    Some(relative.map_err(|(msg, a, b)| (msg, a + lo, b + lo)))
 }
 
 /// `value` encoded, its spans relative to `file`; `None` when it cannot be (a span of
@@ -166,12 +187,27 @@ mod tests {
         let store = first.take_bodies().expect("a cache").into_inner();
         assert_eq!(store.counts(), (2, 2));
         // As the next run reads it: through the file's bytes.
-        let stored = LoweredCache::from_bytes(store.to_bytes(1).expect("changed"), 1);
-        second.set_bodies(Some(SharedCache::new(stored)));
+        let bytes = store.to_bytes(1).expect("changed");
+        second.set_bodies(Some(SharedCache::new(LoweredCache::from_bytes(
+            bytes.clone(),
+            1,
+        ))));
         for at in bodies {
             assert_eq!(lowered(&second, id2, at), lowered(&plain, id2, at));
         }
         let store = second.take_bodies().expect("a cache").into_inner();
+        assert_eq!(store.counts(), (2, 0));
+        // Run three: a line inserted above both bodies; they come from the cache, every
+        // span (and the syntax error) where they stand now.
+        let mut third = SourceMap::new(Path::new("/w"));
+        let id3 = third.add("/w/src/lib.rs".into(), format!("// moved\n{text}"));
+        let plain = third.clone();
+        third.set_bodies(Some(SharedCache::new(LoweredCache::from_bytes(bytes, 1))));
+        for (lo, hi) in bodies {
+            let at = (lo + 9, hi + 9);
+            assert_eq!(lowered(&third, id3, at), lowered(&plain, id3, at));
+        }
+        let store = third.take_bodies().expect("a cache").into_inner();
         assert_eq!(store.counts(), (2, 0));
     }
 

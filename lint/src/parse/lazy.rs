@@ -222,11 +222,11 @@ pub fn lower_body(body: &LazyBody, sources: &SourceMap) -> Result<LoweredBody, B
         None => lower_text(body, text),
         Some(store) => {
             let key = cache::body_key(body, text);
-            match store.get(key).and_then(|b| cache::decode(&b, file)) {
+            match store.get(key).and_then(|b| cache::decode_body(&b, body)) {
                 Some(found) => found,
                 None => {
                     let lowering = lower_text(body, text);
-                    if let Some(bytes) = cache::encode(&lowering, file) {
+                    if let Some(bytes) = cache::encode_body(&lowering, body) {
                         store.insert(key, bytes);
                     }
                     lowering

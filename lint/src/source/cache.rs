@@ -120,16 +120,23 @@ impl LoweredCache {
         }
     }
 
-    /// Whether writing would change the stored cache (an entry added, or one to drop).
+    /// Whether writing would change the stored cache: an entry added, or unused ones that
+    /// [`LoweredCache::write_to`] drops (while it keeps them, the file would be the same).
     pub fn changed(&self) -> bool {
-        !self.added.is_empty() || self.used.len() < self.len()
+        !self.added.is_empty() || !self.keeps_unused()
+    }
+
+    /// Whether the entries this run did not use are kept: while they are no more than the
+    /// used ones (another feature set's files survive a run or two).
+    fn keeps_unused(&self) -> bool {
+        self.len().saturating_sub(self.used.len()) <= self.used.len()
     }
 
     /// Writes the cache for a lint of `build` to `w`, one entry at a time. Entries this run
-    /// did not use are kept while they are no more than the used ones (another feature
-    /// set's files survive a run or two), else dropped.
+    /// did not use are kept while they are no more than the used ones
+    /// ([`LoweredCache::keeps_unused`]), else dropped.
     pub fn write_to(&self, build: u128, w: &mut dyn Write) -> io::Result<()> {
-        let keep_unused = self.len() - self.used.len() <= self.used.len();
+        let keep_unused = self.keeps_unused();
         let mut entries: Vec<(Key, &[u8])> = self
             .found
             .keys()
@@ -232,8 +239,9 @@ fn index(bytes: &[u8], build: u128) -> Option<HashMap<Key, (usize, usize)>> {
 }
 
 thread_local! {
-    /// The file whose spans are being encoded or decoded ([`with_span_file`]).
-    static SPAN_FILE: Cell<Option<FileId>> = const { Cell::new(None) };
+    /// The file whose spans are being encoded or decoded ([`with_span_file`]), and the
+    /// offset they are stored relative to ([`with_span_file_at`]).
+    static SPAN_FILE: Cell<Option<(FileId, u32)>> = const { Cell::new(None) };
     /// The one span every span being encoded or decoded is ([`with_fixed_span`]).
     static SPAN_FIXED: Cell<Option<SpanIr>> = const { Cell::new(None) };
 }
@@ -251,14 +259,22 @@ pub fn with_fixed_span<R>(span: SpanIr, f: impl FnOnce() -> R) -> R {
 /// the file (ids are per run). Serializing a span of another file, or any span outside
 /// this scope, is an error: an entry is only ever a function of its own file.
 pub fn with_span_file<R>(file: FileId, f: impl FnOnce() -> R) -> R {
-    with_span_ctx(SpanCtx::File(file), f)
+    with_span_ctx(SpanCtx::File(file, 0), f)
 }
 
-/// How spans are being (de)serialized: relative to a file ([`with_span_file`]) or all as
-/// one span ([`with_fixed_span`]).
+/// [`with_span_file`] with spans stored relative to `base` (their offset less `base`): a
+/// value whose spans all lie after `base` (a fn body's, after its start) comes back at
+/// another `base`, where the same text stands in this run. A span before `base` is an
+/// error.
+pub fn with_span_file_at<R>(file: FileId, base: u32, f: impl FnOnce() -> R) -> R {
+    with_span_ctx(SpanCtx::File(file, base), f)
+}
+
+/// How spans are being (de)serialized: relative to an offset in a file
+/// ([`with_span_file_at`]) or all as one span ([`with_fixed_span`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpanCtx {
-    File(FileId),
+    File(FileId, u32),
     Fixed(SpanIr),
 }
 
@@ -267,14 +283,14 @@ pub enum SpanCtx {
 pub fn span_ctx() -> Option<SpanCtx> {
     match (SPAN_FIXED.with(Cell::get), SPAN_FILE.with(Cell::get)) {
         (Some(span), _) => Some(SpanCtx::Fixed(span)),
-        (None, file) => file.map(SpanCtx::File),
+        (None, file) => file.map(|(file, base)| SpanCtx::File(file, base)),
     }
 }
 
 /// Runs `f` with spans (de)serialized in `ctx`.
 pub fn with_span_ctx<R>(ctx: SpanCtx, f: impl FnOnce() -> R) -> R {
     let (file, fixed) = match ctx {
-        SpanCtx::File(file) => (Some(file), None),
+        SpanCtx::File(file, base) => (Some((file, base)), None),
         SpanCtx::Fixed(span) => (None, Some(span)),
     };
     let outer_file = SPAN_FILE.with(|c| c.replace(file));
@@ -293,7 +309,9 @@ impl Serialize for SpanIr {
             None => {}
         }
         match SPAN_FILE.with(Cell::get) {
-            Some(file) if file == self.file => (self.lo, self.hi).serialize(s),
+            Some((file, base)) if file == self.file && self.lo >= base && self.hi >= base => {
+                (self.lo - base, self.hi - base).serialize(s)
+            }
             _ => Err(serde::ser::Error::custom(
                 "a span outside the file being stored",
             )),
@@ -308,9 +326,11 @@ impl<'de> Deserialize<'de> for SpanIr {
             return Ok(fixed);
         }
         let (lo, hi) = <(u32, u32)>::deserialize(d)?;
-        let file = SPAN_FILE
+        let (file, base) = SPAN_FILE
             .with(Cell::get)
             .ok_or_else(|| serde::de::Error::custom("a span read outside a file"))?;
+        let shifted = lo.checked_add(base).zip(hi.checked_add(base));
+        let (lo, hi) = shifted.ok_or_else(|| serde::de::Error::custom("a span past 4 GiB"))?;
         Ok(SpanIr { file, lo, hi })
     }
 }
@@ -353,6 +373,10 @@ mod tests {
         let mut back = LoweredCache::from_bytes(bytes.clone(), 1);
         back.mark_used(7);
         back.mark_used(u128::MAX);
+        assert_eq!(back.to_bytes(1), None);
+        // One used, one unused and kept, nothing added: the file would be the same.
+        let mut back = LoweredCache::from_bytes(bytes.clone(), 1);
+        back.mark_used(7);
         assert_eq!(back.to_bytes(1), None);
         // One found, one added, one unused: the unused one is kept (no more than the used).
         let mut back = LoweredCache::from_bytes(bytes.clone(), 1);

@@ -7,7 +7,7 @@ mod loader;
 
 pub use cache::{
     Key, LoweredCache, SharedCache, SpanCtx, span_ctx, with_fixed_span, with_span_ctx,
-    with_span_file,
+    with_span_file, with_span_file_at,
 };
 pub use loader::{DiskLoader, Loader, MemLoader};
 
