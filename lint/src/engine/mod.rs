@@ -125,6 +125,9 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
             let waited = Instant::now();
             let guessed = running.finish();
             phases.push(("speculation wait", waited.elapsed()));
+            if let Some(g) = &guessed {
+                phases.push(("speculation guess", g.guess_time));
+            }
             let (ran, verdict) = speculate::settle(guessed, &inputs, opts)?;
             (ran, Some(verdict))
         }

@@ -18,6 +18,7 @@ use super::edge::{self, Inputs, Ran};
 use crate::workspace;
 use std::collections::HashSet;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// What became of a speculative analysis (`-v` says it).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +37,8 @@ pub enum Speculation {
 pub(super) struct Guessed {
     inputs: Inputs,
     ran: anyhow::Result<Ran>,
+    /// How long the guess took (before its run started).
+    pub guess_time: Duration,
 }
 
 /// The speculative analysis in progress, on a thread of its own (its core on a pool).
@@ -47,10 +50,16 @@ impl Running {
     pub fn start(opts: &Options) -> Running {
         let opts = opts.clone();
         let guess_and_run = move || {
+            let start = Instant::now();
             let ws = workspace::guess(&opts.workspace)?;
             let inputs = Inputs::of(&ws);
+            let guess_time = start.elapsed();
             let ran = edge::run(&inputs, &opts, true, None);
-            Some(Guessed { inputs, ran })
+            Some(Guessed {
+                inputs,
+                ran,
+                guess_time,
+            })
         };
         let handle = std::thread::Builder::new()
             .name("speculate".to_owned())
@@ -73,7 +82,7 @@ pub(super) fn settle(
     real: &Inputs,
     opts: &Options,
 ) -> anyhow::Result<(Ran, Speculation)> {
-    let Some(Guessed { inputs, ran }) = guessed else {
+    let Some(Guessed { inputs, ran, .. }) = guessed else {
         return Ok((
             edge::run(real, opts, false, None)?,
             Speculation::Unavailable,
