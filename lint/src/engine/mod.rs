@@ -98,19 +98,17 @@ pub type ConfigLevel = (crate::levels::Target, crate::diagnostics::Level, Span);
 pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result<Analysis> {
     let start = Instant::now();
     // Only while cargo runs: on a cache hit there is nothing to overlap.
-    let mut spec = None;
-    let mut start_spec = || {
-        if opts.speculate {
-            spec = Some(speculate::Running::start(opts));
-        }
+    let mut spec = speculate::Speculating {
+        opts,
+        running: None,
     };
-    let loaded = workspace::load_with(&opts.workspace, progress, &mut start_spec);
+    let loaded = workspace::load_with(&opts.workspace, progress, &mut spec);
     let metadata_time = start.elapsed();
     let (ws, ws_diags) = match loaded {
         Ok(loaded) => loaded,
         Err(e) => {
             // Not left running beside the caller (a test's next analysis, say).
-            drop(spec.map(speculate::Running::finish));
+            drop(spec.running.map(speculate::Running::finish));
             return Err(e);
         }
     };
@@ -120,7 +118,7 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
     };
     let inputs = edge::Inputs::of(&ws);
     let mut phases = vec![(metadata_phase, metadata_time)];
-    let (ran, verdict) = match spec {
+    let (ran, verdict) = match spec.running {
         Some(running) => {
             let waited = Instant::now();
             let guessed = running.finish();

@@ -15,8 +15,9 @@
 
 use super::Options;
 use super::edge::{self, Inputs, Ran};
-use crate::workspace;
+use crate::workspace::{self, Offline, Overlap};
 use std::collections::HashSet;
+use std::sync::mpsc::Receiver;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -41,18 +42,23 @@ pub(super) struct Guessed {
     pub guess_time: Duration,
 }
 
-/// The speculative analysis in progress, on a thread of its own (its core on a pool).
+/// The speculative analysis in progress, on a thread of its own (its core on a pool); it
+/// sends the fallback's graph as soon as the guess has it.
 pub(super) struct Running {
     handle: Option<JoinHandle<Option<Guessed>>>,
+    offline: Option<Receiver<Option<Offline>>>,
 }
 
 impl Running {
     pub fn start(opts: &Options) -> Running {
         let opts = opts.clone();
+        let (send, offline) = std::sync::mpsc::channel();
         let guess_and_run = move || {
             let start = Instant::now();
-            let ws = workspace::guess(&opts.workspace)?;
-            let inputs = Inputs::of(&ws);
+            let guessed = workspace::guess(&opts.workspace);
+            // Sent first: a failing cargo waits for it (a send to no receiver is moot).
+            let _ = send.send(guessed.as_ref().and_then(|(_, o)| o.clone()));
+            let inputs = Inputs::of(&guessed?.0);
             let guess_time = start.elapsed();
             let ran = edge::run(&inputs, &opts, true, None);
             Some(Guessed {
@@ -66,12 +72,38 @@ impl Running {
             .stack_size(crate::parse::STACK_SIZE)
             .spawn(move || crate::net::catch(guess_and_run).ok().flatten())
             .ok();
-        Running { handle }
+        Running {
+            handle,
+            offline: Some(offline),
+        }
+    }
+
+    /// The fallback's graph as the guess made it (waiting for the guess); once.
+    pub fn offline(&mut self) -> Option<Offline> {
+        self.offline.take()?.recv().ok().flatten()
     }
 
     /// Waits for the guess and its analysis.
     pub fn finish(mut self) -> Option<Guessed> {
         self.handle.take()?.join().ok().flatten()
+    }
+}
+
+/// The engine's [`Overlap`] with `cargo metadata`: the speculative analysis, when asked.
+pub(super) struct Speculating<'o> {
+    pub opts: &'o Options,
+    pub running: Option<Running>,
+}
+
+impl Overlap for Speculating<'_> {
+    fn before_cargo(&mut self) {
+        if self.opts.speculate {
+            self.running = Some(Running::start(self.opts));
+        }
+    }
+
+    fn offline(&mut self) -> Option<Offline> {
+        self.running.as_mut()?.offline()
     }
 }
 

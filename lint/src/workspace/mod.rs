@@ -123,16 +123,39 @@ pub fn load(
     opts: &WorkspaceOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Workspace, Vec<Diagnostic>)> {
-    load_with(opts, progress, &mut || {})
+    load_with(opts, progress, &mut ())
 }
 
-/// [`load`], with `before_cargo` run once when cargo is about to be asked (the cache
+/// What may run beside cargo, for [`load_with`]: started when cargo is about to be asked
+/// (the cache missed; never on a hit), and asked for the offline fallback's graph when
+/// cargo fails, in case it has made it already ([`guess`] makes it first).
+pub trait Overlap {
+    fn before_cargo(&mut self);
+    /// The graph [`fallback`] would build now, if it is known.
+    fn offline(&mut self) -> Option<Offline> {
+        None
+    }
+}
+
+impl Overlap for () {
+    fn before_cargo(&mut self) {}
+}
+
+/// The offline fallback's graph and account (`cargo metadata --no-deps`, the disk and the
+/// offline resolution), as [`guess`] made it.
+#[derive(Debug, Clone)]
+pub struct Offline {
+    metadata: Metadata,
+    report: offline::Report,
+}
+
+/// [`load`], with `overlap` started once when cargo is about to be asked (the cache
 /// missed), so that work can overlap cargo's (the engine analyses [`guess`]'s selection
 /// then); never on a cache hit.
 pub fn load_with(
     opts: &WorkspaceOptions,
     progress: &mut dyn FnMut(&str),
-    before_cargo: &mut dyn FnMut(),
+    overlap: &mut dyn Overlap,
 ) -> Result<(Workspace, Vec<Diagnostic>)> {
     let slot = opts.cache.then(|| cache::Slot::of(opts)).flatten();
     let cached = slot.as_ref().and_then(cache::Slot::read);
@@ -140,8 +163,8 @@ pub fn load_with(
     let selected = match cached {
         Some(selected) => selected,
         None => {
-            before_cargo();
-            let (m, fallen_back) = run_cargo(opts, progress)?;
+            overlap.before_cargo();
+            let (m, fallen_back) = run_cargo(opts, progress, overlap)?;
             let inputs = slot.as_ref().map(|s| s.inputs(&m, fallen_back.is_some()));
             let selected = select(m, opts, fallen_back);
             if let (Some(slot), Some(inputs)) = (&slot, inputs) {
@@ -191,6 +214,7 @@ fn finish(
 fn run_cargo(
     opts: &WorkspaceOptions,
     progress: &mut dyn FnMut(&str),
+    overlap: &mut dyn Overlap,
 ) -> Result<(Metadata, Option<(String, offline::Report)>)> {
     if opts.no_deps {
         return Ok((metadata(opts, Ask::NoDeps, progress)?, None));
@@ -201,7 +225,11 @@ fn run_cargo(
     match metadata(opts, Ask::Online, progress) {
         Ok(m) => Ok((m, None)),
         Err(e) => {
-            let (m, report) = fallback(opts, &e, progress)?;
+            // The same graph as the guess's when it made one (same inputs, same function).
+            let (m, report) = match overlap.offline() {
+                Some(o) => (o.metadata, o.report),
+                None => fallback(opts, &e, progress)?,
+            };
             Ok((m, Some((e.0, report))))
         }
     }
