@@ -89,8 +89,8 @@ fn wrong_guess_workspace(dir: &Path) -> PathBuf {
         "other/Cargo.toml",
         &(package("other") + "\n[features]\nextra = []\n"),
     );
-    let other =
-        "pub fn step() {\n    #[cfg(feature = \"extra\")]\n    flush();\n}\n\npub fn flush() {}\n";
+    // The gate is an item's `#[cfg]` (the lint evaluates those, not a statement's).
+    let other = "pub fn step() {\n    inner();\n}\n\n#[cfg(feature = \"extra\")]\nfn inner() {\n    flush();\n}\n\n#[cfg(not(feature = \"extra\"))]\nfn inner() {}\n\npub fn flush() {}\n";
     file("other/src/lib.rs", other);
     let lock = "version = 4\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\ndependencies = [\n \"other\",\n]\n\n[[package]]\nname = \"other\"\nversion = \"0.1.0\"\n";
     file("Cargo.lock", lock);
@@ -101,12 +101,10 @@ fn wrong_guess_workspace(dir: &Path) -> PathBuf {
     dir.join("Cargo.toml")
 }
 
-#[test]
-fn a_wrong_guess_is_rejected_and_the_output_is_cargo_s() {
-    let dir = std::env::temp_dir().join(format!("nosync-speculate-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    let manifest = wrong_guess_workspace(&dir);
-    let args: Vec<String> = ["cargo-nosync-lint", "nosync-lint", "--all-features"]
+/// The command line for the workspace in `dir`.
+fn wrong_guess_args(dir: &Path) -> Vec<String> {
+    let manifest = wrong_guess_workspace(dir);
+    ["cargo-nosync-lint", "nosync-lint", "--all-features"]
         .into_iter()
         .map(str::to_owned)
         .chain(["--manifest-path".to_owned(), manifest.display().to_string()])
@@ -114,8 +112,19 @@ fn a_wrong_guess_is_rejected_and_the_output_is_cargo_s() {
             "--config".to_owned(),
             dir.join("nosync.toml").display().to_string(),
         ])
-        .collect();
-    let opts = nosync_lint::options_from_args(&args).unwrap_or_else(|e| panic!("{e}"));
+        .collect()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nosync-speculate-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn a_wrong_guess_is_rejected_and_the_output_is_cargo_s() {
+    let dir = temp_dir("rejected");
+    let opts = nosync_lint::options_from_args(&wrong_guess_args(&dir)).unwrap();
     let plain = analyze(&opts, false);
     let speculated = analyze(&opts, true);
     let _ = fs::remove_dir_all(&dir);
@@ -124,10 +133,43 @@ fn a_wrong_guess_is_rejected_and_the_output_is_cargo_s() {
     let codes: Vec<&str> = plain.diagnostics.iter().map(|d| d.code.as_str()).collect();
     assert_eq!(codes, ["sync-in-no-sync"], "{:#?}", plain.diagnostics);
     assert_eq!(plain.diagnostics, speculated.diagnostics);
-    assert_eq!(plain.crates.len(), speculated.crates.len());
+    assert_eq!(plain.crates, speculated.crates);
     assert_eq!(plain.stats.files, speculated.stats.files);
     match &speculated.stats.speculation {
         Some(Speculation::Rejected(what)) => assert_eq!(what, "crate 1 (`other`): features"),
         other => panic!("not rejected: {other:?}"),
     }
+}
+
+/// With the caches: the rejected speculation writes none of its own (the run on cargo's
+/// selection writes them), the rejected run lowers every file as a run without
+/// speculation does (the speculative run's lowered files count as lowered, not cached),
+/// and the next run reads everything from the caches and prints the same.
+#[test]
+fn a_rejected_guess_leaves_the_caches_of_cargo_s_selection() {
+    let (on, off) = (temp_dir("cache-on"), temp_dir("cache-off"));
+    let run = |dir: &Path, speculate: bool| {
+        let mut opts = nosync_lint::options_from_args(&wrong_guess_args(dir)).unwrap();
+        opts.speculate = speculate;
+        nosync_lint::analyze(&opts, &mut |_| {}).unwrap()
+    };
+    let (cold, plain) = (run(&on, true), run(&off, false));
+    let warm = run(&on, true);
+    let _ = (fs::remove_dir_all(&on), fs::remove_dir_all(&off));
+    assert!(matches!(
+        cold.stats.speculation,
+        Some(Speculation::Rejected(_))
+    ));
+    assert_eq!(cold.stats.lowered_cached, plain.stats.lowered_cached);
+    assert_eq!(cold.stats.bodies_cached, plain.stats.bodies_cached);
+    // The warm run hits the metadata cache: no speculation, every file from the cache.
+    assert_eq!(warm.stats.speculation, None);
+    let (hits, all) = warm.stats.lowered_cached.unwrap();
+    assert!(hits == all && all > 0, "{:?}", warm.stats.lowered_cached);
+    let relocated = |a: &Analysis, from: &Path| {
+        let text = format!("{:#?}", a.diagnostics);
+        text.replace(&from.display().to_string(), "<ws>")
+    };
+    assert_eq!(relocated(&cold, &on), relocated(&plain, &off));
+    assert_eq!(relocated(&warm, &on), relocated(&plain, &off));
 }
