@@ -177,7 +177,7 @@ fn new_module(map: &mut DefMap<'_>, krate: usize, parent: Option<ModId>, path: S
         krate,
         parent,
         path,
-        items: HashMap::new(),
+        items: NameMap::default(),
         uses: Vec::new(),
         globs: Vec::new(),
     });

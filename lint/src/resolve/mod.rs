@@ -54,13 +54,17 @@ pub struct CrateData {
     pub check_roots: bool,
 }
 
+/// A table by name or canonical path, hashed with FNV: its keys are short, and the walk
+/// looks names up at every path and method call (SipHash was a tenth of the walk).
+pub type NameMap<V> = HashMap<String, V, fnv::FnvBuildHasher>;
+
 #[derive(Debug)]
 pub struct ModuleData {
     pub krate: usize,
     pub parent: Option<ModId>,
     /// `crate_name::a::b`.
     pub path: String,
-    pub items: HashMap<String, Vec<Def>>,
+    pub items: NameMap<Vec<Def>>,
     pub uses: Vec<UseIr>,
     pub globs: Vec<UseIr>,
 }
@@ -157,17 +161,17 @@ pub struct DefMap<'a> {
     pub crates: Vec<CrateData>,
     pub modules: Vec<ModuleData>,
     pub fns: Vec<FnData<'a>>,
-    pub types: HashMap<String, TypeData<'a>>,
+    pub types: NameMap<TypeData<'a>>,
     /// Methods and associated fns by self type canonical path, then name.
-    pub methods: HashMap<String, HashMap<String, Vec<FnId>>>,
+    pub methods: NameMap<NameMap<Vec<FnId>>>,
     /// Implementations of a trait method: (trait, method) → impl fns.
     pub trait_impls: HashMap<(String, String), Vec<FnId>>,
     /// Methods (taking `self`) by name, for name-only matching.
-    pub by_name: HashMap<String, Vec<FnId>>,
+    pub by_name: NameMap<Vec<FnId>>,
     /// Types of statics and consts: (module, written type) by canonical path.
     pub values: HashMap<String, (ModId, &'a TypeRef)>,
     /// Traits each type implements (for provided methods it does not override).
-    pub traits_of: HashMap<String, Vec<String>>,
+    pub traits_of: NameMap<Vec<String>>,
     /// Impls of a trait for every type with some bounds (`impl<U: UnaryOpT> Map1 for U`).
     pub blankets: Vec<Blanket>,
     /// The associated types of trait impls by self type (`Deref::Target` among them).

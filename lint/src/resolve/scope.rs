@@ -19,12 +19,12 @@ const MAX_DEPTH: usize = 24;
 
 /// The per-query memo: (module, name, `more`, `ext`) → result; `None` while in progress.
 /// Its names borrow from the query and the map, both of which outlive it.
-type Visited<'q> = HashMap<(ModId, &'q str, bool, bool), Option<Def>>;
+type Visited<'q> = HashMap<(ModId, &'q str, bool, bool), Option<Def>, fnv::FnvBuildHasher>;
 
 impl DefMap<'_> {
     /// Resolves `segs` as written in module `m`.
     pub fn resolve_path(&self, m: ModId, segs: &[&str], global: bool) -> Option<Def> {
-        let mut visited = Visited::new();
+        let mut visited = Visited::default();
         self.resolve_in(m, segs, global, &mut visited, 0)
     }
 

@@ -390,8 +390,7 @@ impl Walker<'_, '_> {
         let Some(ret) = &ir.ret else {
             return Ty::Unknown;
         };
-        let mut generics = fd.impl_generics.to_vec();
-        generics.extend(ir.generics.iter().cloned());
+        let generics = super::joined(fd.impl_generics, &ir.generics);
         // The receiver as the impl's self type (behind references and smart pointers),
         // whose arguments bind the impl's parameters: `lock()` on a
         // `DeviceContext<CudaServer>` returns a `DeviceStateGuard<CudaServer>`.

@@ -14,7 +14,7 @@ use crate::callgraph::tags::{self, WRITTEN};
 use crate::diagnostics::Confidence;
 use crate::parse::ir::{Block, Expr, GenericParam, PathIr, SpanIr, Stmt};
 use crate::resolve::{Def, DefMap, FnId, ModId, Ty};
-use std::collections::HashMap;
+use std::borrow::Cow;
 
 /// Name-only matches with more candidates than this are counted as unresolved.
 const NAME_ONLY_CAP: usize = 8;
@@ -50,7 +50,7 @@ struct Walker<'m, 'a> {
     /// Where each name is bound, innermost last: (scope, position) in `scopes`. Looking
     /// a name up is then constant-time, not a scan of every local in scope (a body of
     /// n `let`s naming n paths was quadratic).
-    bound: HashMap<String, Vec<(u32, u32)>>,
+    bound: crate::resolve::NameMap<Vec<(u32, u32)>>,
     edges: Vec<Edge>,
     /// The edges (by index) whose callee is to be specialised, and to what.
     specs: Vec<(usize, Spec)>,
@@ -73,8 +73,7 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId, bodies: &super::Bodies) -> Walk
     let Some(body) = bodies.of(ir) else {
         return Default::default();
     };
-    let mut generics = fd.impl_generics.to_vec();
-    generics.extend(ir.generics.iter().cloned());
+    let generics = joined(fd.impl_generics, &ir.generics).into_owned();
     // A node specialised to concrete types for its type parameters (see
     // `callgraph::specialise`) resolves them so: `R::Server` is that impl's server.
     let ty_params = map.param_specs.get(&f).cloned().unwrap_or_default();
@@ -92,7 +91,7 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId, bodies: &super::Bodies) -> Walk
         generics,
         ty_params,
         scopes: vec![Vec::new()],
-        bound: HashMap::new(),
+        bound: Default::default(),
         edges: Vec::new(),
         specs: Vec::new(),
         unresolved: Vec::new(),
@@ -121,6 +120,16 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId, bodies: &super::Bodies) -> Walk
         edges: w.edges,
         specs: w.specs,
         unresolved: w.unresolved,
+    }
+}
+
+/// An impl's generic parameters followed by its fn's, cloned only when both have some
+/// (a call's return type is resolved with them at every call).
+fn joined<'g>(outer: &'g [GenericParam], own: &'g [GenericParam]) -> Cow<'g, [GenericParam]> {
+    match (outer.is_empty(), own.is_empty()) {
+        (_, true) => Cow::Borrowed(outer),
+        (true, false) => Cow::Borrowed(own),
+        (false, false) => Cow::Owned(outer.iter().chain(own).cloned().collect()),
     }
 }
 
