@@ -61,29 +61,32 @@ fn items(ts: TokenStream, out: &mut HashMap<u32, Recorded>) -> TokenStream {
     let mut kind = ItemKind::Other;
     let mut decided = false;
     let mut res = Vec::new();
+    // Every stream here is walked by value and each brace group taken apart (its stream
+    // then has no other owner), so that no token is cloned: iterating a shared stream
+    // copies all of its tokens.
     for tt in ts {
-        match &tt {
-            TokenTree::Ident(i) if !decided => {
+        match tt {
+            TokenTree::Ident(ref i) if !decided => {
                 if i == "fn" {
                     (kind, decided) = (ItemKind::Fn, true);
                 } else if i == "impl" || i == "trait" || i == "mod" {
                     (kind, decided) = (ItemKind::Container, true);
                 }
             }
-            TokenTree::Punct(p) if p.as_char() == ';' => (kind, decided) = (ItemKind::Other, false),
+            TokenTree::Punct(ref p) if p.as_char() == ';' => {
+                (kind, decided) = (ItemKind::Other, false);
+            }
             TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => {
-                let replaced = match kind {
-                    ItemKind::Fn => lazy_body(g, out),
-                    ItemKind::Container => Some(items(g.stream(), out)),
-                    ItemKind::Other => None,
+                let (span, stream) = (g.span(), g.stream());
+                drop(g);
+                let stream = match kind {
+                    ItemKind::Fn => lazy_body(span, stream, out),
+                    ItemKind::Container => items(stream, out),
+                    ItemKind::Other => stream,
                 };
                 (kind, decided) = (ItemKind::Other, false);
-                if let Some(stream) = replaced {
-                    let mut group = Group::new(Delimiter::Brace, stream);
-                    group.set_span(g.span());
-                    res.push(TokenTree::Group(group));
-                    continue;
-                }
+                res.push(TokenTree::Group(brace(stream, span)));
+                continue;
             }
             _ => {}
         }
@@ -92,69 +95,133 @@ fn items(ts: TokenStream, out: &mut HashMap<u32, Recorded>) -> TokenStream {
     res.into_iter().collect()
 }
 
-/// For an eligible, non-empty body: records it and gives the (empty) stream replacing it.
-fn lazy_body(g: &Group, out: &mut HashMap<u32, Recorded>) -> Option<TokenStream> {
-    let stream = g.stream();
+/// A brace group of `stream` with `span` (what a group taken apart was).
+fn brace(stream: TokenStream, span: proc_macro2::Span) -> Group {
+    let mut group = Group::new(Delimiter::Brace, stream);
+    group.set_span(span);
+    group
+}
+
+/// For an eligible, non-empty body (`stream`, the group's at `span`): records it and gives
+/// the (empty) stream replacing it; else the body's own stream.
+fn lazy_body(
+    span: proc_macro2::Span,
+    stream: TokenStream,
+    out: &mut HashMap<u32, Recorded>,
+) -> TokenStream {
     if stream.is_empty() {
-        return None;
+        return stream;
     }
+    let mut toks: Vec<TokenTree> = stream.into_iter().collect();
     let mut macros = Vec::new();
-    if !eligible(stream, &mut macros) {
-        return None;
+    if !eligible_tokens(&mut toks, &mut macros) {
+        return toks.into_iter().collect();
     }
     macros.sort();
     macros.dedup();
-    let r = g.span().byte_range();
+    let r = span.byte_range();
     let hi = r.end as u32;
     out.insert(r.start as u32, Recorded { hi, macros });
-    Some(TokenStream::new())
+    TokenStream::new()
 }
 
 /// Whether the tokens of a body (at any depth) can neither declare an item, carry an
 /// attribute nor name an escape; collects the names of the macros invoked.
 pub fn eligible(ts: TokenStream, macros: &mut Vec<String>) -> bool {
-    let toks: Vec<TokenTree> = ts.into_iter().collect();
-    for (i, tt) in toks.iter().enumerate() {
-        match tt {
-            TokenTree::Group(g) => {
-                if !eligible(g.stream(), macros) {
-                    return false;
-                }
-            }
-            TokenTree::Punct(p) if p.as_char() == '#' => return false,
-            TokenTree::Punct(_) | TokenTree::Literal(_) => {}
+    let mut toks: Vec<TokenTree> = ts.into_iter().collect();
+    eligible_tokens(&mut toks, macros)
+}
+
+/// [`eligible`] on tokens that come back as they were (a nested group is taken apart to be
+/// read, then put back).
+fn eligible_tokens(toks: &mut [TokenTree], macros: &mut Vec<String>) -> bool {
+    for i in 0..toks.len() {
+        let ok = match &toks[i] {
+            TokenTree::Group(_) => nested_eligible(&mut toks[i], macros),
+            TokenTree::Punct(p) => p.as_char() != '#',
+            TokenTree::Literal(_) => true,
             TokenTree::Ident(id) => {
-                let name = id.to_string();
-                let prev = i.checked_sub(1).and_then(|j| toks.get(j));
-                if item_keyword(&name, prev, toks.get(i + 1))
-                    || Escape::of_fn_name(&name).is_some()
-                    || Escape::of_macro_name(&name).is_some()
+                let (prev, next) = (i.checked_sub(1).map(|j| &toks[j]), toks.get(i + 1));
+                let ok = !item_keyword(id, prev, next) && !names_escape(id);
+                if ok
+                    && matches!(next, Some(TokenTree::Punct(p)) if p.as_char() == '!' && p.spacing() == Spacing::Alone)
                 {
-                    return false;
+                    macros.push(id.to_string());
                 }
-                if matches!(toks.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '!' && p.spacing() == Spacing::Alone)
-                {
-                    macros.push(name);
-                }
+                ok
             }
+        };
+        if !ok {
+            return false;
         }
     }
     true
 }
 
-/// Whether identifier `name` (between `prev` and `next`) may start or introduce an item.
-fn item_keyword(name: &str, prev: Option<&TokenTree>, next: Option<&TokenTree>) -> bool {
+/// [`eligible`] for the group at `slot` (true for any other token): the group is taken
+/// apart, so that its stream has no other owner and is read without a copy, then put back.
+fn nested_eligible(slot: &mut TokenTree, macros: &mut Vec<String>) -> bool {
+    let placeholder = TokenTree::Punct(proc_macro2::Punct::new('.', Spacing::Alone));
+    let g = match std::mem::replace(slot, placeholder) {
+        TokenTree::Group(g) => g,
+        other => {
+            *slot = other;
+            return true;
+        }
+    };
+    let (delimiter, span, stream) = (g.delimiter(), g.span(), g.stream());
+    drop(g);
+    let mut inner: Vec<TokenTree> = stream.into_iter().collect();
+    let ok = eligible_tokens(&mut inner, macros);
+    let mut group = Group::new(delimiter, inner.into_iter().collect());
+    group.set_span(span);
+    *slot = TokenTree::Group(group);
+    ok
+}
+
+/// Whether `id` names an escape (`allow_sync(..)`, `allow_sync_expr!(..)`), compared
+/// without building its string.
+fn names_escape(id: &proc_macro2::Ident) -> bool {
+    [
+        Escape::AllowSync,
+        Escape::AllowSyncOnce,
+        Escape::AllowSyncExpr,
+    ]
+    .iter()
+    .any(|e| id == e.as_str())
+}
+
+/// Whether identifier `id` (between `prev` and `next`) may start or introduce an item.
+fn item_keyword(
+    id: &proc_macro2::Ident,
+    prev: Option<&TokenTree>,
+    next: Option<&TokenTree>,
+) -> bool {
     let after = |c: char| matches!(prev, Some(TokenTree::Punct(p)) if p.as_char() == c);
-    match name {
-        "fn" | "impl" | "struct" | "enum" | "trait" | "mod" | "macro_rules" | "type" | "use"
-        | "extern" => true,
-        // `&'static T` is a lifetime, `*const T` a pointer type.
-        "static" => !after('\''),
-        "const" => !after('*'),
-        // A contextual keyword: `union U {` declares, `a.union(&b)` calls.
-        "union" => matches!(next, Some(TokenTree::Ident(_))),
-        _ => false,
+    const ITEM: [&str; 10] = [
+        "fn",
+        "impl",
+        "struct",
+        "enum",
+        "trait",
+        "mod",
+        "macro_rules",
+        "type",
+        "use",
+        "extern",
+    ];
+    if ITEM.iter().any(|k| id == k) {
+        return true;
     }
+    // `&'static T` is a lifetime, `*const T` a pointer type.
+    if id == "static" {
+        return !after('\'');
+    }
+    if id == "const" {
+        return !after('*');
+    }
+    // A contextual keyword: `union U {` declares, `a.union(&b)` calls.
+    id == "union" && matches!(next, Some(TokenTree::Ident(_)))
 }
 
 /// The byte ranges of the blocks of the fns of `file` at item level (into modules, impls
