@@ -175,9 +175,9 @@ pub struct DefMap<'a> {
     /// Impls of a trait for every type with some bounds (`impl<U: UnaryOpT> Map1 for U`).
     pub blankets: Vec<Blanket>,
     /// The associated types of trait impls by self type (`Deref::Target` among them).
-    pub impl_assocs: HashMap<String, Vec<ImplAssoc<'a>>>,
+    pub impl_assocs: NameMap<Vec<ImplAssoc<'a>>>,
     /// `Drop::drop` by type.
-    pub drops: HashMap<String, FnId>,
+    pub drops: NameMap<FnId>,
     /// Fns declared inside a fn body, visible by name in that body (and to each other):
     /// they shadow the module's items of the same name.
     pub local_fns: HashMap<FnId, Vec<(String, FnId)>>,

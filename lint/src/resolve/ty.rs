@@ -54,12 +54,13 @@ impl Ty {
     /// The type and what it auto-derefs to: `Arc<Box<T>>` → [`Arc<..>`, `Box<T>`, `T`].
     pub fn deref_chain(&self) -> Vec<Ty> {
         let mut out = vec![self.clone()];
-        let mut cur = self.clone();
         while out.len() < 6 {
-            match &cur {
-                Ty::Adt(c, args) if SMART_POINTERS.contains(&c.as_str()) && !args.is_empty() => {
-                    cur = args[0].clone();
-                    out.push(cur.clone());
+            match out.last() {
+                Some(Ty::Adt(c, args))
+                    if SMART_POINTERS.contains(&c.as_str()) && !args.is_empty() =>
+                {
+                    let inner = args[0].clone();
+                    out.push(inner);
                 }
                 _ => break,
             }
@@ -289,14 +290,12 @@ impl DefMap<'_> {
     /// The type and what it auto-derefs to, through std smart pointers and user
     /// `impl Deref` (bounded).
     pub fn deref_chain(&self, ty: &Ty) -> Vec<Ty> {
-        let mut out: Vec<Ty> = Vec::new();
-        let mut cur = ty.clone();
+        // Each type is cloned once, into the chain (this runs at every method call).
+        let mut out: Vec<Ty> = ty.deref_chain();
         while out.len() < 8 {
-            let step = cur.deref_chain();
-            out.extend(step.iter().cloned());
-            let last = step.last().cloned().unwrap_or(Ty::Unknown);
-            match self.deref_target(&last) {
-                Some(t) if t != Ty::Unknown && !out.contains(&t) => cur = t,
+            let Some(last) = out.last() else { break };
+            match self.deref_target(last) {
+                Some(t) if t != Ty::Unknown && !out.contains(&t) => out.extend(t.deref_chain()),
                 _ => break,
             }
         }

@@ -396,6 +396,10 @@ impl Walker<'_, '_> {
         // `DeviceContext<CudaServer>` returns a `DeviceStateGuard<CudaServer>`.
         let own = recv.and_then(|r| {
             let c = fd.self_canon.as_deref()?;
+            // The chain starts with the receiver itself, mostly the impl's type already.
+            if r.is(c) {
+                return Some(r.clone());
+            }
             self.map.deref_chain(r).into_iter().find(|t| t.is(c))
         });
         let subst = match (&own, &fd.self_ty) {

@@ -61,13 +61,17 @@ impl Walker<'_, '_> {
         };
         // `Type::m(recv, a, ..)` passes `self` first.
         let offset = usize::from(ir.self_param.is_some() && args.len() == ir.params.len() + 1);
-        let mut generics = fd.impl_generics.to_vec();
-        generics.extend(ir.generics.iter().cloned());
+        let generics = super::joined(fd.impl_generics, &ir.generics);
         let (mut out, mut params) = (Vec::new(), Vec::new());
         for (i, p) in ir.params.iter().enumerate() {
             let Some((arg, conf)) = args.get(i + offset) else {
                 break;
             };
+            // A value of no type that implements a trait narrows nothing: the declared
+            // type is not resolved (most arguments, at every call).
+            if !self.implements_any(arg) {
+                continue;
+            }
             let declared = self.map.resolve_type(fd.module, &p.ty, &generics, None, 0);
             if let Some(traits) = self.dispatching(&declared)
                 && self.implements(arg, &traits)
@@ -90,6 +94,15 @@ impl Walker<'_, '_> {
             Ty::Param(ts) | Ty::Dyn(ts) if !ts.is_empty() => Some(ts),
             _ => None,
         }
+    }
+
+    /// Whether a value of type `t` is of a concrete type implementing some trait (a
+    /// condition of [`Self::implements`] for any traits).
+    fn implements_any(&self, t: &Ty) -> bool {
+        self.map.deref_chain(t).iter().any(|t| {
+            t.canon()
+                .is_some_and(|c| self.map.traits_of.get(c).is_some_and(|ts| !ts.is_empty()))
+        })
     }
 
     /// Whether a value of type `t` is of a concrete type implementing one of `traits`.
