@@ -50,7 +50,8 @@ pub enum Uncertain {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Via {
     /// Dispatched through a trait bound or `dyn Trait` to one of the trait's impls.
-    pub dispatch: Option<Dispatch>,
+    /// (Boxed, as `callback` is: most edges have neither, and every edge is kept.)
+    pub dispatch: Option<Box<Dispatch>>,
     /// The callee is specialised to the concrete types of these arguments:
     /// (parameter name, or `_`; the type by its last path segment).
     pub specialised: Vec<(String, String)>,
@@ -60,7 +61,7 @@ pub struct Via {
     pub bound: Vec<(String, String)>,
     /// A method of a value's impl of a trait of a crate that is not analysed, reached
     /// from a call of that crate's fn given the value (see `walk/external.rs`).
-    pub callback: Option<Callback>,
+    pub callback: Option<Box<Callback>>,
 }
 
 /// `callee` (a fn of a crate that is not analysed) is given a value of type `ty` (by its

@@ -352,8 +352,8 @@ impl Walker<'_, '_> {
         }
         let spec = self.spec_for(f, recv, args);
         let via = Via {
-            dispatch: self.via.clone().filter(|_| !fd.is_trait_decl),
-            callback: self.callback.clone(),
+            dispatch: (self.via.clone().filter(|_| !fd.is_trait_decl)).map(Box::new),
+            callback: self.callback.clone().map(Box::new),
             specialised: spec
                 .as_ref()
                 .map(|s| self.narrowed(f, s))
