@@ -64,23 +64,7 @@ pub(super) fn run(
     ahead: Option<LoweredCache>,
 ) -> anyhow::Result<Ran> {
     let start = Instant::now();
-    let files = &DiskLoader;
-    let mut sources = SourceMap::new(&inputs.root);
-    let mut config_diags = Vec::new();
-    let mut cfg = Config::default();
-    for (manifest, table) in &inputs.config_tables {
-        config::load_manifest(
-            manifest,
-            *table,
-            &mut cfg,
-            files,
-            &mut sources,
-            &mut config_diags,
-        );
-    }
-    if let Some(path) = &opts.config {
-        config::load_file(path, &mut cfg, files, &mut sources, &mut config_diags)?;
-    }
+    let (cfg, mut sources, config_diags) = load_config(inputs, opts)?;
     let config_time = start.elapsed();
     let start = Instant::now();
     let slot = (inputs.target_dir.as_deref())
@@ -114,6 +98,24 @@ pub(super) fn run(
         config_time,
         read_time,
     })
+}
+
+/// The configuration of `inputs`' manifests and the `--config` file, read into a new
+/// `SourceMap` of the workspace root, with its diagnostics.
+fn load_config(
+    inputs: &Inputs,
+    opts: &super::Options,
+) -> anyhow::Result<(Config, SourceMap, Vec<Diagnostic>)> {
+    let files = &DiskLoader;
+    let mut sources = SourceMap::new(&inputs.root);
+    let (mut cfg, mut diags) = (Config::default(), Vec::new());
+    for (manifest, table) in &inputs.config_tables {
+        config::load_manifest(manifest, *table, &mut cfg, files, &mut sources, &mut diags);
+    }
+    if let Some(path) = &opts.config {
+        config::load_file(path, &mut cfg, files, &mut sources, &mut diags)?;
+    }
+    Ok((cfg, sources, diags))
 }
 
 /// The answer of `ran`: its caches written (a held cache of lowered files too), the
