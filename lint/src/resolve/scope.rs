@@ -74,7 +74,7 @@ impl DefMap<'_> {
             Def::Crate(c) => self.member(self.crates[c].root, seg, more, true, v, depth + 1),
             Def::External(mut segs) => {
                 segs.push(seg.to_owned());
-                Some(Def::External(canonical(&segs)))
+                Some(Def::External(canonical_owned(segs)))
             }
             Def::Type(t) | Def::Trait(t) => self.assoc(&t, seg),
             Def::Fn(_) | Def::Value(_) => None,
@@ -171,7 +171,7 @@ impl DefMap<'_> {
         // `use std::arch::x86_64::*`) may be where the name comes from.
         let mut segs = external.filter(|_| ext && !PRELUDE.contains(&name))?;
         segs.push(name.to_owned());
-        Some(Def::External(canonical(&segs)))
+        Some(Def::External(canonical_owned(segs)))
     }
 
     /// A name as used inside module `m`: its members, then extern crates, then the prelude.
@@ -241,6 +241,16 @@ impl DefMap<'_> {
             _ if segs.first() == Some(&"nosync") => segs.last().map(|s| (*s).to_owned()),
             _ => None,
         }
+    }
+}
+
+/// [`canonical`] of a path the caller owns: a path of a crate that `canonical` leaves as
+/// it is (neither std nor cudarc) is returned without a copy (a path step into an external
+/// crate is taken at every call naming one).
+fn canonical_owned(segs: Vec<String>) -> Vec<String> {
+    match segs.first().map(String::as_str) {
+        Some(c) if is_std_crate(c) || c == "cudarc" => canonical(&segs),
+        _ => segs,
     }
 }
 
