@@ -1,10 +1,10 @@
 //! Lazy fn bodies: most of a file's tokens are in fn bodies, and most fns are never reached
 //! from a root, so a body that cannot change the item tree is not parsed with its file.
 //!
-//! [`rewrite`] walks the file's tokens at item level (into the brace groups of `impl`,
-//! `trait` and `mod` items) and replaces each eligible fn body by an empty `{}` carrying
-//! the body's span, recording its byte range; syn then parses the much smaller stream.
-//! [`check`] makes sure that every recorded range is the block of a fn of the parsed tree
+//! `blank.rs` walks the file's text at item level (into the brace groups of `impl`,
+//! `trait` and `mod` items) and blanks each eligible fn body out of it, recording its byte
+//! range, so that proc-macro2 lexes it as an empty `{}` carrying the body's span and syn
+//! parses the much smaller stream. [`check`] makes sure that every recorded range is the block of a fn of the parsed tree
 //! (else the file is parsed eagerly: nothing is ever lost), and lowering turns each such
 //! fn's body into a [`LazyBody`]. [`lower_body`] parses and lowers it when the call graph
 //! reaches the fn (or before `macro_rules!` expansion, when it invokes a macro by a name
@@ -22,7 +22,7 @@ use super::lower::Lower;
 use crate::diagnostics::{Code, Diagnostic};
 use crate::source::SourceMap;
 use nosync_syntax::Escape;
-use proc_macro2::{Delimiter, Group, Spacing, TokenStream, TokenTree};
+use proc_macro2::{Group, Spacing, TokenStream, TokenTree};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -41,92 +41,10 @@ pub struct Ranges {
     pub mod_dir: PathBuf,
 }
 
-/// What decides how the brace group of an item is read.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum ItemKind {
-    Other,
-    Fn,
-    /// `impl`, `trait`, `mod`: its brace group holds items.
-    Container,
-}
-
-/// Replaces the eligible fn bodies of `ts` (a whole file) by empty groups with their span.
-pub fn rewrite(ts: TokenStream) -> (TokenStream, HashMap<u32, Recorded>) {
-    let mut out = HashMap::new();
-    let ts = items(ts, &mut out);
-    (ts, out)
-}
-
-fn items(ts: TokenStream, out: &mut HashMap<u32, Recorded>) -> TokenStream {
-    let mut kind = ItemKind::Other;
-    let mut decided = false;
-    let mut res = Vec::new();
-    // Every stream here is walked by value and each brace group taken apart (its stream
-    // then has no other owner), so that no token is cloned: iterating a shared stream
-    // copies all of its tokens.
-    for tt in ts {
-        match tt {
-            TokenTree::Ident(ref i) if !decided => {
-                if i == "fn" {
-                    (kind, decided) = (ItemKind::Fn, true);
-                } else if i == "impl" || i == "trait" || i == "mod" {
-                    (kind, decided) = (ItemKind::Container, true);
-                }
-            }
-            TokenTree::Punct(ref p) if p.as_char() == ';' => {
-                (kind, decided) = (ItemKind::Other, false);
-            }
-            TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => {
-                let (span, stream) = (g.span(), g.stream());
-                drop(g);
-                let stream = match kind {
-                    ItemKind::Fn => lazy_body(span, stream, out),
-                    ItemKind::Container => items(stream, out),
-                    ItemKind::Other => stream,
-                };
-                (kind, decided) = (ItemKind::Other, false);
-                res.push(TokenTree::Group(brace(stream, span)));
-                continue;
-            }
-            _ => {}
-        }
-        res.push(tt);
-    }
-    res.into_iter().collect()
-}
-
-/// A brace group of `stream` with `span` (what a group taken apart was).
-fn brace(stream: TokenStream, span: proc_macro2::Span) -> Group {
-    let mut group = Group::new(Delimiter::Brace, stream);
-    group.set_span(span);
-    group
-}
-
-/// For an eligible, non-empty body (`stream`, the group's at `span`): records it and gives
-/// the (empty) stream replacing it; else the body's own stream.
-fn lazy_body(
-    span: proc_macro2::Span,
-    stream: TokenStream,
-    out: &mut HashMap<u32, Recorded>,
-) -> TokenStream {
-    if stream.is_empty() {
-        return stream;
-    }
-    let mut toks: Vec<TokenTree> = stream.into_iter().collect();
-    let mut macros = Vec::new();
-    if !eligible_tokens(&mut toks, &mut macros) {
-        return toks.into_iter().collect();
-    }
-    macros.sort();
-    macros.dedup();
-    let r = span.byte_range();
-    let hi = r.end as u32;
-    out.insert(r.start as u32, Recorded { hi, macros });
-    TokenStream::new()
-}
-
 /// Whether the tokens of a body (at any depth) can neither declare an item, carry an
-/// attribute nor name an escape; collects the names of the macros invoked.
+/// attribute nor name an escape; collects the names of the macros invoked. (The text
+/// scanner decides the same for a file's fn bodies; this reads the tokens of a
+/// `macro_rules!` rule or a statement macro call.)
 pub fn eligible(ts: TokenStream, macros: &mut Vec<String>) -> bool {
     let mut toks: Vec<TokenTree> = ts.into_iter().collect();
     eligible_tokens(&mut toks, macros)
@@ -141,12 +59,18 @@ fn eligible_tokens(toks: &mut [TokenTree], macros: &mut Vec<String>) -> bool {
             TokenTree::Punct(p) => p.as_char() != '#',
             TokenTree::Literal(_) => true,
             TokenTree::Ident(id) => {
-                let (prev, next) = (i.checked_sub(1).map(|j| &toks[j]), toks.get(i + 1));
-                let ok = !item_keyword(id, prev, next) && !names_escape(id);
+                let prev = match i.checked_sub(1).map(|j| &toks[j]) {
+                    Some(TokenTree::Punct(p)) => Some(p.as_char()),
+                    _ => None,
+                };
+                let next = toks.get(i + 1);
+                let name = id.to_string();
+                let next_ident = matches!(next, Some(TokenTree::Ident(_)));
+                let ok = !blocks_laziness(&name, prev, next_ident);
                 if ok
                     && matches!(next, Some(TokenTree::Punct(p)) if p.as_char() == '!' && p.spacing() == Spacing::Alone)
                 {
-                    macros.push(id.to_string());
+                    macros.push(name);
                 }
                 ok
             }
@@ -179,53 +103,25 @@ fn nested_eligible(slot: &mut TokenTree, macros: &mut Vec<String>) -> bool {
     ok
 }
 
-/// Whether `id` names an escape (`allow_sync(..)`, `allow_sync_expr!(..)`), compared
-/// without building its string.
-fn names_escape(id: &proc_macro2::Ident) -> bool {
-    [
-        Escape::AllowSync,
-        Escape::AllowSyncOnce,
-        Escape::AllowSyncExpr,
-    ]
-    .iter()
-    .any(|e| id == e.as_str())
-}
-
-/// Whether identifier `id` (between `prev` and `next`) may start or introduce an item.
-fn item_keyword(
-    id: &proc_macro2::Ident,
-    prev: Option<&TokenTree>,
-    next: Option<&TokenTree>,
-) -> bool {
-    let after = |c: char| matches!(prev, Some(TokenTree::Punct(p)) if p.as_char() == c);
-    const ITEM: [&str; 10] = [
-        "fn",
-        "impl",
-        "struct",
-        "enum",
-        "trait",
-        "mod",
-        "macro_rules",
-        "type",
-        "use",
-        "extern",
-    ];
-    if ITEM.iter().any(|k| id == k) {
-        return true;
-    }
-    // `&'static T` is a lifetime, `*const T` a pointer type.
-    if id == "static" {
-        return !after('\'');
-    }
-    if id == "const" {
-        return !after('*');
-    }
-    // A contextual keyword: `union U {` declares, `a.union(&b)` calls.
-    id == "union" && matches!(next, Some(TokenTree::Ident(_)))
+/// Whether identifier `name` (after punctuation `prev`, if it is; before an identifier,
+/// if `next_ident`) keeps a body from being lazy: it may start or introduce an item, or
+/// names an escape. One policy for the token pre-pass and the text scanner (`blank.rs`).
+pub(super) fn blocks_laziness(name: &str, prev: Option<char>, next_ident: bool) -> bool {
+    let item = match name {
+        "fn" | "impl" | "struct" | "enum" | "trait" | "mod" | "macro_rules" | "type" | "use"
+        | "extern" => true,
+        // `&'static T` is a lifetime, `*const T` a pointer type.
+        "static" => prev != Some('\''),
+        "const" => prev != Some('*'),
+        // A contextual keyword: `union U {` declares, `a.union(&b)` calls.
+        "union" => next_ident,
+        _ => false,
+    };
+    item || Escape::of_fn_name(name).is_some() || Escape::of_macro_name(name).is_some()
 }
 
 /// The byte ranges of the blocks of the fns of `file` at item level (into modules, impls
-/// and traits, as [`rewrite`] walks them), for [`check`].
+/// and traits, as `blank.rs` walks them), for [`check`].
 fn fn_blocks(items: &[syn::Item], out: &mut Vec<(u32, u32)>) {
     fn push(out: &mut Vec<(u32, u32)>, b: &syn::Block) {
         if b.stmts.is_empty() {

@@ -6,6 +6,7 @@
 //! pre-scan before syn recurses into them, and a panic in one file's work is caught
 //! and reported as an `internal-error` diagnostic.
 
+pub(crate) mod blank;
 pub mod cache;
 pub mod cfg;
 pub mod encoded;
@@ -349,8 +350,8 @@ fn parse_lazy(
     offset: usize,
     cfg: &CfgCtx,
 ) -> Option<cache::Lowered> {
-    let tokens: proc_macro2::TokenStream = body.parse().ok()?;
-    let (tokens, by_lo) = lazy::rewrite(tokens);
+    let (blanked, by_lo) = blank::blank(body)?;
+    let tokens: proc_macro2::TokenStream = blanked.parse().ok()?;
     let file: syn::File = syn::parse2(tokens).ok()?;
     if !lazy::check(&file, &by_lo) {
         return None;

@@ -6,8 +6,7 @@ use crate::engine::{Core, analyze_crates_with};
 
 /// The names of the fns whose bodies the pre-pass keeps lazy in `src`.
 fn lazy_fns(src: &str) -> Vec<String> {
-    let tokens: proc_macro2::TokenStream = src.parse().expect("lexes");
-    let (_, recorded) = crate::parse::lazy::rewrite(tokens);
+    let (_, recorded) = crate::parse::blank::blank(src).expect("the scanner reads it");
     let mut starts: Vec<usize> = recorded.keys().map(|&lo| lo as usize).collect();
     starts.sort();
     starts
@@ -78,6 +77,61 @@ fn bodies_that_may_declare_items_or_name_escapes_stay_eager() {
 }
 
 #[test]
+fn the_scanner_reads_literals_comments_and_lifetimes_as_the_lexer_does() {
+    // Braces, `#` and keywords inside literals and comments are not tokens; a doc comment
+    // is an attribute; `'static`, `*const`, `r#fn` and `x != y` are not what they look like.
+    let src = "fn strs() { let _ = (\"{ fn }\", r#\"}\" # fn\"#, b'{', '}', '\\'', br\"#\", c\"}\"); }\n\
+               fn chars<'a>(x: &'a u8) -> &'a u8 { let _: &'static str = \"\"; let _ = 'é'; x }\n\
+               fn comments() { /* { fn /* nested } */ } */ // } fn\n g() }\n\
+               fn raw() { r#fn(); r#struct::f(); a.r#type(); }\n\
+               fn not_macro() { let _ = x != y; m!(a); n! [b]; }\n\
+               fn doc() { /// a doc comment is an attribute\n f(); }\n\
+               fn inner_doc() { //! so is this\n }\n\
+               fn block_doc() { /** and this */ f() }\n\
+               fn plain_block() { /**/ /*** not doc */ f() }\n\
+               fn unicode() { let é = 1; é\u{2028}; }\n";
+    assert_eq!(
+        lazy_fns(src),
+        [
+            "strs",
+            "chars",
+            "comments",
+            "raw",
+            "not_macro",
+            "plain_block",
+            "unicode"
+        ],
+    );
+    let (_, recorded) = crate::parse::blank::blank(src).expect("reads");
+    let macros: Vec<&Vec<String>> = recorded
+        .values()
+        .map(|r| &r.macros)
+        .filter(|m| !m.is_empty())
+        .collect();
+    assert_eq!(macros, [&vec!["m".to_owned(), "n".to_owned()]]);
+}
+
+#[test]
+fn text_the_scanner_cannot_read_blanks_nothing() {
+    for src in [
+        "fn f() { let s = \"unterminated; }",
+        "fn f() { /* unterminated }",
+        "fn f() { (] }",
+        "fn f() { g() }}",
+        "fn f() { g() ",
+        "fn f() { `x` }",
+    ] {
+        assert_eq!(crate::parse::blank::blank(src), None, "{src}");
+    }
+    // Blanked bodies keep every byte where it was.
+    let src = "fn f() { g(\"é\") }\nfn h() {}\n";
+    let (blanked, recorded) = crate::parse::blank::blank(src).expect("reads");
+    assert_eq!(blanked, "fn f() {         }\nfn h() {}\n");
+    assert_eq!(blanked.len(), src.len());
+    assert_eq!(recorded[&7].hi, 18);
+}
+
+#[test]
 fn lazy_bodies_give_what_eager_ones_give() {
     let src = with_prelude(
         "#[synchronizes] fn wait() {}\n\
@@ -112,8 +166,8 @@ fn a_brace_group_that_is_not_the_body_makes_the_file_eager() {
          #[no_sync] fn f() -> A<{ 3 }> { wait(); A }\n",
     );
     assert_eq!(lazy_fns(&src).len(), 2, "both groups are taken for bodies");
-    let (tokens, recorded) = crate::parse::lazy::rewrite(src.parse().expect("lexes"));
-    let file: syn::File = syn::parse2(tokens).expect("the rewritten stream parses");
+    let (blanked, recorded) = crate::parse::blank::blank(&src).expect("the scanner reads it");
+    let file: syn::File = syn::parse_str(&blanked).expect("the blanked text parses");
     assert!(
         !crate::parse::lazy::check(&file, &recorded),
         "no fn has those blocks"
