@@ -52,7 +52,10 @@ impl Lower<'_> {
                 }
                 nested.extend(items);
             }
-            syn::Stmt::Expr(e, _) => out.push(Stmt::Expr(self.expr(e))),
+            syn::Stmt::Expr(e, _) if self.cfg.enabled(expr_attrs(e)) => {
+                out.push(Stmt::Expr(self.expr(e)))
+            }
+            syn::Stmt::Expr(..) => {}
             syn::Stmt::Macro(m) if self.cfg.enabled(&m.attrs) => {
                 // It may expand to items (`helper_fn!(name);`): kept for the expansion too.
                 let mut call = self.macro_call(&m.mac, m.span());
@@ -186,7 +189,12 @@ impl Lower<'_> {
     }
 
     fn call(&mut self, c: &syn::ExprCall) -> Expr {
-        let span = self.sp(c.span());
+        // From the callee to the `)`, without the attributes of a statement (`#[cfg]`).
+        let (func, close) = (self.sp(c.func.span()), self.sp(c.paren_token.span.close()));
+        let span = SpanIr {
+            hi: close.hi.max(func.hi),
+            ..func
+        };
         match &*c.func {
             syn::Expr::Path(p) => {
                 let path = lower_qpath(p.qself.as_ref(), &p.path);
@@ -379,5 +387,53 @@ pub fn lower_pat(p: &syn::Pat, depth: usize) -> Pat {
             .first()
             .map_or(Pat::Other, |c| Pat::Or(Box::new(lower_pat(c, d)))),
         _ => Pat::Other,
+    }
+}
+
+/// The outer attributes of an expression (those of an expression statement among them:
+/// `#[cfg(feature = "cuda")] dev.synchronize()?;`).
+fn expr_attrs(e: &syn::Expr) -> &[syn::Attribute] {
+    use syn::Expr as E;
+    match e {
+        E::Array(x) => &x.attrs,
+        E::Assign(x) => &x.attrs,
+        E::Async(x) => &x.attrs,
+        E::Await(x) => &x.attrs,
+        E::Binary(x) => &x.attrs,
+        E::Block(x) => &x.attrs,
+        E::Break(x) => &x.attrs,
+        E::Call(x) => &x.attrs,
+        E::Cast(x) => &x.attrs,
+        E::Closure(x) => &x.attrs,
+        E::Const(x) => &x.attrs,
+        E::Continue(x) => &x.attrs,
+        E::Field(x) => &x.attrs,
+        E::ForLoop(x) => &x.attrs,
+        E::Group(x) => &x.attrs,
+        E::If(x) => &x.attrs,
+        E::Index(x) => &x.attrs,
+        E::Infer(x) => &x.attrs,
+        E::Let(x) => &x.attrs,
+        E::Lit(x) => &x.attrs,
+        E::Loop(x) => &x.attrs,
+        E::Macro(x) => &x.attrs,
+        E::Match(x) => &x.attrs,
+        E::MethodCall(x) => &x.attrs,
+        E::Paren(x) => &x.attrs,
+        E::Path(x) => &x.attrs,
+        E::Range(x) => &x.attrs,
+        E::RawAddr(x) => &x.attrs,
+        E::Reference(x) => &x.attrs,
+        E::Repeat(x) => &x.attrs,
+        E::Return(x) => &x.attrs,
+        E::Struct(x) => &x.attrs,
+        E::Try(x) => &x.attrs,
+        E::TryBlock(x) => &x.attrs,
+        E::Tuple(x) => &x.attrs,
+        E::Unary(x) => &x.attrs,
+        E::Unsafe(x) => &x.attrs,
+        E::While(x) => &x.attrs,
+        E::Yield(x) => &x.attrs,
+        _ => &[],
     }
 }

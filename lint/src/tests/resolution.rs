@@ -131,6 +131,23 @@ fn cycles_terminate_and_cfg_is_evaluated() {
 }
 
 #[test]
+fn cfg_on_statements_is_evaluated() {
+    // A statement under a disabled `#[cfg]` is not compiled, so it calls nothing; one
+    // under an enabled `#[cfg]` does (crate `t` has feature `on`).
+    let src = with_prelude(
+        "#[synchronizes] fn w() {}\n\
+         #[no_sync] fn off() { #[cfg(feature = \"gpu\")] w(); #[cfg(feature = \"gpu\")] { w(); } }\n\
+         #[no_sync] fn on() {\n    #[cfg(feature = \"on\")]\n    w();\n}\n",
+    );
+    insta::assert_snapshot!(chains(&src), @"
+    8:5 sync-in-no-sync: `on` is #[no_sync] but reaches a host-blocking call: `w`
+      = this call reaches `t::w`, which blocks the host
+      t::on -> t::w (Blocks, exact, Deny)
+      via 8:5 t::on (exact)
+    ");
+}
+
+#[test]
 fn generic_bounds_dispatch_to_every_impl() {
     let src = with_prelude(
         "trait Dev { fn wait(&self); }\nstruct A; struct B;\n\
