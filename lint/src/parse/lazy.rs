@@ -22,7 +22,7 @@ use super::lower::Lower;
 use crate::diagnostics::{Code, Diagnostic};
 use crate::source::SourceMap;
 use nosync_syntax::Escape;
-use proc_macro2::{Group, Spacing, TokenStream, TokenTree};
+use proc_macro2::{Spacing, TokenStream, TokenTree};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -46,16 +46,10 @@ pub struct Ranges {
 /// scanner decides the same for a file's fn bodies; this reads the tokens of a
 /// `macro_rules!` rule or a statement macro call.)
 pub fn eligible(ts: TokenStream, macros: &mut Vec<String>) -> bool {
-    let mut toks: Vec<TokenTree> = ts.into_iter().collect();
-    eligible_tokens(&mut toks, macros)
-}
-
-/// [`eligible`] on tokens that come back as they were (a nested group is taken apart to be
-/// read, then put back).
-fn eligible_tokens(toks: &mut [TokenTree], macros: &mut Vec<String>) -> bool {
-    for i in 0..toks.len() {
-        let ok = match &toks[i] {
-            TokenTree::Group(_) => nested_eligible(&mut toks[i], macros),
+    let toks: Vec<TokenTree> = ts.into_iter().collect();
+    for (i, tt) in toks.iter().enumerate() {
+        let ok = match tt {
+            TokenTree::Group(g) => eligible(g.stream(), macros),
             TokenTree::Punct(p) => p.as_char() != '#',
             TokenTree::Literal(_) => true,
             TokenTree::Ident(id) => {
@@ -65,8 +59,7 @@ fn eligible_tokens(toks: &mut [TokenTree], macros: &mut Vec<String>) -> bool {
                 };
                 let next = toks.get(i + 1);
                 let name = id.to_string();
-                let next_ident = matches!(next, Some(TokenTree::Ident(_)));
-                let ok = !blocks_laziness(&name, prev, next_ident);
+                let ok = !blocks_laziness(&name, prev, matches!(next, Some(TokenTree::Ident(_))));
                 if ok
                     && matches!(next, Some(TokenTree::Punct(p)) if p.as_char() == '!' && p.spacing() == Spacing::Alone)
                 {
@@ -80,27 +73,6 @@ fn eligible_tokens(toks: &mut [TokenTree], macros: &mut Vec<String>) -> bool {
         }
     }
     true
-}
-
-/// [`eligible`] for the group at `slot` (true for any other token): the group is taken
-/// apart, so that its stream has no other owner and is read without a copy, then put back.
-fn nested_eligible(slot: &mut TokenTree, macros: &mut Vec<String>) -> bool {
-    let placeholder = TokenTree::Punct(proc_macro2::Punct::new('.', Spacing::Alone));
-    let g = match std::mem::replace(slot, placeholder) {
-        TokenTree::Group(g) => g,
-        other => {
-            *slot = other;
-            return true;
-        }
-    };
-    let (delimiter, span, stream) = (g.delimiter(), g.span(), g.stream());
-    drop(g);
-    let mut inner: Vec<TokenTree> = stream.into_iter().collect();
-    let ok = eligible_tokens(&mut inner, macros);
-    let mut group = Group::new(delimiter, inner.into_iter().collect());
-    group.set_span(span);
-    *slot = TokenTree::Group(group);
-    ok
 }
 
 /// Whether identifier `name` (after punctuation `prev`, if it is; before an identifier,
