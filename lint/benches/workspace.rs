@@ -7,8 +7,10 @@
 //! own RSS at the fork).
 //!
 //! Inputs (each copied to a temporary directory first, so that editing a file and writing
-//! the target dir never touch the original): candle (the whole repository) and mistral.rs
-//! (which reaches its candle through git dependencies), taken from `$NOSYNC_BENCH_GIT`
+//! the target dir never touch the original): candle (the whole repository), mistral.rs
+//! (which reaches its candle through git dependencies, not on disk here: its candle crates
+//! are not read) and "mistral.rs + candle" (the same with the sweep's candle patched in for
+//! them, so that the lint reads both, as in issue 10's table), taken from `$NOSYNC_BENCH_GIT`
 //! (the sweep's `git/` directory, `xtask/sweep.txt` has their commits; an input that is not
 //! there is skipped with a line saying why), and the generated crate of `support/synth.rs`
 //! at N and 4N modules (`NOSYNC_BENCH_SYNTH_MODS`, default 100). The roots: candle's are
@@ -21,6 +23,7 @@
 //! tree in the first round). `NOSYNC_BENCH_BASELINE=<other builds of the binary, `:`-separated>`
 //! runs those too, in the same rounds, right after this one (rows marked with the file's
 //! name), so that a change is compared side by side on a loaded machine.
+//! `NOSYNC_BENCH_INPUTS=candle,synth N` runs only the inputs named.
 //! `cargo bench -p cargo-nosync-lint --bench workspace`; figures in docs/performance.md.
 
 #[path = "support/synth.rs"]
@@ -133,6 +136,60 @@ fn git_input(name: &str, roots: &[String]) -> Result<Input, String> {
     let dir = temp.path().join(name);
     copy_tree(&from, &dir).map_err(|e| format!("copying {}: {e}", from.display()))?;
     finish(name, temp, dir, roots)
+}
+
+/// mistral.rs with its candle: mistral.rs names candle by git (`rev = ...`), which is not in
+/// cargo's git database here, so the sweep's candle is copied beside it and put in its place
+/// with a `[patch]` (the candle of the sweep, `0.11.0` like mistral.rs's). One untimed
+/// `cargo metadata --offline` writes the patched lock file; the timed runs then find it as
+/// a user's tree would have it. The lint then reads candle's crates as path dependencies.
+fn patched_input(roots: &[String]) -> Result<Input, String> {
+    let git = std::env::var_os("NOSYNC_BENCH_GIT")
+        .ok_or("NOSYNC_BENCH_GIT is not set (the sweep's git/ directory)")?;
+    let (mistral, candle) = (
+        PathBuf::from(&git).join("mistral.rs"),
+        PathBuf::from(&git).join("candle"),
+    );
+    for from in [&mistral, &candle] {
+        if !from.join("Cargo.toml").is_file() {
+            return Err(format!("no {}", from.join("Cargo.toml").display()));
+        }
+    }
+    let temp = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
+    let dir = temp.path().join("mistral.rs");
+    copy_tree(&mistral, &dir).map_err(|e| format!("copying {}: {e}", mistral.display()))?;
+    copy_tree(&candle, &temp.path().join("candle")).map_err(|e| format!("copying candle: {e}"))?;
+    let manifest = dir.join("Cargo.toml");
+    let mut text = std::fs::read_to_string(&manifest).map_err(|e| format!("{e}"))?;
+    text.push_str("\n[patch.\"https://github.com/huggingface/candle.git\"]\n");
+    for krate in [
+        "candle-core",
+        "candle-nn",
+        "candle-flash-attn-v3",
+        "candle-metal-kernels",
+    ] {
+        text.push_str(&format!("{krate} = {{ path = \"../candle/{krate}\" }}\n"));
+    }
+    std::fs::write(&manifest, text).map_err(|e| format!("{e}"))?;
+    let lock = Command::new("cargo")
+        .args([
+            "metadata",
+            "--offline",
+            "--format-version",
+            "1",
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .stdout(Stdio::null())
+        .output()
+        .map_err(|e| format!("cargo metadata: {e}"))?;
+    if !lock.status.success() {
+        let why = String::from_utf8_lossy(&lock.stderr);
+        return Err(format!(
+            "cargo metadata --offline on the patched tree: {why}"
+        ));
+    }
+    finish("mistral.rs + candle", temp, dir, roots)
 }
 
 /// The generated crate at `mods` modules, with the repository's lock file (so that
@@ -404,11 +461,18 @@ fn main() {
     let makers: Vec<(&str, Maker)> = vec![
         ("candle", Box::new(|| git_input("candle", &roots))),
         ("mistral.rs", Box::new(|| git_input("mistral.rs", &mistral))),
+        ("mistral.rs + candle", Box::new(|| patched_input(&mistral))),
         ("synth N", Box::new(move || synth_input(mods))),
         ("synth 4N", Box::new(move || synth_input(4 * mods))),
     ];
+    // `NOSYNC_BENCH_INPUTS=<names, ,-separated>`: only those inputs.
+    let only = std::env::var("NOSYNC_BENCH_INPUTS").ok();
+    let wanted = |name: &str| {
+        only.as_ref()
+            .is_none_or(|o| o.split(',').any(|n| n == name))
+    };
     let mut inputs = Vec::new();
-    for (name, make) in makers {
+    for (name, make) in makers.into_iter().filter(|(n, _)| wanted(n)) {
         match make() {
             Ok(i) => {
                 println!(
