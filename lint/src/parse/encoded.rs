@@ -140,9 +140,8 @@ mod tests {
         let path = PathIr {
             global: false,
             segs: vec![Seg {
-                name: "wait".to_owned(),
-                args: Vec::new(),
-                bindings: Vec::new(),
+                name: "wait".into(),
+                generics: None,
             }],
             qself: None,
             qself_pos: 0,

@@ -23,19 +23,39 @@ pub struct PathIr {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Seg {
-    pub name: String,
+    pub name: Box<str>,
+    /// `<..>`, when written (most segments have none: 8 bytes then, which is most of a
+    /// path's size; issue 10's memory goal).
+    pub generics: Option<Box<Generics>>,
+}
+
+/// A segment's `<..>`: its type arguments and associated type bindings.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Generics {
     pub args: Vec<TypeRef>,
     /// Associated type bindings among the arguments: `Runtime<Server = S>`.
     pub bindings: Vec<(String, TypeRef)>,
 }
 
+impl Seg {
+    /// Its type arguments (`Vec<T>`: `[T]`).
+    pub fn args(&self) -> &[TypeRef] {
+        self.generics.as_deref().map_or(&[], |g| &g.args)
+    }
+
+    /// Its associated type bindings (`Iterator<Item = T>`: `[("Item", T)]`).
+    pub fn bindings(&self) -> &[(String, TypeRef)] {
+        self.generics.as_deref().map_or(&[], |g| &g.bindings)
+    }
+}
+
 impl PathIr {
     pub fn last_name(&self) -> &str {
-        self.segs.last().map_or("", |s| s.name.as_str())
+        self.segs.last().map_or("", |s| &*s.name)
     }
 
     pub fn names(&self) -> Vec<&str> {
-        self.segs.iter().map(|s| s.name.as_str()).collect()
+        self.segs.iter().map(|s| &*s.name).collect()
     }
 }
 

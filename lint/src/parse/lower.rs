@@ -459,10 +459,11 @@ fn lower_seg(s: &syn::PathSegment) -> Seg {
             }
         }
     }
+    let generics =
+        (!args.is_empty() || !bindings.is_empty()).then(|| Box::new(Generics { args, bindings }));
     Seg {
-        name: s.ident.to_string(),
-        args,
-        bindings,
+        name: s.ident.to_string().into(),
+        generics,
     }
 }
 

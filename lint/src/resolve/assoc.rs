@@ -51,7 +51,7 @@ impl DefMap<'_> {
     ) -> Option<Ty> {
         let segs = bound.iter().filter_map(|b| b.segs.last());
         let (_, t) = segs
-            .flat_map(|s| s.bindings.iter())
+            .flat_map(|s| s.bindings().iter())
             .find(|(n, _)| n == name)?;
         Some(self.resolve_ty_in(m, t, cx, d + 1))
     }
@@ -184,7 +184,7 @@ fn bind_into(
         return;
     }
     let Some(seg) = p.segs.last() else { return };
-    for (i, arg) in seg.args.iter().enumerate() {
+    for (i, arg) in seg.args().iter().enumerate() {
         bind_into(arg, generics, &ty.arg(i), out, depth + 1);
     }
 }

@@ -172,7 +172,7 @@ impl DefMap<'_> {
             return ty;
         }
         let args = |s: &Self| -> Vec<Ty> {
-            let last = p.segs.last().map(|s| s.args.as_slice()).unwrap_or(&[]);
+            let last = p.segs.last().map(|s| s.args()).unwrap_or(&[]);
             last.iter().map(|a| s.resolve_ty_in(m, a, cx, d)).collect()
         };
         match self.resolve_path(m, &names, p.global) {
