@@ -206,7 +206,9 @@ pub enum ModKind {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Item {
-    Fn(FnIr),
+    /// Boxed, as `Impl`: an `Item` is as large as its largest variant, and most items are
+    /// neither (issue 10's memory goal).
+    Fn(Box<FnIr>),
     Use(UseIr),
     Struct {
         name: String,
@@ -246,7 +248,7 @@ pub enum Item {
         /// Macro invocations among the trait items (expanded into `fns` later).
         macros: Vec<MacroCallIr>,
     },
-    Impl(ImplIr),
+    Impl(Box<ImplIr>),
     Mod {
         name: String,
         span: SpanIr,

@@ -58,6 +58,7 @@ impl Lower<'_> {
             self.item(item, dir, top, &mut out);
         }
         self.attr_renames = outer;
+        out.shrink_to_fit();
         out
     }
 
@@ -66,7 +67,11 @@ impl Lower<'_> {
             return;
         }
         match item {
-            syn::Item::Fn(f) => out.push(Item::Fn(self.func(&f.sig, &f.attrs, Some(&f.block)))),
+            syn::Item::Fn(f) => out.push(Item::Fn(Box::new(self.func(
+                &f.sig,
+                &f.attrs,
+                Some(&f.block),
+            )))),
             syn::Item::Use(u) => {
                 let is_pub = !matches!(u.vis, syn::Visibility::Inherited);
                 let span = self.sp(u.span());
@@ -125,7 +130,7 @@ impl Lower<'_> {
                 ty: lower_type(&v.ty),
             }),
             syn::Item::Trait(t) => out.push(self.trait_(t)),
-            syn::Item::Impl(i) => out.push(Item::Impl(self.impl_(i))),
+            syn::Item::Impl(i) => out.push(Item::Impl(Box::new(self.impl_(i)))),
             syn::Item::Mod(m) => out.push(self.module(m, dir, top)),
             syn::Item::ExternCrate(e) => out.push(Item::ExternCrate {
                 name: e.ident.to_string(),
@@ -196,6 +201,7 @@ impl Lower<'_> {
                 _ => {}
             }
         }
+        fns.shrink_to_fit();
         ImplIr {
             self_ty: lower_type(&i.self_ty),
             trait_: i.trait_.as_ref().map(|(_, p, _)| lower_path(p)),
@@ -449,6 +455,13 @@ pub fn lower_qpath(q: Option<&syn::QSelf>, p: &syn::Path) -> PathIr {
 fn lower_seg(s: &syn::PathSegment) -> Seg {
     let (mut args, mut bindings) = (Vec::new(), Vec::new());
     if let syn::PathArguments::AngleBracketed(a) = &s.arguments {
+        // Exactly as long as needed: a growing Vec's spare room would outlive the run.
+        let types = a.args.iter();
+        args.reserve_exact(
+            types
+                .filter(|g| matches!(g, syn::GenericArgument::Type(_)))
+                .count(),
+        );
         for g in &a.args {
             match g {
                 syn::GenericArgument::Type(t) => args.push(lower_type(t)),

@@ -11,7 +11,7 @@ const MAX_DEPTH: usize = 256;
 
 impl Lower<'_> {
     pub fn block(&mut self, b: &syn::Block, nested: &mut Vec<Item>) -> Block {
-        let mut stmts = Vec::new();
+        let mut stmts = Vec::with_capacity(b.stmts.len());
         for s in &b.stmts {
             self.stmt(s, nested, &mut stmts);
         }

@@ -523,7 +523,7 @@ fn link_local_fns(map: &mut DefMap<'_>) {
             .iter()
             .filter_map(|item| match item {
                 Item::Fn(nf) => by_ir
-                    .get(&(nf as *const FnIr))
+                    .get(&(&**nf as *const FnIr))
                     .map(|&f| (nf.name.clone(), f)),
                 _ => None,
             })
