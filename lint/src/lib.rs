@@ -9,7 +9,8 @@
 //!
 //! What this crate exports is what its binary, tests, benches and fuzz targets use:
 //!
-//! - running the lint: [`run`] (the whole command line; [`Terminal`] says whether its `out` is one), [`analyze`] (cargo metadata,
+//! - running the lint: [`run`] (the whole command line; [`Terminal`] says whether its `out` is one; [`run_then_exit`] in a
+//!   process that exits after it, the binary), [`analyze`] (cargo metadata,
 //!   config, analysis) and [`analyze_crates`] (the analysis of given crates, reading
 //!   every file through a [`Loader`]: [`DiskLoader`], or [`MemLoader`] in memory), with their inputs ([`Options`], [`WorkspaceOptions`],
 //!   [`CrateSpec`], [`Config`]) and output ([`Analysis`]);
@@ -46,7 +47,7 @@ mod workspace;
 mod tests;
 
 // Running the lint.
-pub use cli::{Terminal, options_from_args, run};
+pub use cli::{Terminal, options_from_args, run, run_then_exit};
 /// Sorts diagnostics into the order they are printed in (file, line, column, code).
 pub use engine::sort as sort_diagnostics;
 pub use engine::{

@@ -10,7 +10,7 @@ fn main() {
     };
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
-    std::process::exit(nosync_lint::run(
+    std::process::exit(nosync_lint::run_then_exit(
         std::env::args_os(),
         &mut stdout,
         &mut stderr,

@@ -33,6 +33,27 @@ pub fn run(
     err: &mut dyn Write,
     terminal: Terminal,
 ) -> i32 {
+    run_with(args, out, err, terminal, false)
+}
+
+/// [`run`] in a process that exits with the code it returns (the binary): the analysis'
+/// memory is left to the exit, not freed ([`engine::Options::exiting`]).
+pub fn run_then_exit(
+    args: impl IntoIterator<Item = OsString>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    terminal: Terminal,
+) -> i32 {
+    run_with(args, out, err, terminal, true)
+}
+
+fn run_with(
+    args: impl IntoIterator<Item = OsString>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    terminal: Terminal,
+    exiting: bool,
+) -> i32 {
     let cli = match Cli::parse(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -57,6 +78,7 @@ pub fn run(
     // Speculative analysis while cargo metadata runs, on unless `NOSYNC_LINT_SPECULATE=0`
     // (docs/performance.md).
     opts.speculate = std::env::var_os("NOSYNC_LINT_SPECULATE").is_none_or(|v| v != "0");
+    opts.exiting = exiting;
     let mut analysis = match engine::analyze(&opts, &mut progress) {
         Ok(analysis) => analysis,
         Err(e) => {
@@ -64,10 +86,20 @@ pub fn run(
             return 2;
         }
     };
-    match finish(&cli.output, &mut analysis, err) {
-        Ok(diagnostics) => show(&cli, &analysis, &diagnostics, terminal, out, err),
+    let code = match finish(&cli.output, &mut analysis, err) {
+        Ok(diagnostics) => {
+            let code = show(&cli, &analysis, &diagnostics, terminal, out, err);
+            if exiting {
+                std::mem::forget(diagnostics);
+            }
+            code
+        }
         Err(code) => code,
+    };
+    if exiting {
+        std::mem::forget(analysis);
     }
+    code
 }
 
 /// What needs no analysis: `--explain`, a bad `--message-format` value; the exit code when

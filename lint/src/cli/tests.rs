@@ -1,18 +1,56 @@
 //! The command line in-process: what reaches `out` and `err`, and the exit code.
 
-use super::{Terminal, run};
+use super::{Terminal, run, run_then_exit};
 use std::path::Path;
 
 /// `cargo nosync-lint ARGS` with `out` a terminal or not: exit code, stdout, stderr.
 fn lint(args: &[&str], terminal: Terminal) -> (i32, String, String) {
-    let argv = ["cargo-nosync-lint", "nosync-lint"]
+    lint_with(run, args, terminal)
+}
+
+type Entry = fn(
+    std::vec::IntoIter<std::ffi::OsString>,
+    &mut dyn std::io::Write,
+    &mut dyn std::io::Write,
+    Terminal,
+) -> i32;
+
+/// [`lint`] through `entry` ([`run`] or [`run_then_exit`]).
+fn lint_with(entry: Entry, args: &[&str], terminal: Terminal) -> (i32, String, String) {
+    let argv: Vec<std::ffi::OsString> = ["cargo-nosync-lint", "nosync-lint"]
         .into_iter()
         .chain(args.iter().copied())
-        .map(Into::into);
+        .map(Into::into)
+        .collect();
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let exit = run(argv, &mut out, &mut err, terminal);
+    let exit = entry(argv.into_iter(), &mut out, &mut err, terminal);
     let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
     (exit, text(out), text(err))
+}
+
+/// The binary's entry (which leaves the analysis' memory to the process exit) answers as
+/// `run` does, findings, statistics and tool errors alike.
+#[test]
+fn the_binarys_entry_answers_as_run_does() {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo/Cargo.toml");
+    let demo = demo.display().to_string();
+    let args = [
+        "--manifest-path",
+        demo.as_str(),
+        "--no-cache",
+        "--message-format",
+        "json",
+    ];
+    let answer = lint_with(run, &args, Terminal::No);
+    assert_eq!(answer.0, 1, "{answer:?}");
+    assert_eq!(lint_with(run_then_exit, &args, Terminal::No), answer);
+    let missing = [
+        "--manifest-path",
+        "/nonexistent/nosync-lint-test/Cargo.toml",
+    ];
+    let answer = lint_with(run, &missing, Terminal::No);
+    assert_eq!(answer.0, 2, "{answer:?}");
+    assert_eq!(lint_with(run_then_exit, &missing, Terminal::No), answer);
 }
 
 /// cargo's error is printed once, as the lint's tool error, with nothing else.

@@ -85,6 +85,7 @@ pub(super) fn run(
         config: &cfg,
         eager_bodies: opts.eager_bodies,
         walk_every_fn: opts.walk_every_fn,
+        exiting: opts.exiting,
     };
     let loader = CachingDisk::new(slot, hold);
     let (root, crates) = (inputs.root.clone(), inputs.crates.clone());

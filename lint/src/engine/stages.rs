@@ -25,18 +25,21 @@ pub fn analyze_crates(
         config: cfg,
         eager_bodies: false,
         walk_every_fn: false,
+        exiting: false,
     };
     analyze_crates_with(root, crates, core, files, sources)
 }
 
 /// What the core is given besides the crates and files: the config, whether every fn
-/// body is lowered with its file ([`Options::eager_bodies`]) and whether every fn is
-/// walked into the call graph ([`Options::walk_every_fn`]).
+/// body is lowered with its file ([`Options::eager_bodies`]), whether every fn is
+/// walked into the call graph ([`Options::walk_every_fn`]) and whether the process exits
+/// after this analysis ([`Options::exiting`]: its tables are then not freed).
 #[derive(Debug, Clone, Copy)]
 pub struct Core<'c> {
     pub config: &'c Config,
     pub eager_bodies: bool,
     pub walk_every_fn: bool,
+    pub exiting: bool,
 }
 
 /// [`analyze_crates`] with the core's options.
@@ -181,9 +184,15 @@ fn core(
     sort(&mut diags);
     // A file read by two crates reports its parse errors and missing modules once.
     diags.dedup();
-    free_aside((map.take_owned(), graph));
-    drop(map);
-    free_aside(parsed);
+    if opts.exiting {
+        // The process ends after rendering: freeing these is work the exit does for free.
+        std::mem::forget((map, graph));
+        std::mem::forget(parsed);
+    } else {
+        free_aside((map.take_owned(), graph));
+        drop(map);
+        free_aside(parsed);
+    }
     let config_levels = cfg
         .levels
         .iter()

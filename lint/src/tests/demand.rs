@@ -15,6 +15,7 @@ fn demand(src: &str) -> crate::Analysis {
         config: &config,
         eager_bodies: false,
         walk_every_fn: false,
+        exiting: false,
     };
     analyze_crates_with(root, crates, core, &files, sources)
 }

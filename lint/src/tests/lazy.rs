@@ -34,6 +34,7 @@ fn analyze(src: &str, eager_bodies: bool) -> crate::Analysis {
         config: &config,
         eager_bodies,
         walk_every_fn: false,
+        exiting: false,
     };
     let sources = SourceMap::new(Path::new(ROOT));
     analyze_crates_with(root, vec![spec("t", file)], core, &files, sources)

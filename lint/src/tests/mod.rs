@@ -43,6 +43,7 @@ fn both_walks(cfg: &Config, analyze: impl Fn(Core<'_>) -> crate::Analysis) -> cr
         config: cfg,
         eager_bodies: false,
         walk_every_fn,
+        exiting: false,
     };
     let (demand, every) = (analyze(core(false)), analyze(core(true)));
     assert_eq!(
