@@ -85,22 +85,21 @@ fn link<'a>(
     sources: &SourceMap,
     diags: &mut Vec<Diagnostic>,
 ) {
+    // Each net's diagnostic is made only when it catches: a span computed for every
+    // trait and impl would index every file.
     for p in supers {
-        let at = sources.span(p.span);
-        let subject = format!("the supertraits of `{}`", p.canon);
-        let what =
-            |c: &crate::net::Caught| c.diagnostic("resolving", &subject, "they are not known", at);
+        let what = |c: &crate::net::Caught| {
+            let subject = format!("the supertraits of `{}`", p.canon);
+            let at = sources.span(p.span);
+            c.diagnostic("resolving", &subject, "they are not known", at)
+        };
         crate::net::guard(diags, what, || resolve_supertraits(map, p));
     }
     for p in impls {
-        let at = sources.span(p.imp.span);
         let what = |c: &crate::net::Caught| {
-            c.diagnostic(
-                "resolving",
-                "an `impl` block",
-                "its methods are not analysed",
-                at,
-            )
+            let at = sources.span(p.imp.span);
+            let lost = "its methods are not analysed";
+            c.diagnostic("resolving", "an `impl` block", lost, at)
         };
         crate::net::guard(diags, what, || add_impl(map, p.module, p.imp));
     }
@@ -178,10 +177,18 @@ fn new_module(map: &mut DefMap<'_>, krate: usize, parent: Option<ModId>, path: S
         parent,
         path,
         items: NameMap::default(),
-        uses: Vec::new(),
+        uses: HashMap::default(),
         globs: Vec::new(),
     });
     (map.modules.len() - 1) as ModId
+}
+
+/// A `use` of module `md`: a glob, or a name it brings in.
+fn add_use<'a>(md: &mut ModuleData<'a>, u: &'a UseIr) {
+    match u.alias.as_deref() {
+        None => md.globs.push(u),
+        Some(name) => md.uses.entry(name).or_default().push(u),
+    }
 }
 
 fn define(map: &mut DefMap<'_>, m: ModId, name: &str, def: Def) {
@@ -221,8 +228,7 @@ fn collect_items<'a>(
                 define(map, m, &f.name, Def::Fn(id));
                 work.push((m, &f.nested));
             }
-            Item::Use(u) if u.alias.is_none() => map.modules[m as usize].globs.push(u.clone()),
-            Item::Use(u) => map.modules[m as usize].uses.push(u.clone()),
+            Item::Use(u) => add_use(&mut map.modules[m as usize], u),
             Item::Struct {
                 name,
                 fields,

@@ -59,14 +59,17 @@ pub struct CrateData {
 pub type NameMap<V> = HashMap<String, V, fnv::FnvBuildHasher>;
 
 #[derive(Debug)]
-pub struct ModuleData {
+pub struct ModuleData<'a> {
     pub krate: usize,
     pub parent: Option<ModId>,
     /// `crate_name::a::b`.
     pub path: String,
     pub items: NameMap<Vec<Def>>,
-    pub uses: Vec<UseIr>,
-    pub globs: Vec<UseIr>,
+    /// The `use`s that name something, by the name they bring in (each name's in the
+    /// order written): a name looked up through them is one hash, not a scan of every
+    /// `use` of the module, and no `use` is copied out of the item tree.
+    pub uses: HashMap<&'a str, Vec<&'a UseIr>, fnv::FnvBuildHasher>,
+    pub globs: Vec<&'a UseIr>,
 }
 
 /// How a fn is marked.
@@ -159,7 +162,7 @@ pub struct TypeData<'a> {
 #[derive(Debug, Default)]
 pub struct DefMap<'a> {
     pub crates: Vec<CrateData>,
-    pub modules: Vec<ModuleData>,
+    pub modules: Vec<ModuleData<'a>>,
     pub fns: Vec<FnData<'a>>,
     pub types: NameMap<TypeData<'a>>,
     /// Methods and associated fns by self type canonical path, then name.
@@ -203,7 +206,7 @@ impl DefMap<'_> {
     pub fn take_owned(&mut self) -> Box<dyn Send> {
         use std::mem::take;
         Box::new((
-            (take(&mut self.crates), take(&mut self.modules)),
+            (take(&mut self.crates), self.take_owned_modules()),
             (take(&mut self.methods), take(&mut self.trait_impls)),
             (take(&mut self.by_name), take(&mut self.traits_of)),
             (take(&mut self.blankets), take(&mut self.drops)),
@@ -212,6 +215,15 @@ impl DefMap<'_> {
             (take(&mut self.reach), take(&mut self.macro_origins)),
             self.take_owned_parts(),
         ))
+    }
+
+    /// The modules' owned parts (paths, items), moved out of them; what borrows (`use`s
+    /// by name, globs) is left to be freed with the map.
+    fn take_owned_modules(&mut self) -> Vec<(String, NameMap<Vec<Def>>)> {
+        let modules = self.modules.iter_mut();
+        modules
+            .map(|m| (std::mem::take(&mut m.path), std::mem::take(&mut m.items)))
+            .collect()
     }
 
     /// The owned parts of the tables that borrow (the fns' names, paths and types, the

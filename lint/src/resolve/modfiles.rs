@@ -45,7 +45,7 @@ impl ModuleFiles {
     /// Records module `child` of `parent` as loaded from `path`, unless refused.
     pub fn enter(
         &mut self,
-        modules: &[ModuleData],
+        modules: &[ModuleData<'_>],
         parent: ModId,
         child: ModId,
         path: &Path,

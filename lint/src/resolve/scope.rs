@@ -143,13 +143,13 @@ impl DefMap<'_> {
         if let Some(defs) = md.items.get(name) {
             return pick(defs, more);
         }
-        for u in md.uses.iter().filter(|u| u.alias.as_deref() == Some(name)) {
+        for &u in md.uses.get(name).into_iter().flatten() {
             if let Some(d) = self.resolve_use(m, u, v, depth + 1) {
                 return Some(d);
             }
         }
         let mut external: Option<Vec<String>> = None;
-        for g in &md.globs {
+        for &g in &md.globs {
             let target = match self.resolve_use(m, g, v, depth + 1) {
                 Some(Def::Mod(t)) => t,
                 Some(Def::Crate(c)) => self.crates[c].root,
@@ -231,7 +231,7 @@ impl DefMap<'_> {
         let segs: Vec<&str> = path.iter().map(String::as_str).collect();
         if let [name] = segs.as_slice() {
             let md = &self.modules[m as usize];
-            if let Some(u) = md.uses.iter().find(|u| u.alias.as_deref() == Some(name)) {
+            if let Some(u) = md.uses.get(name).and_then(|u| u.first()) {
                 return u.path.last().cloned();
             }
             return Some((*name).to_owned());
