@@ -16,6 +16,7 @@ use crate::paths;
 use line_index::{LineIndex, TextSize, WideEncoding};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// Index of a file in the [`SourceMap`].
 pub type FileId = u32;
@@ -34,36 +35,51 @@ pub struct SourceFile {
     pub path: PathBuf,
     pub display: PathBuf,
     pub text: String,
-    index: LineIndex,
+    /// Built on the first span into the file: most files of a run (a warm one, above all)
+    /// never have one, and indexing every file was a twentieth of a warm run.
+    index: OnceLock<LineIndex>,
+    lines: usize,
 }
 
 impl SourceFile {
     fn new(path: PathBuf, display: PathBuf, text: String) -> Self {
-        // Spans are `u32` offsets: a larger file is indexed (and spanned) to that size.
-        let index = LineIndex::new(&text[..floor_char(&text, u32::MAX as usize)]);
+        let indexed = &text[..indexed_len(&text)];
+        let lines = indexed.bytes().filter(|&b| b == b'\n').count() + 1;
         SourceFile {
             path,
             display,
             text,
-            index,
+            index: OnceLock::new(),
+            lines,
         }
+    }
+
+    fn index(&self) -> &LineIndex {
+        let index = || LineIndex::new(&self.text[..indexed_len(&self.text)]);
+        self.index.get_or_init(index)
     }
 
     /// 1-based line and 1-based column (in chars, as rustc counts them) of a byte offset
     /// (one past the end, or inside a char, counts as the end, or the start of that char).
     pub fn line_col(&self, byte: usize) -> (usize, usize) {
         let byte = floor_char(&self.text, byte.min(u32::MAX as usize));
-        let at = self.index.line_col(TextSize::new(byte as u32));
-        let wide = self.index.to_wide(WideEncoding::Utf32, at);
+        let index = self.index();
+        let at = index.line_col(TextSize::new(byte as u32));
+        let wide = index.to_wide(WideEncoding::Utf32, at);
         let (line, col) = wide.map_or((at.line, at.col), |w| (w.line, w.col));
         (line as usize + 1, col as usize + 1)
     }
 
-    /// Number of lines (for statistics).
+    /// Number of lines (for statistics): of the indexed text, as its line index counts them.
     pub fn lines(&self) -> usize {
-        let end = floor_char(&self.text, u32::MAX as usize);
-        self.index.line_col(TextSize::new(end as u32)).line as usize + 1
+        self.lines
     }
+}
+
+/// How much of `text` is indexed (and spanned): spans are `u32` offsets, so a larger file
+/// is indexed to that size.
+fn indexed_len(text: &str) -> usize {
+    floor_char(text, u32::MAX as usize)
 }
 
 /// The largest char boundary of `text` at or before `at`.
@@ -74,6 +90,10 @@ fn floor_char(text: &str, at: usize) -> usize {
     }
     at
 }
+
+/// A file read and indexed, to be added to a [`SourceMap`] ([`SourceMap::prepare`]).
+#[derive(Debug)]
+pub struct ReadFile(SourceFile);
 
 /// All files the lint read, addressed by [`FileId`] or by their printed path.
 #[derive(Debug, Clone, Default)]
@@ -149,11 +169,28 @@ impl SourceMap {
         if let Some(&id) = self.by_path.get(&path) {
             return id;
         }
+        let file = self.prepare(path, text);
+        self.insert(file)
+    }
+
+    /// `path` with its text `text`, its printed path and its line index, not added yet:
+    /// the slow part of [`SourceMap::add`] (the index reads the whole text), which
+    /// threads can do in parallel through `&self`; [`SourceMap::insert`] adds it.
+    pub fn prepare(&self, path: PathBuf, text: String) -> ReadFile {
         let display = self.display(&path);
+        ReadFile(SourceFile::new(path, display, text))
+    }
+
+    /// Adds a prepared file; returns its id (the id it has already when it was added).
+    pub fn insert(&mut self, file: ReadFile) -> FileId {
+        let ReadFile(file) = file;
+        if let Some(&id) = self.by_path.get(&file.path) {
+            return id;
+        }
         let id = self.files.len() as FileId;
-        self.by_display.insert(display.clone(), id);
-        self.by_path.insert(path.clone(), id);
-        self.files.push(SourceFile::new(path, display, text));
+        self.by_display.insert(file.display.clone(), id);
+        self.by_path.insert(file.path.clone(), id);
+        self.files.push(file);
         id
     }
 
@@ -164,11 +201,26 @@ impl SourceMap {
 
     /// Reads `path` through `files` and adds it (once: a file already here is not read again).
     pub fn load(&mut self, files: &dyn Loader, path: &Path) -> std::io::Result<FileId> {
+        match self.read(files, path) {
+            Ok(Ok(id)) => Ok(id),
+            Ok(Err(file)) => Ok(self.insert(file)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`SourceMap::load`] through `&self`: the id of `path` when it is here already, else
+    /// the file read through `files` and [prepared](SourceMap::prepare), for the caller to
+    /// [insert](SourceMap::insert).
+    pub fn read(
+        &self,
+        files: &dyn Loader,
+        path: &Path,
+    ) -> std::io::Result<Result<FileId, ReadFile>> {
         if let Some(&id) = self.by_path.get(path) {
-            return Ok(id);
+            return Ok(Ok(id));
         }
         let text = files.read(path)?;
-        Ok(self.add(path.to_path_buf(), text))
+        Ok(Err(self.prepare(path.to_path_buf(), text)))
     }
 
     pub fn file(&self, id: FileId) -> &SourceFile {
@@ -241,5 +293,14 @@ mod tests {
         assert_eq!(f.lines(), 3);
         assert_eq!(f.display, PathBuf::from("src/lib.rs"));
         assert!(map.text(Path::new("src/lib.rs")).is_some());
+        // As the line index counts them (`\r\n` ends a line at its `\n`, a last line
+        // without one is a line).
+        for text in ["", "a", "a\n", "a\r\nb", "\n\n\u{e9}\n x"] {
+            let id = map.add(format!("/w/src/{}.rs", text.len()).into(), text.into());
+            let f = map.file(id);
+            let end = TextSize::new(text.len() as u32);
+            let counted = LineIndex::new(text).line_col(end).line as usize + 1;
+            assert_eq!((text, f.lines()), (text, counted));
+        }
     }
 }
