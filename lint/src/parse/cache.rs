@@ -165,7 +165,7 @@ mod tests {
         let bodies = [(7, 55), (65, 76)];
         let body = |file, (lo, hi)| LazyBody {
             span: SpanIr { file, lo, hi },
-            mod_dir: "/w/src".into(),
+            mod_dir: Path::new("/w/src").into(),
             macros: Vec::new(),
         };
         let lowered = |sources: &SourceMap, file, at| {

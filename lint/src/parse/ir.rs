@@ -285,8 +285,11 @@ pub enum Body {
 pub struct LazyBody {
     /// The body, braces included.
     pub span: SpanIr,
-    /// The directory of the module holding the fn (for the statement macros' `mod x;`).
-    pub mod_dir: std::path::PathBuf,
+    /// The directory of the module holding the fn (for the statement macros' `mod x;`):
+    /// one allocation shared by the bodies of a module, also when read back from a cache
+    /// ([`shared_dir`]).
+    #[serde(with = "shared_dir")]
+    pub mod_dir: std::sync::Arc<std::path::Path>,
     /// The last segment of every `name!` invoked in the body, at any depth, sorted and
     /// deduplicated: a body invoking a `macro_rules!` name is lowered before expansion.
     pub macros: Vec<String>,
@@ -394,4 +397,48 @@ pub enum Expr {
     Escape,
     /// Anything else: its sub-expressions in order, of unknown type.
     Other(Vec<Expr>),
+}
+
+/// A directory shared by many values (every lazy body of a module holds its module's):
+/// stored as the path's text, read back as the one `Arc` of the last directory this thread
+/// read when it is the same (bodies are read file by file), so that a cached file's bodies
+/// do not allocate and validate a path each (a twentieth of a warm run).
+mod shared_dir {
+    use serde::de::{self, Deserializer, Visitor};
+    use serde::{Serialize, Serializer};
+    use std::cell::RefCell;
+    use std::path::{Path, PathBuf};
+    use std::sync::Arc;
+
+    thread_local! {
+        static LAST: RefCell<Option<Arc<Path>>> = const { RefCell::new(None) };
+    }
+
+    pub fn serialize<S: Serializer>(dir: &Arc<Path>, s: S) -> Result<S::Ok, S::Error> {
+        dir.as_ref().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<Path>, D::Error> {
+        d.deserialize_str(Dir)
+    }
+
+    /// The shared `Arc` of `text`.
+    fn shared(text: &str) -> Arc<Path> {
+        LAST.with_borrow_mut(|last| match last {
+            Some(dir) if dir.as_os_str() == text => dir.clone(),
+            _ => last.insert(Arc::from(PathBuf::from(text))).clone(),
+        })
+    }
+
+    struct Dir;
+
+    impl Visitor<'_> for Dir {
+        type Value = Arc<Path>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a directory")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Arc<Path>, E> {
+            Ok(shared(v))
+        }
+    }
 }

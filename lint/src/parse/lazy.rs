@@ -24,7 +24,7 @@ use crate::source::SourceMap;
 use nosync_syntax::Escape;
 use proc_macro2::{Spacing, TokenStream, TokenTree};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::Path;
 
 /// A body replaced by `{}`: its byte range in the parsed text and the macros it invokes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub struct Recorded {
 #[derive(Debug)]
 pub struct Ranges {
     pub by_lo: HashMap<u32, Recorded>,
-    pub mod_dir: PathBuf,
+    pub mod_dir: std::sync::Arc<Path>,
 }
 
 /// Whether the tokens of a body (at any depth) can neither declare an item, carry an
@@ -202,8 +202,8 @@ fn lower_text(body: &LazyBody, text: &str) -> BodyLowering {
         file: body.span.file,
         offset: body.span.lo,
         cfg: &no_cfg,
-        mod_dir: body.mod_dir.clone(),
-        file_dir: body.mod_dir.clone(),
+        mod_dir: body.mod_dir.to_path_buf(),
+        file_dir: body.mod_dir.to_path_buf(),
         depth: 0,
         fixed: None,
         inner: Vec::new(),

@@ -370,7 +370,7 @@ fn parse_lazy(
     }
     let ranges = lazy::Ranges {
         by_lo,
-        mod_dir: job.mod_dir.clone(),
+        mod_dir: job.mod_dir.as_path().into(),
     };
     Some(lower_tree(job, id, &file, offset, cfg, Some(&ranges)))
 }
