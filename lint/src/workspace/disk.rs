@@ -28,7 +28,13 @@ pub struct Disk {
     registry: HashMap<String, Vec<(Version, PathBuf)>>,
     /// The host's target triple and `cfg`s, for `[target.'cfg(..)'.dependencies]`.
     host: Option<(String, Vec<Cfg>)>,
+    /// The workspace root manifest's `[patch]`: (source, package) → the replacement, as
+    /// declared in the root's directory.
+    patches: Patches,
 }
+
+/// `[patch.<source>]` entries by (source key, package name); see [`source_key`].
+type Patches = HashMap<(String, String), (PathBuf, DepDecl)>;
 
 impl Disk {
     /// Reads the workspace's `Cargo.lock` (if any), lists the local registry and asks
@@ -43,6 +49,7 @@ impl Disk {
             lock,
             registry,
             host: host_cfg(),
+            patches: read_patches(workspace_root),
         }
     }
 
@@ -57,8 +64,35 @@ impl Disk {
             .is_none_or(|(triple, cfgs)| p.matches(triple, cfgs))
     }
 
-    /// The manifest of the package `d` names, declared by a package in `from_dir`.
+    /// The manifest of the package `d` names, declared by a package in `from_dir`: the
+    /// root's `[patch]` for its source and name first, as cargo does.
     pub fn locate(&self, from_dir: &Path, d: &DepDecl) -> Option<PathBuf> {
+        match self.patch_for(d) {
+            Some((root, patch)) => self.locate_unpatched(root, patch),
+            None => self.locate_unpatched(from_dir, d),
+        }
+    }
+
+    /// The git source the package `d` names comes from (`None`: a path or registry
+    /// package), after the root's `[patch]`: the package's id follows it.
+    pub fn git_source<'d>(&'d self, d: &'d DepDecl) -> Option<&'d str> {
+        self.patch_for(d).map_or(d, |(_, p)| p).git.as_deref()
+    }
+
+    /// The `[patch]` entry that replaces `d`, if any (a path dependency is never patched).
+    fn patch_for(&self, d: &DepDecl) -> Option<(&Path, &DepDecl)> {
+        if d.path.is_some() || self.patches.is_empty() {
+            return None;
+        }
+        let source = d
+            .git
+            .as_deref()
+            .map_or_else(|| "crates-io".to_owned(), source_key);
+        let (root, patch) = self.patches.get(&(source, d.package.clone()))?;
+        Some((root.as_path(), patch))
+    }
+
+    fn locate_unpatched(&self, from_dir: &Path, d: &DepDecl) -> Option<PathBuf> {
         if let Some(path) = &d.path {
             let manifest = from_dir.join(path).join("Cargo.toml");
             return manifest
@@ -353,11 +387,13 @@ fn lib_target(
         .then(|| (lib_name, crate::paths::normalize(&root), kinds))
 }
 
+/// The `[features]` table, with the implicit feature of each optional dependency that no
+/// feature names as `dep:x` (`x = ["dep:x"]`), as `cargo metadata` lists them.
 fn features(table: &toml::Table) -> BTreeMap<String, Vec<String>> {
-    let Some(f) = table.get("features").and_then(|f| f.as_table()) else {
-        return BTreeMap::new();
-    };
-    f.iter()
+    let declared = table.get("features").and_then(|f| f.as_table());
+    let mut out: BTreeMap<String, Vec<String>> = declared
+        .into_iter()
+        .flatten()
         .map(|(k, v)| {
             let list = v.as_array().map(|a| {
                 a.iter()
@@ -366,7 +402,79 @@ fn features(table: &toml::Table) -> BTreeMap<String, Vec<String>> {
             });
             (k.clone(), list.unwrap_or_default())
         })
+        .collect();
+    let named = |key: &str| {
+        let dep = format!("dep:{key}");
+        out.values().flatten().any(|v| *v == dep)
+    };
+    let implicit: Vec<String> = optional_keys(table)
+        .into_iter()
+        .filter(|k| !named(k) && !out.contains_key(k))
+        .collect();
+    for key in implicit {
+        out.insert(key.clone(), vec![format!("dep:{key}")]);
+    }
+    out
+}
+
+/// The keys of the optional dependencies, of every platform (`[dependencies]`,
+/// `[build-dependencies]`, and their `[target.X.*]` tables).
+fn optional_keys(table: &toml::Table) -> Vec<String> {
+    const KINDS: [&str; 3] = ["dependencies", "build-dependencies", "build_dependencies"];
+    let targets = table.get("target").and_then(|t| t.as_table());
+    let scopes = std::iter::once(table).chain(
+        targets
+            .into_iter()
+            .flatten()
+            .filter_map(|(_, t)| t.as_table()),
+    );
+    let optional = |v: &toml::Value| v.get("optional").and_then(|o| o.as_bool()) == Some(true);
+    scopes
+        .flat_map(|t| KINDS.iter().filter_map(|k| t.get(*k)?.as_table()))
+        .flat_map(|deps| {
+            deps.iter()
+                .filter(|(_, v)| optional(v))
+                .map(|(k, _)| k.clone())
+        })
         .collect()
+}
+
+/// The `[patch]` tables of the manifest in `root` (unreadable or absent: none).
+/// Not read: `[patch]` in cargo's config files, `[replace]`, and a patch's version
+/// requirement (cargo leaves a patch whose version does not match unused, with a warning).
+fn read_patches(root: &Path) -> Patches {
+    let text = std::fs::read_to_string(root.join("Cargo.toml")).unwrap_or_default();
+    let table: toml::Table = text.parse().unwrap_or_default();
+    let Some(patch) = table.get("patch").and_then(|p| p.as_table()) else {
+        return Patches::new();
+    };
+    let mut out = Patches::new();
+    for (source, entries) in patch {
+        let key = match source.as_str() {
+            "crates-io" => "crates-io".to_owned(),
+            url => source_key(url),
+        };
+        for (name, v) in entries.as_table().into_iter().flatten() {
+            if let Some(decl) = dep_decl(name, v) {
+                let package = decl.package.clone();
+                out.insert((key.clone(), package), (root.to_path_buf(), decl));
+            }
+        }
+    }
+    out
+}
+
+/// A git source as `[patch]` keys and dependencies compare it: without the `git+` of a
+/// dependency's source, its `?rev=..` or `#commit`, a trailing `/` or `.git`, in lower
+/// case (cargo canonicalises GitHub URLs so).
+fn source_key(url: &str) -> String {
+    let url = url.strip_prefix("git+").unwrap_or(url);
+    let url = url
+        .split(['?', '#'])
+        .next()
+        .unwrap_or(url)
+        .trim_end_matches('/');
+    url.strip_suffix(".git").unwrap_or(url).to_ascii_lowercase()
 }
 
 /// Normal dependencies, including `[target.X.dependencies]` that apply to the host.
@@ -427,6 +535,33 @@ fn dep_decl(key: &str, v: &toml::Value) -> Option<DepDecl> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn optional_dependencies_have_implicit_features_unless_named_with_dep() {
+        let table: toml::Table = r#"
+            [features]
+            cuda = ["cudarc", "dep:kernels", "ug?/cuda"]
+            [dependencies]
+            cudarc = { version = "0.19", optional = true }
+            kernels = { path = "k", optional = true }
+            ug = { path = "ug", optional = true }
+            [target.'cfg(windows)'.dependencies]
+            winapi = { version = "0.3", optional = true }
+        "#
+        .parse()
+        .unwrap();
+        let f = features(&table);
+        let shown: Vec<String> = f.iter().map(|(k, v)| format!("{k}={v:?}")).collect();
+        assert_eq!(
+            shown,
+            [
+                r#"cuda=["cudarc", "dep:kernels", "ug?/cuda"]"#,
+                r#"cudarc=["dep:cudarc"]"#,
+                r#"ug=["dep:ug"]"#,
+                r#"winapi=["dep:winapi"]"#,
+            ]
+        );
+    }
 
     #[test]
     fn registry_directories_split_at_the_version() {

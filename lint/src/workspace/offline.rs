@@ -7,7 +7,9 @@
 //! applies them: the defaults unless `--no-default-features`, `--features` (also
 //! `pkg/feat`) and `--all-features` on the selected members, then every feature's
 //! implications, `dep:` and implicit optional-dependency features, `dep/feat` and weak
-//! `dep?/feat`, and each dependency's `features = [..]` and `default-features`.
+//! `dep?/feat` (which, as in `cargo metadata`'s graph, brings its dependency into the
+//! graph without naming it among the package's features), and each dependency's
+//! `features = [..]` and `default-features`.
 //! Dependencies are found on disk: the `Cargo.lock`'s version when there is one, else the
 //! highest version in the local registry that satisfies the requirement; path
 //! dependencies in place; git dependencies in cargo's checkouts. The result is a
@@ -308,6 +310,10 @@ impl<'d> Resolver<'d> {
         } else if let Some((key, feat)) = v.split_once('/') {
             match key.strip_suffix('?') {
                 Some(weak) => {
+                    // `cargo metadata`'s graph has the dependency, though no feature of
+                    // `n` names it (its dependency resolver reads `x?/feat` as `x/feat`,
+                    // rust-lang/cargo#10801): so has the fallback's.
+                    self.enable_key(n, weak);
                     self.weak.push((n, weak.to_owned(), feat.to_owned()));
                     self.apply_weak(n);
                 }
@@ -385,7 +391,8 @@ impl<'d> Resolver<'d> {
             }
             return Some(self.add(unparsed_node(d)));
         };
-        let t = self.add(loaded.into_node(d.git.as_deref(), self.disk.cargo_home()));
+        let git = self.disk.git_source(d);
+        let t = self.add(loaded.into_node(git, self.disk.cargo_home()));
         self.start(t);
         Some(t)
     }

@@ -154,10 +154,22 @@ fn all_features_enable_every_optional_dependency_and_weak_features_follow() {
     assert!(report.missing.is_empty(), "{report:?}");
 }
 
+/// As `cargo metadata` (cargo 1.9x) prints it: its resolve graph comes from the dependency
+/// resolver, which reads `x?/feat` as `x/feat` (rust-lang/cargo#10801, #15784), so the
+/// dependency is in the graph with `feat`, though the package's features do not name
+/// it (checked with cargo on a path dependency: `app: ["extra"] | ["helper"]`, `helper:
+/// ["fast"]`).
 #[test]
-fn a_weak_feature_does_not_enable_its_dependency() {
+fn a_weak_feature_puts_its_dependency_in_the_graph_as_cargo_metadata_does() {
     let (lines, _) = resolve("weak", req(&["extra"], false, true), None);
-    assert_eq!(lines, ["app 0.1.0: extra | gpu", "gpu-lib 0.2.0:  | "]);
+    assert_eq!(
+        lines,
+        [
+            "app 0.1.0: extra | gpu,helper",
+            "gpu-lib 0.2.0:  | ",
+            "helper 1.2.0: fast | "
+        ]
+    );
 }
 
 #[test]
@@ -267,5 +279,55 @@ fn a_stale_lock_file_gets_cargo_s_online_answer() {
         serde_json::to_value(&offline).unwrap(),
         serde_json::to_value(&online).unwrap()
     );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_patch_in_the_root_manifest_replaces_a_git_dependency() {
+    let dir = std::env::temp_dir().join(format!("nosync-offline-{}-patch", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    let write = |p: &str, text: &str| {
+        let p = dir.join(p);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    };
+    write(
+        "app/Cargo.toml",
+        r#"[package]
+name = "app"
+version = "0.1.0"
+edition = "2021"
+
+[workspace]
+
+[dependencies]
+gpu = { git = "https://example.com/Org/gpu.git", rev = "0123abc", package = "gpu-core" }
+
+[patch."https://example.com/org/gpu"]
+gpu-core = { path = "../local/gpu-core" }
+"#,
+    );
+    write("app/src/lib.rs", "");
+    write(
+        "local/gpu-core/Cargo.toml",
+        "[package]\nname = \"gpu-core\"\nversion = \"0.3.0\"\n",
+    );
+    write("local/gpu-core/src/lib.rs", "");
+    let app = dir.join("app");
+    let m = MetadataCommand::new()
+        .manifest_path(app.join("Cargo.toml"))
+        .no_deps()
+        .exec()
+        .unwrap();
+    let disk = disk::Disk::scan(&app, dir.join("home"));
+    let (m, report) = offline::resolve(m, &req(&[], false, false), &disk).unwrap();
+    let gpu = m.packages.iter().find(|p| p.name.as_str() == "gpu-core");
+    let gpu = gpu.expect("the patched package is in the graph");
+    let local = crate::paths::normalize(&dir.join("local/gpu-core"));
+    assert_eq!(
+        gpu.id.repr,
+        format!("path+file://{}#0.3.0", local.display())
+    );
+    assert!(report.missing.is_empty(), "{:?}", report.missing);
     let _ = fs::remove_dir_all(&dir);
 }
