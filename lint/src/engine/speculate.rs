@@ -55,9 +55,9 @@ impl Running {
         let (send, offline) = std::sync::mpsc::channel();
         let guess_and_run = move || {
             let start = Instant::now();
-            let guessed = workspace::guess(&opts.workspace);
+            let mut guessed = workspace::guess(&opts.workspace);
             // Sent first: a failing cargo waits for it (a send to no receiver is moot).
-            let _ = send.send(guessed.as_ref().and_then(|(_, o)| o.clone()));
+            let _ = send.send(guessed.as_mut().and_then(|(_, o)| o.take()));
             let inputs = Inputs::of(&guessed?.0);
             let guess_time = start.elapsed();
             let ran = edge::run(&inputs, &opts, true, None);

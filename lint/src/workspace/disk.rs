@@ -13,10 +13,13 @@ const CRATES_IO: &str = "registry+https://github.com/rust-lang/crates.io-index";
 
 /// A `[[package]]` of `Cargo.lock`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Locked {
-    name: String,
-    version: Version,
-    source: Option<String>,
+pub struct Locked {
+    pub name: String,
+    pub version: Version,
+    pub source: Option<String>,
+    /// Its `dependencies` as the lock file writes them: `name`, `name version` or
+    /// `name version (source)`.
+    pub deps: Vec<String>,
 }
 
 /// Where dependencies' sources may already be.
@@ -24,8 +27,14 @@ struct Locked {
 pub struct Disk {
     cargo_home: PathBuf,
     lock: Vec<Locked>,
-    /// Unpacked registry crates: name → (version, directory).
-    registry: HashMap<String, Vec<(Version, PathBuf)>>,
+    /// Whether every `[[package]]` of the lock file was read (a name, a version, string
+    /// dependencies): what the guess's restricted resolution requires.
+    lock_complete: bool,
+    /// The unpacked registries (`registry/src/<index>/`), in order.
+    indices: Vec<PathBuf>,
+    /// Their crates: name → (version, directory), listed the first time a version is
+    /// looked for by requirement (a locked version is looked up by directory name).
+    registry: std::sync::OnceLock<HashMap<String, Vec<(Version, PathBuf)>>>,
     /// The host's target triple and `cfg`s, for `[target.'cfg(..)'.dependencies]`.
     host: Option<(String, Vec<Cfg>)>,
     /// The workspace root manifest's `[patch]`: (source, package) → the replacement, as
@@ -40,14 +49,16 @@ impl Disk {
     /// Reads the workspace's `Cargo.lock` (if any), lists the local registry and asks
     /// rustc for the host's cfgs.
     pub fn scan(workspace_root: &Path, cargo_home: PathBuf) -> Disk {
-        let lock = std::fs::read_to_string(workspace_root.join("Cargo.lock"))
+        let (lock, lock_complete) = std::fs::read_to_string(workspace_root.join("Cargo.lock"))
             .map(|t| parse_lock(&t))
             .unwrap_or_default();
-        let registry = list_registry(&cargo_home.join("registry/src"));
+        let indices = read_dirs(&cargo_home.join("registry/src"));
         Disk {
             cargo_home,
             lock,
-            registry,
+            lock_complete,
+            indices,
+            registry: std::sync::OnceLock::new(),
             host: host_cfg(),
             patches: read_patches(workspace_root),
         }
@@ -55,6 +66,27 @@ impl Disk {
 
     pub fn cargo_home(&self) -> &Path {
         &self.cargo_home
+    }
+
+    /// The lock file's packages, when it was read whole.
+    pub fn lock(&self) -> Option<&[Locked]> {
+        (self.lock_complete && !self.lock.is_empty()).then_some(self.lock.as_slice())
+    }
+
+    /// The unpacked registry crate `name` `version`'s manifest, if it is on disk.
+    pub fn registry_manifest(&self, name: &str, version: &Version) -> Option<PathBuf> {
+        self.registry_dir(name, version)
+            .map(|d| d.join("Cargo.toml"))
+    }
+
+    /// `name` `version`'s directory in the first registry that has it (as
+    /// [`list_registry`] would find it: the directory is named `name-version`).
+    fn registry_dir(&self, name: &str, version: &Version) -> Option<PathBuf> {
+        let dir_name = format!("{name}-{version}");
+        self.indices
+            .iter()
+            .map(|index| index.join(&dir_name))
+            .find(|dir| dir.is_dir())
     }
 
     /// Whether a `[target.X.dependencies]` platform applies to the host (unknown host: yes).
@@ -112,20 +144,18 @@ impl Disk {
                     .is_some_and(|s| s.starts_with("registry+"))
             })
             .map(|l| l.version.clone());
-        let on_disk = self
-            .registry
-            .get(&d.package)
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        let pick = |v: &Version| on_disk.iter().find(|(have, _)| have == v);
         let chosen = match locked.max() {
-            Some(v) => pick(&v),
-            None => on_disk
-                .iter()
-                .filter(|(v, _)| d.req.matches(v))
-                .max_by(|a, b| a.0.cmp(&b.0)),
+            Some(v) => self.registry_dir(&d.package, &v),
+            None => {
+                let listed = self.registry.get_or_init(|| list_registry(&self.indices));
+                let on_disk = listed.get(&d.package).map(Vec::as_slice).unwrap_or(&[]);
+                let matching = on_disk.iter().filter(|(v, _)| d.req.matches(v));
+                matching
+                    .max_by(|a, b| a.0.cmp(&b.0))
+                    .map(|(_, dir)| dir.clone())
+            }
         };
-        chosen.map(|(_, dir)| dir.join("Cargo.toml"))
+        chosen.map(|dir| dir.join("Cargo.toml"))
     }
 
     /// A git dependency: the locked commit's checkout, else any checkout of the repository.
@@ -171,32 +201,41 @@ impl Disk {
     }
 }
 
-fn parse_lock(text: &str) -> Vec<Locked> {
+/// The lock file's packages, and whether each was read (none is left out).
+fn parse_lock(text: &str) -> (Vec<Locked>, bool) {
     let Ok(table) = toml::from_str::<toml::Table>(text) else {
-        return Vec::new();
+        return (Vec::new(), false);
     };
-    let packages = table
-        .get("package")
-        .and_then(|p| p.as_array())
-        .cloned()
-        .unwrap_or_default();
-    packages
-        .iter()
-        .filter_map(|p| {
-            Some(Locked {
-                name: p.get("name")?.as_str()?.to_owned(),
-                version: Version::parse(p.get("version")?.as_str()?).ok()?,
-                source: p.get("source").and_then(|s| s.as_str()).map(str::to_owned),
-            })
-        })
-        .collect()
+    let Some(packages) = table.get("package").and_then(|p| p.as_array()) else {
+        return (Vec::new(), false);
+    };
+    let locked: Vec<Locked> = packages.iter().filter_map(locked).collect();
+    let complete = locked.len() == packages.len();
+    (locked, complete)
+}
+
+fn locked(p: &toml::Value) -> Option<Locked> {
+    let deps = match p.get("dependencies") {
+        None => Vec::new(),
+        Some(d) => d
+            .as_array()?
+            .iter()
+            .map(|d| d.as_str().map(str::to_owned))
+            .collect::<Option<_>>()?,
+    };
+    Some(Locked {
+        name: p.get("name")?.as_str()?.to_owned(),
+        version: Version::parse(p.get("version")?.as_str()?).ok()?,
+        source: p.get("source").and_then(|s| s.as_str()).map(str::to_owned),
+        deps,
+    })
 }
 
 /// `registry/src/<index>/<name>-<version>/` directories, by name.
-fn list_registry(src: &Path) -> HashMap<String, Vec<(Version, PathBuf)>> {
+fn list_registry(indices: &[PathBuf]) -> HashMap<String, Vec<(Version, PathBuf)>> {
     let mut out: HashMap<String, Vec<(Version, PathBuf)>> = HashMap::new();
-    for index in read_dirs(src) {
-        for dir in read_dirs(&index) {
+    for index in indices {
+        for dir in read_dirs(index) {
             let file = dir
                 .file_name()
                 .unwrap_or_default()
@@ -222,11 +261,13 @@ fn read_dirs(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut dirs: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
+    // The entry's type without a `stat` each (4 000 entries in a registry), but a
+    // link's target's.
+    let is_dir = |e: &std::fs::DirEntry| match e.file_type() {
+        Ok(t) if !t.is_symlink() => t.is_dir(),
+        _ => e.path().is_dir(),
+    };
+    let mut dirs: Vec<PathBuf> = entries.flatten().filter(is_dir).map(|e| e.path()).collect();
     dirs.sort();
     dirs
 }
@@ -267,7 +308,7 @@ fn host_cfg() -> Option<(String, Vec<Cfg>)> {
 }
 
 /// A dependency's manifest, read for the fallback.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Manifest {
     path: PathBuf,
     name: String,
@@ -314,6 +355,11 @@ impl Manifest {
                 .map(str::to_owned),
             name,
         })
+    }
+
+    /// `package.repository`.
+    pub fn repository(&self) -> Option<&str> {
+        self.repository.as_deref()
     }
 
     /// The resolver's node, with the `cargo_metadata::Package` JSON it contributes.
@@ -580,7 +626,8 @@ mod tests {
     #[test]
     fn lock_packages_are_read_with_their_sources() {
         let lock = "version = 4\n[[package]]\nname = \"a\"\nversion = \"1.2.3\"\nsource = \"registry+x\"\n\n[[package]]\nname = \"m\"\nversion = \"0.1.0\"\n";
-        let got = parse_lock(lock);
+        let (got, complete) = parse_lock(lock);
+        assert!(complete);
         assert_eq!(got.len(), 2);
         assert_eq!(got[0].source.as_deref(), Some("registry+x"));
         assert_eq!(got[1].version, Version::new(0, 1, 0));

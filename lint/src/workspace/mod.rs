@@ -29,6 +29,7 @@ mod disk;
 mod guess;
 mod inherit;
 pub mod offline;
+mod restrict;
 
 pub use guess::guess;
 
@@ -143,7 +144,7 @@ impl Overlap for () {
 
 /// The offline fallback's graph and account (`cargo metadata --no-deps`, the disk and the
 /// offline resolution), as [`guess`] made it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Offline {
     metadata: Metadata,
     report: offline::Report,
@@ -381,6 +382,18 @@ fn fallback(
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Metadata, offline::Report)> {
     let said = &e.0;
+    let (m, disk, req) = offline_start(opts, progress)?;
+    offline::resolve(m, &req, &disk).map_err(|err| {
+        anyhow::anyhow!("{err} (`cargo metadata` failed, so the lint resolved the workspace itself; cargo said: {said})")
+    })
+}
+
+/// What the offline resolution starts from: `cargo metadata --no-deps`, what is on disk,
+/// the features asked for.
+fn offline_start(
+    opts: &WorkspaceOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Metadata, disk::Disk, offline::FeatureRequest), CargoFailed> {
     let m = metadata(opts, Ask::NoDeps, progress)?;
     let disk = disk::Disk::scan(m.workspace_root.as_std_path(), cargo_home());
     let req = offline::FeatureRequest {
@@ -388,9 +401,7 @@ fn fallback(
         all_features: opts.all_features,
         no_default_features: opts.no_default_features,
     };
-    offline::resolve(m, &req, &disk).map_err(|err| {
-        anyhow::anyhow!("{err} (`cargo metadata` failed, so the lint resolved the workspace itself; cargo said: {said})")
-    })
+    Ok((m, disk, req))
 }
 
 fn cargo_home() -> PathBuf {
@@ -491,14 +502,8 @@ fn select(
     fallback: Option<(String, offline::Report)>,
 ) -> Selected {
     let ws = selection(&m, opts);
-    let kept: HashSet<&str> = ws
-        .crates
-        .iter()
-        .map(|c| c.origin.package_id.as_str())
-        .collect();
-    let members: HashSet<PackageId> = m.workspace_members.iter().cloned().collect();
-    m.packages
-        .retain(|p| members.contains(&p.id) || kept.contains(p.id.repr.as_str()));
+    let keep = kept(&m, &ws);
+    m.packages.retain(|p| keep.contains(p.id.repr.as_str()));
     m.resolve = None;
     Selected {
         crates: ws.crates,
@@ -506,6 +511,36 @@ fn select(
         metadata: m,
         fallback,
     }
+}
+
+/// [`select`], leaving `m` whole (the guess keeps the graph for the fallback): only the
+/// kept packages are copied.
+fn select_shared(m: &mut Metadata, opts: &WorkspaceOptions) -> Selected {
+    let ws = selection(m, opts);
+    let keep = kept(m, &ws);
+    let packages = m
+        .packages
+        .iter()
+        .filter(|p| keep.contains(p.id.repr.as_str()));
+    let packages: Vec<Package> = packages.cloned().collect();
+    // The rest of the metadata is small: copied without the packages and the graph.
+    let (all, resolve) = (std::mem::take(&mut m.packages), m.resolve.take());
+    let mut metadata = m.clone();
+    (m.packages, m.resolve) = (all, resolve);
+    metadata.packages = packages;
+    Selected {
+        crates: ws.crates,
+        config_tables: ws.config_tables,
+        metadata,
+        fallback: None,
+    }
+}
+
+/// The ids of the packages whose metadata a selection keeps: the members and the analysed.
+fn kept(m: &Metadata, ws: &Workspace) -> HashSet<String> {
+    let members = m.workspace_members.iter().map(|p| p.repr.clone());
+    let analysed = ws.crates.iter().map(|c| c.origin.package_id.clone());
+    members.chain(analysed).collect()
 }
 
 fn selection(m: &Metadata, opts: &WorkspaceOptions) -> Workspace {
@@ -580,17 +615,27 @@ fn dep_graph(m: &Metadata) -> HashMap<PackageId, Vec<(String, PackageId)>> {
 /// traits (`ComputeClient::read` dispatches to `CudaServer`), so they are analysed too.
 fn same_repository(m: &Metadata, gpu: &HashSet<PackageId>) -> Vec<PackageId> {
     let repo = |p: &Package| p.repository.as_deref().and_then(repository_key);
-    let gpu_repos: HashSet<String> = m
-        .packages
-        .iter()
-        .filter(|p| gpu.contains(&p.id) && !BUILTIN_CRATES.contains(&p.name.as_str()))
-        .filter_map(repo)
-        .collect();
+    let gpu_repos = repositories(m, gpu);
     m.packages
         .iter()
         .filter(|p| !gpu.contains(&p.id) && repo(p).is_some_and(|r| gpu_repos.contains(&r)))
         .map(|p| p.id.clone())
         .collect()
+}
+
+/// The repositories of the GPU-dependent packages `gpu` (the built-in crates' aside).
+fn repositories(m: &Metadata, gpu: &HashSet<PackageId>) -> HashSet<String> {
+    m.packages
+        .iter()
+        .filter(|p| gpu.contains(&p.id) && !BUILTIN_CRATES.contains(&p.name.as_str()))
+        .filter_map(|p| p.repository.as_deref().and_then(repository_key))
+        .collect()
+}
+
+/// The repositories whose packages [`same_repository`] selects in `m`.
+fn gpu_repositories(m: &Metadata) -> HashSet<String> {
+    let by_id: HashMap<&PackageId, &Package> = m.packages.iter().map(|p| (&p.id, p)).collect();
+    repositories(m, &gpu_dependent(m, &dep_graph(m), &by_id))
 }
 
 /// `https://github.com/tracel-ai/cubecl/tree/main/crates/x` → `github.com/tracel-ai/cubecl`.

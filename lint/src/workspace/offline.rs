@@ -16,6 +16,7 @@
 //! [`Metadata`] with a resolve graph, so selection works exactly as after a full run.
 
 use super::disk::{Disk, Manifest};
+use super::restrict::Relevant;
 use anyhow::{Result, bail};
 use cargo_metadata::semver::{Version, VersionReq};
 use cargo_metadata::{DependencyKind, Metadata, Package};
@@ -93,7 +94,15 @@ enum Act {
 
 struct Resolver<'d> {
     disk: &'d Disk,
+    /// The packages whose dependencies are followed (all when `None`).
+    only: Option<&'d Relevant>,
+    /// Manifests already read, by path (`None`: unreadable).
+    manifests: Manifests,
+    /// Why the restriction to `only` cannot be exact (a node the lock file lacks).
+    broken: Option<String>,
     nodes: Vec<Node>,
+    /// Per node: whether its dependencies are followed.
+    expanded: Vec<bool>,
     by_manifest: HashMap<PathBuf, usize>,
     enabled: Vec<BTreeSet<String>>,
     /// Per node: enabled dependency (index into its `deps`) → the node it leads to.
@@ -104,11 +113,42 @@ struct Resolver<'d> {
 }
 
 /// Rebuilds `m` (from `cargo metadata --no-deps`) into metadata with a resolve graph.
-pub fn resolve(mut m: Metadata, req: &FeatureRequest, disk: &Disk) -> Result<(Metadata, Report)> {
-    let mut r = Resolver::new(disk);
+pub fn resolve(m: Metadata, req: &FeatureRequest, disk: &Disk) -> Result<(Metadata, Report)> {
+    let r = resolve_with(m, req, disk, None, &mut Manifests::new())?;
+    Ok((r.metadata, r.report))
+}
+
+/// Manifests read by a resolution, by path, for the next one to reuse.
+pub type Manifests = HashMap<PathBuf, Option<Manifest>>;
+
+/// What [`resolve_with`] made.
+pub struct Resolved {
+    pub metadata: Metadata,
+    pub report: Report,
+    /// Set when the resolution was restricted and the restriction cannot be exact.
+    pub broken: Option<String>,
+}
+
+/// [`resolve`], following the dependencies of `only`'s packages only when it is given
+/// (the others are read, for their lib target and `repository`, but are leaves), and
+/// reusing and filling `manifests`.
+pub fn resolve_with(
+    mut m: Metadata,
+    req: &FeatureRequest,
+    disk: &Disk,
+    only: Option<&Relevant>,
+    manifests: &mut Manifests,
+) -> Result<Resolved> {
+    let mut r = Resolver::new(disk, only, std::mem::take(manifests));
     let members: Vec<&Package> = m.workspace_packages();
     for p in &members {
-        r.add(member_node(p, disk));
+        let node = member_node(p, disk);
+        if let Some(only) = only
+            && !only.locks(&node)
+        {
+            r.broken = Some(format!("member `{}` is not in the lock file", node.name));
+        }
+        r.add(node, true);
     }
     let selected: Vec<usize> = match m.root_package() {
         Some(root) => members
@@ -125,6 +165,8 @@ pub fn resolve(mut m: Metadata, req: &FeatureRequest, disk: &Disk) -> Result<(Me
     }
     r.run();
     let report = r.report(&names);
+    let broken = r.broken.take();
+    *manifests = std::mem::take(&mut r.manifests);
     let (packages, nodes) = r.into_metadata_parts()?;
     m.packages.extend(packages);
     // In cargo's order (by package id: name, version, then source), which selection keeps.
@@ -133,7 +175,11 @@ pub fn resolve(mut m: Metadata, req: &FeatureRequest, disk: &Disk) -> Result<(Me
     m.resolve = Some(serde_json::from_value(
         json!({ "nodes": nodes, "root": null }),
     )?);
-    Ok((m, report))
+    Ok(Resolved {
+        metadata: m,
+        report,
+        broken,
+    })
 }
 
 /// The command line's features on the selected members, checked as cargo checks them.
@@ -251,10 +297,14 @@ fn unparsed_node(d: &DepDecl) -> Node {
 }
 
 impl<'d> Resolver<'d> {
-    fn new(disk: &'d Disk) -> Self {
+    fn new(disk: &'d Disk, only: Option<&'d Relevant>, manifests: Manifests) -> Self {
         Resolver {
             disk,
+            only,
+            manifests,
+            broken: None,
             nodes: Vec::new(),
+            expanded: Vec::new(),
             by_manifest: HashMap::new(),
             enabled: Vec::new(),
             deps_on: Vec::new(),
@@ -264,10 +314,11 @@ impl<'d> Resolver<'d> {
         }
     }
 
-    fn add(&mut self, node: Node) -> usize {
+    fn add(&mut self, node: Node, expanded: bool) -> usize {
         let i = self.nodes.len();
         self.by_manifest.insert(node.manifest.clone(), i);
         self.nodes.push(node);
+        self.expanded.push(expanded);
         self.enabled.push(BTreeSet::new());
         self.deps_on.push(BTreeMap::new());
         i
@@ -351,7 +402,8 @@ impl<'d> Resolver<'d> {
     }
 
     fn dep(&mut self, n: usize, i: usize) {
-        if self.deps_on[n].contains_key(&i) {
+        // A leaf of a restricted resolution: its features are set, its dependencies unread.
+        if !self.expanded[n] || self.deps_on[n].contains_key(&i) {
             return;
         }
         let d = self.nodes[n].deps[i].clone();
@@ -384,17 +436,45 @@ impl<'d> Resolver<'d> {
         if let Some(&t) = self.by_manifest.get(&manifest) {
             return Some(t);
         }
-        let loaded = found.and_then(|m| Manifest::read(&m, self.disk));
+        let loaded = found.and_then(|m| self.read(m));
         let Some(loaded) = loaded else {
             if !builtin {
                 self.missing.insert(format!("{} {}", d.package, d.req));
             }
-            return Some(self.add(unparsed_node(d)));
+            return Some(self.add(unparsed_node(d), false));
         };
         let git = self.disk.git_source(d);
-        let t = self.add(loaded.into_node(git, self.disk.cargo_home()));
-        self.start(t);
+        let node = loaded.into_node(git, self.disk.cargo_home());
+        let expand = match self.only {
+            None => true,
+            Some(only) => {
+                if !only.locks(&node) && self.broken.is_none() {
+                    self.broken = Some(format!(
+                        "{} {} is not in the lock file",
+                        node.name, node.version
+                    ));
+                }
+                only.expands(&node)
+            }
+        };
+        let t = self.add(node, expand);
+        if expand {
+            self.start(t);
+        }
         Some(t)
+    }
+
+    /// The manifest at `path`, read once per resolution (and across those sharing the cache).
+    fn read(&mut self, path: PathBuf) -> Option<Manifest> {
+        let disk = self.disk;
+        if self.only.is_none() {
+            // The full resolution reads each manifest once: nothing to keep.
+            return Manifest::read(&path, disk);
+        }
+        self.manifests
+            .entry(path)
+            .or_insert_with_key(|p| Manifest::read(p, disk))
+            .clone()
     }
 
     fn report(&self, names: &[String]) -> Report {
@@ -452,11 +532,20 @@ impl<'d> Resolver<'d> {
                     )
                 })
                 .collect();
-            // As cargo lists them: by package (name, version), once each (a crate that is a
-            // normal and a build or dev dependency is one edge).
+            // As cargo lists them: by package (name, version, id), once each (a crate that
+            // is a normal and a build or dev dependency is one edge). By id, not by index:
+            // the order the nodes were found in differs between a full and a restricted
+            // resolution (`restrict`), the ids do not.
             let order = |(t, d): &(usize, Value)| {
                 let n = &self.nodes[*t];
-                (n.name.clone(), n.version.clone(), *t, d["name"].to_string())
+                let id = n.id.clone();
+                (
+                    n.name.clone(),
+                    n.version.clone(),
+                    id,
+                    *t,
+                    d["name"].to_string(),
+                )
             };
             deps.sort_by_key(order);
             deps.dedup_by(|a, b| a.0 == b.0 && a.1["name"] == b.1["name"]);
