@@ -233,6 +233,8 @@ fn assemble(
         unresolved: vec![Vec::new(); map.fns.len()],
         ..CallGraph::default()
     };
+    g.edges
+        .reserve_exact(walked.iter().flatten().map(|w| w.edges.len()).sum());
     for (f, w) in walked.into_iter().enumerate() {
         let Some(w) = w else { continue };
         if map.fns[f].ir.is_some() {
