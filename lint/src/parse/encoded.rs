@@ -139,12 +139,11 @@ mod tests {
         let span = SpanIr { file, lo: 4, hi: 9 };
         let path = PathIr {
             global: false,
-            segs: vec![Seg {
+            segs: Box::new([Seg {
                 name: "wait".into(),
                 generics: None,
-            }],
+            }]),
             qself: None,
-            qself_pos: 0,
         };
         let call = Expr::CallPath {
             path,

@@ -439,15 +439,16 @@ pub fn lower_path(p: &syn::Path) -> PathIr {
         global: p.leading_colon.is_some(),
         segs: p.segments.iter().map(lower_seg).collect(),
         qself: None,
-        qself_pos: 0,
     }
 }
 
 pub fn lower_qpath(q: Option<&syn::QSelf>, p: &syn::Path) -> PathIr {
     let mut out = lower_path(p);
     if let Some(q) = q {
-        out.qself = Some(Box::new(lower_type(&q.ty)));
-        out.qself_pos = q.position;
+        out.qself = Some(Box::new(QSelf {
+            ty: lower_type(&q.ty),
+            pos: q.position,
+        }));
     }
     out
 }

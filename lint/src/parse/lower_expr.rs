@@ -29,7 +29,7 @@ impl Lower<'_> {
                     p => (pat_ident(p), None),
                 };
                 let pat = name.is_none().then(|| Box::new(lower_pat(&l.pat, 0)));
-                out.push(Stmt::Let {
+                out.push(Stmt::Let(Box::new(LetStmt {
                     name,
                     pat,
                     ty,
@@ -40,7 +40,7 @@ impl Lower<'_> {
                         .and_then(|i| i.diverge.as_ref())
                         .map(|(_, e)| self.boxed(e)),
                     span: self.sp(l.span()),
-                });
+                })));
             }
             syn::Stmt::Local(_) => {}
             syn::Stmt::Item(item) => {
@@ -144,7 +144,7 @@ impl Lower<'_> {
             E::Yield(y) => self.exprs(y.expr.iter().map(|b| &**b)),
             E::Let(l) => {
                 return Expr::Let {
-                    pat: lower_pat(&l.pat, 0),
+                    pat: Box::new(lower_pat(&l.pat, 0)),
                     expr: self.boxed(&l.expr),
                 };
             }

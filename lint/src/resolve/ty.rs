@@ -152,7 +152,7 @@ impl DefMap<'_> {
 
     fn resolve_type_path(&self, m: ModId, p: &PathIr, cx: &TyCx<'_>, d: usize) -> Ty {
         if let Some(q) = &p.qself {
-            return self.qualified_projection(m, q, p, cx, d);
+            return self.qualified_projection(m, &q.ty, p, cx, d);
         }
         let names = p.names();
         if let Some((first, rest)) = names.split_first()
@@ -216,12 +216,13 @@ impl DefMap<'_> {
     ) -> Ty {
         let names = p.names();
         let base = self.resolve_ty_in(m, q, cx, d);
-        let trait_ = match self.resolve_path(m, &names[..p.qself_pos.min(names.len())], p.global) {
+        let trait_ = match self.resolve_path(m, &names[..p.qself_pos().min(names.len())], p.global)
+        {
             Some(Def::Trait(t)) => Some(t),
-            _ if p.qself_pos == 0 => None,
+            _ if p.qself_pos() == 0 => None,
             _ => return Ty::Unknown,
         };
-        let Some((first, rest)) = names.get(p.qself_pos..).and_then(|r| r.split_first()) else {
+        let Some((first, rest)) = names.get(p.qself_pos()..).and_then(|r| r.split_first()) else {
             return Ty::Unknown;
         };
         let mut ty = self.project(&base, trait_.as_deref(), first, cx, d);

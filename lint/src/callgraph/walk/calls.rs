@@ -35,7 +35,7 @@ impl Walker<'_, '_> {
             return self.call_fn(f, tags::edge(How::Path, WRITTEN), None, args, span, 0);
         }
         if let Some(q) = &path.qself {
-            return self.call_qualified(q, path, args, span);
+            return self.call_qualified(&q.ty, path, args, span);
         }
         if let [first, method] = names.as_slice()
             && let Some(recv) = self.type_param_or_self(first)
@@ -130,7 +130,7 @@ impl Walker<'_, '_> {
         let method = path.last_name();
         let trait_ = self.map.resolve_path(
             self.module,
-            &names[..path.qself_pos.min(names.len())],
+            &names[..path.qself_pos().min(names.len())],
             path.global,
         );
         // A trait outside the analysed crates is matched by canonical path

@@ -215,14 +215,15 @@ impl Walker<'_, '_> {
         let mut last = unknown();
         for s in &b.stmts {
             last = match s {
-                Stmt::Let {
-                    name,
-                    pat,
-                    ty,
-                    init,
-                    diverge,
-                    span,
-                } => {
+                Stmt::Let(l) => {
+                    let crate::parse::ir::LetStmt {
+                        name,
+                        pat,
+                        ty,
+                        init,
+                        diverge,
+                        span,
+                    } = &**l;
                     let typed = self.let_stmt(ty.as_ref(), init.as_deref(), diverge.as_deref());
                     match (name, pat) {
                         (Some(n), _) => {
