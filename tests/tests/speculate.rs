@@ -67,6 +67,34 @@ fn speculation_changes_no_output_and_is_confirmed_on_every_fixture() {
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 }
 
+/// As the CLI runs it, a guess not made when cargo answers is dropped
+/// (`Options::drop_late_guess`): which of the two comes first is the machine's, so the
+/// verdict is either, and the output is the same as without speculation.
+#[test]
+fn with_a_late_guess_dropped_the_output_is_the_same_on_every_fixture() {
+    let fixtures = nosync_tests::fixture::selected().unwrap_or_else(|e| panic!("{e}"));
+    let mut failed = Vec::new();
+    for f in &fixtures {
+        let args = f.lint_args().unwrap_or_else(|e| panic!("{e}"));
+        let mut opts = nosync_lint::options_from_args(&args).unwrap_or_else(|e| panic!("{e}"));
+        let (plain, _) = output(analyze(&opts, false));
+        opts.drop_late_guess = true;
+        let (speculated, verdict) = output(analyze(&opts, true));
+        if plain != speculated {
+            failed.push(format!(
+                "{}:\nplain: {plain:?}\nspeculated: {speculated:?}",
+                f.name
+            ));
+        }
+        let expected = [Some(Speculation::Confirmed), Some(Speculation::Late)];
+        if plain.is_ok() && !expected.contains(&verdict) {
+            failed.push(format!("{}: speculation {verdict:?}", f.name));
+        }
+    }
+    assert!(!fixtures.is_empty(), "no fixture compared");
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
 /// A workspace whose root package has a member with a feature: `cargo metadata
 /// --all-features` enables every member's features, the offline fallback only the root
 /// package's (its features rules are those of the selected packages; a difference of

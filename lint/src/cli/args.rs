@@ -92,6 +92,7 @@ impl Cli {
             eager_bodies: false,
             walk_every_fn: self.walk_every_fn,
             speculate: false,
+            drop_late_guess: false,
             exiting: false,
         }
     }

@@ -78,6 +78,7 @@ fn run_with(
     // Speculative analysis while cargo metadata runs, on unless `NOSYNC_LINT_SPECULATE=0`
     // (docs/performance.md).
     opts.speculate = std::env::var_os("NOSYNC_LINT_SPECULATE").is_none_or(|v| v != "0");
+    opts.drop_late_guess = true;
     opts.exiting = exiting;
     let mut analysis = match engine::analyze(&opts, &mut progress) {
         Ok(analysis) => analysis,
@@ -263,9 +264,14 @@ fn speculation(verdict: &engine::Speculation) -> String {
             "speculation confirmed (analysed while cargo metadata ran)".to_owned()
         }
         engine::Speculation::Rejected(what) => {
-            format!("speculation rejected (the guess differed from cargo: {what}; analysed again)")
+            format!(
+                "speculation rejected (the guess differed from cargo: {what}; its run called off, analysed again)"
+            )
         }
-        engine::Speculation::Unavailable => "speculation unavailable (no offline guess)".to_owned(),
+        engine::Speculation::Late => {
+            "speculation dropped (cargo answered before the guess was made)".to_owned()
+        }
+        engine::Speculation::Unavailable(why) => format!("speculation unavailable ({why})"),
     }
 }
 

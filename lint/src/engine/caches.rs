@@ -5,7 +5,8 @@
 
 use crate::source::{DiskLoader, Loader, LoweredCache};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -87,6 +88,8 @@ pub(super) struct CachingDisk {
     hold: bool,
     held: Mutex<Option<LoweredCache>>,
     written: Mutex<Option<JoinHandle<Duration>>>,
+    /// Set when the run is called off ([`Loader::cancelled`]).
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Loader for CachingDisk {
@@ -107,6 +110,12 @@ impl Loader for CachingDisk {
         }
         self.write_aside(cache);
     }
+
+    fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+    }
 }
 
 impl CachingDisk {
@@ -116,7 +125,14 @@ impl CachingDisk {
             hold,
             held: Mutex::new(None),
             written: Mutex::new(None),
+            cancel: None,
         }
+    }
+
+    /// The loader of a run that `cancel` calls off when set.
+    pub(super) fn cancelled_by(mut self, cancel: Option<Arc<AtomicBool>>) -> CachingDisk {
+        self.cancel = cancel;
+        self
     }
 
     fn write_aside(&self, cache: LoweredCache) {

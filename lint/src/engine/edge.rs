@@ -10,6 +10,8 @@ use crate::diagnostics::Diagnostic;
 use crate::source::{DiskLoader, LoweredCache, SharedCache, SourceMap};
 use crate::workspace::{CrateSpec, MetadataTable, Workspace};
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// Everything a run reads of the workspace stage's answer besides the options (which are
@@ -63,6 +65,18 @@ pub(super) fn run(
     hold: bool,
     ahead: Option<LoweredCache>,
 ) -> anyhow::Result<Ran> {
+    run_until(inputs, opts, hold, ahead, None)
+}
+
+/// [`run`], called off when `cancel` is set: the core stops at its next stage (what it
+/// lowered by then is held all the same), and the result is not an answer.
+pub(super) fn run_until(
+    inputs: &Inputs,
+    opts: &super::Options,
+    hold: bool,
+    ahead: Option<LoweredCache>,
+    cancel: Option<Arc<AtomicBool>>,
+) -> anyhow::Result<Ran> {
     let start = Instant::now();
     let (cfg, mut sources, config_diags) = load_config(inputs, opts)?;
     let config_time = start.elapsed();
@@ -87,7 +101,7 @@ pub(super) fn run(
         walk_every_fn: opts.walk_every_fn,
         exiting: opts.exiting,
     };
-    let loader = CachingDisk::new(slot, hold);
+    let loader = CachingDisk::new(slot, hold).cancelled_by(cancel);
     let (root, crates) = (inputs.root.clone(), inputs.crates.clone());
     let analysis = analyze_crates_with(root, crates, core, &loader, sources);
     Ok(Ran {

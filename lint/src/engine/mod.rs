@@ -37,6 +37,11 @@ pub struct Options {
     /// kept when cargo's selection is the same ([`Speculation`]); the CLI turns it on
     /// unless `NOSYNC_LINT_SPECULATE=0`. Off by default, so that a test runs one analysis.
     pub speculate: bool,
+    /// With [`Options::speculate`]: when cargo has answered before the guess is made, the
+    /// speculative run is dropped ([`Speculation::Late`]) instead of waited for, so that it
+    /// never delays the run on cargo's selection. The CLI turns it on; off by default, so
+    /// that a test's verdict does not depend on which of the two was faster.
+    pub drop_late_guess: bool,
     /// The process exits once the answer is rendered (the binary, [`crate::run_then_exit`]):
     /// the tables of the analysis are not freed but left to the exit (freeing them was about
     /// a tenth of a warm run's CPU, on the cores that render the answer). Off by default: a
@@ -125,13 +130,7 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
     let mut phases = vec![(metadata_phase, metadata_time)];
     let (ran, verdict) = match spec.running {
         Some(running) => {
-            let waited = Instant::now();
-            let guessed = running.finish();
-            phases.push(("speculation wait", waited.elapsed()));
-            if let Some(g) = &guessed {
-                phases.push(("speculation guess", g.guess_time));
-            }
-            let (ran, verdict) = speculate::settle(guessed, &inputs, opts)?;
+            let (ran, verdict) = speculate::settle(running, &inputs, opts, &mut phases)?;
             (ran, Some(verdict))
         }
         None => (edge::run(&inputs, opts, false, None)?, None),

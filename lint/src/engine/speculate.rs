@@ -17,7 +17,9 @@ use super::Options;
 use super::edge::{self, Inputs, Ran};
 use crate::workspace::{self, Offline, Overlap};
 use std::collections::HashSet;
-use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, TryRecvError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -26,46 +28,58 @@ use std::time::{Duration, Instant};
 pub enum Speculation {
     /// Cargo's selection was the guess: the speculative analysis is the answer.
     Confirmed,
-    /// It was not (what differed first): the crates were analysed again.
+    /// It was not (what differed first): the speculative run was called off at its next
+    /// stage and the crates were analysed again.
     Rejected(String),
-    /// No guess could be made, or its run failed (`cargo metadata --no-deps` or the
-    /// offline resolution failed, the `--config` file could not be read).
-    Unavailable,
+    /// The guess was not made when cargo answered ([`Options::drop_late_guess`]): the
+    /// speculative run was dropped before it started, the crates analysed on cargo's
+    /// selection at once.
+    Late,
+    /// No guess could be made (why), or its run failed (the `--config` file could not be
+    /// read).
+    Unavailable(String),
 }
 
 /// The guess and the run on it.
 #[derive(Debug)]
 pub(super) struct Guessed {
-    inputs: Inputs,
     ran: anyhow::Result<Ran>,
     /// How long the guess took (before its run started).
     pub guess_time: Duration,
 }
 
 /// The speculative analysis in progress, on a thread of its own (its core on a pool); it
-/// sends the fallback's graph as soon as the guess has it.
+/// sends the fallback's graph as soon as the guess has it, then the guess's inputs.
 pub(super) struct Running {
     handle: Option<JoinHandle<Option<Guessed>>>,
     offline: Option<Receiver<Option<Offline>>>,
+    /// The guess's inputs, or why there is none.
+    guess: Receiver<Result<Inputs, String>>,
+    /// Calls the run off: before it starts, or at its core's next stage.
+    cancel: Arc<AtomicBool>,
 }
 
 impl Running {
     pub fn start(opts: &Options) -> Running {
         let opts = opts.clone();
         let (send, offline) = std::sync::mpsc::channel();
+        let (send_guess, guess) = std::sync::mpsc::channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let called_off = Arc::clone(&cancel);
         let guess_and_run = move || {
             let start = Instant::now();
             let mut guessed = workspace::guess(&opts.workspace);
             // Sent first: a failing cargo waits for it (a send to no receiver is moot).
-            let _ = send.send(guessed.as_mut().and_then(|(_, o)| o.take()));
-            let inputs = Inputs::of(&guessed?.0);
+            let _ = send.send(guessed.as_mut().ok().and_then(|(_, o)| o.take()));
+            let inputs = guessed.map(|(ws, _)| Inputs::of(&ws));
+            let _ = send_guess.send(inputs.clone());
+            let inputs = inputs.ok()?;
             let guess_time = start.elapsed();
-            let ran = edge::run(&inputs, &opts, true, None);
-            Some(Guessed {
-                inputs,
-                ran,
-                guess_time,
-            })
+            if called_off.load(Ordering::Relaxed) {
+                return None;
+            }
+            let ran = edge::run_until(&inputs, &opts, true, None, Some(called_off));
+            Some(Guessed { ran, guess_time })
         };
         let handle = std::thread::Builder::new()
             .name("speculate".to_owned())
@@ -75,12 +89,33 @@ impl Running {
         Running {
             handle,
             offline: Some(offline),
+            guess,
+            cancel,
         }
     }
 
     /// The fallback's graph as the guess made it (waiting for the guess); once.
     pub fn offline(&mut self) -> Option<Offline> {
         self.offline.take()?.recv().ok().flatten()
+    }
+
+    /// The guess's inputs: waiting for them, or `None` when they are not there yet and
+    /// `wait` is off.
+    fn guess(&self, wait: bool) -> Option<Result<Inputs, String>> {
+        let gone = || Err("the speculative thread ended without a guess".to_owned());
+        if wait {
+            return Some(self.guess.recv().unwrap_or_else(|_| gone()));
+        }
+        match self.guess.try_recv() {
+            Ok(g) => Some(g),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => Some(gone()),
+        }
+    }
+
+    /// Calls the speculative run off (it stops before it starts or at its next stage).
+    fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
     }
 
     /// Waits for the guess and its analysis.
@@ -108,27 +143,52 @@ impl Overlap for Speculating<'_> {
 }
 
 /// The run whose result is the answer for cargo's selection `real`, and what became of
-/// the speculation.
+/// the speculation; `phases` gets how long this thread waited for the speculative run
+/// (`speculation wait`) and how long its guess took (`speculation guess`).
 pub(super) fn settle(
-    guessed: Option<Guessed>,
+    running: Running,
     real: &Inputs,
     opts: &Options,
+    phases: &mut Vec<(&'static str, Duration)>,
 ) -> anyhow::Result<(Ran, Speculation)> {
-    let Some(Guessed { inputs, ran, .. }) = guessed else {
-        return Ok((
-            edge::run(real, opts, false, None)?,
-            Speculation::Unavailable,
-        ));
+    let waited = Instant::now();
+    let Some(guess) = running.guess(!opts.drop_late_guess) else {
+        running.cancel();
+        phases.push(("speculation wait", waited.elapsed()));
+        let ran = edge::run(real, opts, false, None)?;
+        // It stops once its guess is made, without running on it.
+        drop(running.finish());
+        return Ok((ran, Speculation::Late));
     };
-    match (difference(&inputs, real), ran) {
-        (None, Ok(ran)) => Ok((ran, Speculation::Confirmed)),
-        (None, Err(_)) => Ok((
+    let what = guess.as_ref().ok().and_then(|g| difference(g, real));
+    if what.is_some() || guess.is_err() {
+        running.cancel();
+    }
+    let guessed = running.finish();
+    phases.push(("speculation wait", waited.elapsed()));
+    if let Some(g) = &guessed {
+        phases.push(("speculation guess", g.guess_time));
+    }
+    let ran = guessed.map(|g| g.ran);
+    match (guess, what, ran) {
+        (Err(why), _, _) => Ok((
             edge::run(real, opts, false, None)?,
-            Speculation::Unavailable,
+            Speculation::Unavailable(why),
         )),
-        (Some(what), ran) => {
+        (Ok(_), None, Some(Ok(ran))) => Ok((ran, Speculation::Confirmed)),
+        (Ok(_), None, failed) => {
+            let why = match failed {
+                Some(Err(e)) => format!("its run failed: {e:#}"),
+                _ => "its run did not finish".to_owned(),
+            };
+            Ok((
+                edge::run(real, opts, false, None)?,
+                Speculation::Unavailable(why),
+            ))
+        }
+        (Ok(_), Some(what), ran) => {
             // Only its lowered files are kept (its analysis freed before the next one).
-            let lowered = ran.ok().and_then(|r| r.loader.take_held());
+            let lowered = ran.and_then(Result::ok).and_then(|r| r.loader.take_held());
             let again = edge::run(real, opts, false, lowered)?;
             Ok((again, Speculation::Rejected(what)))
         }

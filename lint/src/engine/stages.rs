@@ -129,6 +129,9 @@ fn core(
         .collect();
     let (mut parsed, mut diags) = parse::parse_all(&roots, &cfgs, files, &mut sources, eager);
     lap(&mut stats, "parse");
+    if files.cancelled() {
+        return called_off(root, files, &mut sources, parsed);
+    }
     let at = sources.first_span();
     let what = |c: &crate::net::Caught| {
         let lost = "the invocations not expanded yet are analysed as written";
@@ -152,6 +155,11 @@ fn core(
     let (root_fns, d) = resolve::configured::apply(&mut map, cfg, &sources);
     diags.extend(d);
     lap(&mut stats, "resolve");
+    if files.cancelled() {
+        free_aside(map.take_owned());
+        drop(map);
+        return called_off(root, files, &mut sources, parsed);
+    }
     stats.fns = map.fns.iter().filter(|f| f.ir.is_some()).count();
     let walk = match opts.walk_every_fn {
         true => callgraph::Walk::Every,
@@ -206,6 +214,25 @@ fn core(
         crates,
         config_levels,
         metadata: None,
+    }
+}
+
+/// What a run called off between stages returns ([`Loader::cancelled`]): no answer (its
+/// caller does not use it), but the files it lowered go back to the loader, for the run
+/// that replaces it; `parsed` is freed aside.
+fn called_off(
+    root: PathBuf,
+    files: &dyn Loader,
+    sources: &mut SourceMap,
+    parsed: parse::Parsed,
+) -> Analysis {
+    if let Some(cache) = sources.take_lowered() {
+        files.store_lowered(cache);
+    }
+    free_aside(parsed);
+    Analysis {
+        root,
+        ..Analysis::default()
     }
 }
 

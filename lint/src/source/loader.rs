@@ -25,6 +25,13 @@ pub trait Loader: Sync {
     fn store_lowered(&self, cache: LoweredCache) {
         drop(cache);
     }
+
+    /// Whether the run reading through this loader has been called off (a speculative
+    /// analysis that cargo's answer has already contradicted): the core then stops at its
+    /// next stage, its result unused. Never, by default.
+    fn cancelled(&self) -> bool {
+        false
+    }
 }
 
 /// The file system.

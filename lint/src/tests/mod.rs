@@ -219,6 +219,7 @@ fn with_prelude(body: &str) -> String {
 
 mod annotations;
 mod assoc;
+mod called_off;
 mod config;
 mod demand;
 mod dispatch;

@@ -31,14 +31,16 @@
 //! registry package locked to depend on a path or git package (a `[patch]`: the fallback
 //! resolves the registry's version instead, which the lock file does not describe), a
 //! dependency the lock file does not list, and a package the resolution reaches from a
-//! followed one that the lock file lacks (a stale lock file). Weak `dep?/feat` features,
+//! followed one that the lock file lacks (a stale lock file); for the guess, only when the
+//! lock file has at most `guess::FULL_GUESS_MAX` packages (else there is no guess: the
+//! whole graph costs more than the overlap saves). Weak `dep?/feat` features,
 //! `dep/feat`, `dep:` and target-specific dependencies need nothing more: they act on a
 //! package's own dependencies, which are followed for every package that can matter, and
 //! the lock file lists a package's dependencies on every target. `package.links` plays no
 //! part in the fallback's resolution.
 
 use super::disk::{Disk, Locked};
-use super::offline::{self, FeatureRequest, Manifests, Node, NodeKind, Report, Resolved};
+use super::offline::{self, FeatureRequest, Manifests, Node, NodeKind, Report};
 use anyhow::Result;
 use cargo_metadata::Metadata;
 use cargo_metadata::semver::Version;
@@ -202,37 +204,55 @@ fn dep_targets<'d>(
 
 /// The guess's resolution of `m` (from `cargo metadata --no-deps`): restricted when the
 /// lock file can vouch for it, with no report then (its `found` and `missing` would be
-/// those of the part it read); else the fallback's own, with its report.
+/// those of the part it read); else the fallback's own, with its report, unless the lock
+/// file has more than `full_max` packages (`Err`: why). A resolution that fails is an
+/// `Err` too.
 pub fn resolve(
     m: Metadata,
     req: &FeatureRequest,
     disk: &Disk,
-) -> Result<(Metadata, Option<Report>)> {
+    full_max: Option<usize>,
+) -> Result<(Metadata, Option<Report>), String> {
     let graph = disk
         .lock()
-        .ok_or_else(|| "no lock file read whole".to_owned())
-        .and_then(LockGraph::of);
-    let Ok(graph) = graph else {
-        return full(m, req, disk);
+        .ok_or_else(|| "no lock file read whole".to_owned());
+    let restricted = graph.and_then(LockGraph::of).and_then(|graph| {
+        let r = restricted(m.clone(), req, disk, &graph).map_err(|e| format!("{e:#}"))?;
+        r.ok_or_else(|| "a package the resolution reaches is not in the lock file".to_owned())
+    });
+    let why = match restricted {
+        Ok(m) => return Ok((m, None)),
+        Err(why) => why,
     };
+    let packages = disk.lock().map_or(0, <[Locked]>::len);
+    if full_max.is_some_and(|max| packages > max) {
+        return Err(format!(
+            "the lock file cannot restrict the guess ({why}) and has {packages} packages"
+        ));
+    }
+    full(m, req, disk).map_err(|e| format!("{e:#}"))
+}
+
+/// The restricted resolution (`None`: the lock file lacks a package it reaches).
+fn restricted(
+    m: Metadata,
+    req: &FeatureRequest,
+    disk: &Disk,
+    graph: &LockGraph<'_>,
+) -> Result<Option<Metadata>> {
     let mut manifests = Manifests::new();
     let relevant = graph.relevant(&[]);
     let first = offline::resolve_with(m.clone(), req, disk, Some(&relevant), &mut manifests)?;
     if first.broken.is_some() {
-        return full(m, req, disk);
+        return Ok(None);
     }
-    let extra = same_repository(&graph, &relevant, &first.metadata, disk, &mut manifests);
+    let extra = same_repository(graph, &relevant, &first.metadata, disk, &mut manifests);
     if extra.is_empty() {
-        return Ok((first.metadata, None));
+        return Ok(Some(first.metadata));
     }
     let relevant = graph.relevant(&extra);
-    let Resolved {
-        metadata, broken, ..
-    } = offline::resolve_with(m.clone(), req, disk, Some(&relevant), &mut manifests)?;
-    match broken {
-        Some(_) => full(m, req, disk),
-        None => Ok((metadata, None)),
-    }
+    let again = offline::resolve_with(m, req, disk, Some(&relevant), &mut manifests)?;
+    Ok(again.broken.is_none().then_some(again.metadata))
 }
 
 fn full(m: Metadata, req: &FeatureRequest, disk: &Disk) -> Result<(Metadata, Option<Report>)> {

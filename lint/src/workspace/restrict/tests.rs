@@ -56,7 +56,7 @@ fn both(opts: &WorkspaceOptions, home: &Path) -> (Compared, Compared, bool) {
         no_default_features: opts.no_default_features,
     };
     let (mut full, _) = offline::resolve(m.clone(), &req, &disk).unwrap();
-    let (part, report) = super::resolve(m, &req, &disk).unwrap();
+    let (part, report) = super::resolve(m, &req, &disk, None).unwrap();
     let shared = compared(select_shared(&mut full, opts));
     let full = compared(select(full, opts, None));
     assert_eq!(
@@ -244,7 +244,7 @@ fn the_restricted_resolution_selects_what_the_full_one_does_and_reads_less() {
             ..FeatureRequest::default()
         };
         let (full, _) = offline::resolve(m.clone(), &req, &disk).unwrap();
-        let (part, _) = super::resolve(m, &req, &disk).unwrap();
+        let (part, _) = super::resolve(m, &req, &disk, None).unwrap();
         let has = |m: &Metadata, name: &str| m.packages.iter().any(|p| p.name.as_str() == name);
         assert!(has(&full, "deep2") && !has(&part, "deep2"));
         assert!(
