@@ -40,6 +40,7 @@ mod paths;
 mod render;
 mod report;
 mod resolve;
+mod sched;
 mod source;
 mod workspace;
 
