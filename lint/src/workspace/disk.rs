@@ -527,22 +527,29 @@ fn source_key(url: &str) -> String {
 fn dependencies(table: &toml::Table, disk: &Disk) -> Vec<DepDecl> {
     // Build dependencies too: cargo's resolve graph has them (and unifies their features).
     const KINDS: [&str; 3] = ["dependencies", "build-dependencies", "build_dependencies"];
-    let mut tables: Vec<&toml::Table> = KINDS
+    // Other platforms' too, not on the host (`DepDecl::host`): their features count.
+    let mut tables: Vec<(&toml::Table, bool)> = KINDS
         .iter()
-        .filter_map(|k| table.get(*k)?.as_table())
+        .filter_map(|k| Some((table.get(*k)?.as_table()?, true)))
         .collect();
     if let Some(targets) = table.get("target").and_then(|t| t.as_table()) {
         for (spec, t) in targets {
-            if Platform::from_str(spec).is_ok_and(|p| disk.host_matches(&p)) {
-                tables.extend(KINDS.iter().filter_map(|k| t.get(*k)?.as_table()));
-            }
+            let Ok(platform) = Platform::from_str(spec) else {
+                continue;
+            };
+            let host = disk.host_matches(&platform);
+            tables.extend(
+                KINDS
+                    .iter()
+                    .filter_map(|k| Some((t.get(*k)?.as_table()?, host))),
+            );
         }
     }
-    tables
-        .iter()
-        .flat_map(|t| t.iter())
-        .filter_map(|(k, v)| dep_decl(k, v))
-        .collect()
+    let decls = tables.iter().flat_map(|(t, host)| {
+        t.iter()
+            .filter_map(move |(k, v)| dep_decl(k, v).map(|d| DepDecl { host: *host, ..d }))
+    });
+    decls.collect()
 }
 
 fn dep_decl(key: &str, v: &toml::Value) -> Option<DepDecl> {
@@ -571,6 +578,7 @@ fn dep_decl(key: &str, v: &toml::Value) -> Option<DepDecl> {
             })
             .unwrap_or_default(),
         dev: false,
+        host: true,
         path: get("path").and_then(|p| p.as_str()).map(PathBuf::from),
         git: get("git")
             .and_then(|g| g.as_str())

@@ -35,6 +35,12 @@ pub struct DepDecl {
     pub default_features: bool,
     pub features: Vec<String>,
     pub dev: bool,
+    /// Whether it applies to the host: a dependency of another platform's
+    /// `[target.X.*]` table is resolved all the same (cargo's dependency resolver, whose
+    /// features `cargo metadata` reports, unifies every platform's), but is no edge of
+    /// the graph (`--filter-platform`), and a package reached only through such edges is
+    /// not in it.
+    pub host: bool,
     /// A path dependency's directory.
     pub path: Option<PathBuf>,
     /// A git dependency's URL.
@@ -108,7 +114,8 @@ struct Resolver<'d> {
     /// Per node: enabled dependency (index into its `deps`) → the node it leads to.
     deps_on: Vec<BTreeMap<usize, Option<usize>>>,
     weak: Vec<(usize, String, String)>,
-    missing: BTreeSet<String>,
+    /// Dependencies not on disk: the node standing for each, and `name req`.
+    missing: Vec<(usize, String)>,
     work: Vec<Act>,
 }
 
@@ -164,10 +171,11 @@ pub fn resolve_with(
         r.start(n);
     }
     r.run();
-    let report = r.report(&names);
+    let reach = r.on_host(names.len());
+    let report = r.report(&names, &reach);
     let broken = r.broken.take();
     *manifests = std::mem::take(&mut r.manifests);
-    let (packages, nodes) = r.into_metadata_parts()?;
+    let (packages, nodes) = r.into_metadata_parts(&reach)?;
     m.packages.extend(packages);
     // In cargo's order (by package id: name, version, then source), which selection keeps.
     m.packages
@@ -244,8 +252,8 @@ fn member_node(p: &Package, disk: &Disk) -> Node {
     let deps = p
         .dependencies
         .iter()
-        .filter(|d| d.target.as_ref().is_none_or(|t| disk.host_matches(t)))
         .map(|d| DepDecl {
+            host: d.target.as_ref().is_none_or(|t| disk.host_matches(t)),
             key: d.rename.clone().unwrap_or_else(|| d.name.clone()),
             package: d.name.clone(),
             req: d.req.clone(),
@@ -309,7 +317,7 @@ impl<'d> Resolver<'d> {
             enabled: Vec::new(),
             deps_on: Vec::new(),
             weak: Vec::new(),
-            missing: BTreeSet::new(),
+            missing: Vec::new(),
             work: Vec::new(),
         }
     }
@@ -370,6 +378,13 @@ impl<'d> Resolver<'d> {
                 }
                 None => {
                     self.enable_key(n, key);
+                    // An optional dependency's implicit feature comes on with it, as in
+                    // cargo (`x/feat` lists `x` among the features when `x` has one).
+                    let node = &self.nodes[n];
+                    let optional = node.deps.iter().any(|d| d.optional && d.key == key);
+                    if optional && node.features.contains_key(key) {
+                        self.work.push(Act::Feature(n, key.to_owned()));
+                    }
                     self.weak.push((n, key.to_owned(), feat.to_owned()));
                     self.apply_weak(n);
                 }
@@ -438,10 +453,11 @@ impl<'d> Resolver<'d> {
         }
         let loaded = found.and_then(|m| self.read(m));
         let Some(loaded) = loaded else {
+            let t = self.add(unparsed_node(d), false);
             if !builtin {
-                self.missing.insert(format!("{} {}", d.package, d.req));
+                self.missing.push((t, format!("{} {}", d.package, d.req)));
             }
-            return Some(self.add(unparsed_node(d), false));
+            return Some(t);
         };
         let git = self.disk.git_source(d);
         let node = loaded.into_node(git, self.disk.cargo_home());
@@ -477,7 +493,23 @@ impl<'d> Resolver<'d> {
             .clone()
     }
 
-    fn report(&self, names: &[String]) -> Report {
+    /// Per node: whether the host's dependencies reach it from a member (the graph of
+    /// `cargo metadata --filter-platform`).
+    fn on_host(&self, members: usize) -> Vec<bool> {
+        let mut on = vec![false; self.nodes.len()];
+        let mut work: Vec<usize> = (0..members.min(on.len())).collect();
+        while let Some(n) = work.pop() {
+            if std::mem::replace(&mut on[n], true) {
+                continue;
+            }
+            let host =
+                |(&i, t): (&usize, &Option<usize>)| (*t).filter(|_| self.nodes[n].deps[i].host);
+            work.extend(self.deps_on[n].iter().filter_map(host));
+        }
+        on
+    }
+
+    fn report(&self, names: &[String], reach: &[bool]) -> Report {
         Report {
             members: names
                 .iter()
@@ -495,7 +527,9 @@ impl<'d> Resolver<'d> {
                 .collect(),
             found: self.nodes[names.len()..]
                 .iter()
-                .filter_map(|n| match &n.kind {
+                .zip(&reach[names.len()..])
+                .filter(|(_, on)| **on)
+                .filter_map(|(n, _)| match &n.kind {
                     NodeKind::Found(p) => Some(format!(
                         "{} {}",
                         p["name"].as_str()?,
@@ -504,21 +538,25 @@ impl<'d> Resolver<'d> {
                     _ => None,
                 })
                 .collect(),
-            missing: self.missing.clone(),
+            missing: (self.missing.iter())
+                .filter(|(n, _)| reach[*n])
+                .map(|(_, m)| m.clone())
+                .collect(),
         }
     }
 
     /// The packages found or missing (as `Package`s) and the resolve graph's nodes.
-    fn into_metadata_parts(self) -> Result<(Vec<Package>, Vec<Value>)> {
+    fn into_metadata_parts(self, reach: &[bool]) -> Result<(Vec<Package>, Vec<Value>)> {
         let mut packages = Vec::new();
         let mut nodes = Vec::new();
-        for (i, node) in self.nodes.iter().enumerate() {
+        for (i, node) in self.nodes.iter().enumerate().filter(|(i, _)| reach[*i]) {
             if let NodeKind::Found(p) | NodeKind::Unparsed(p) = &node.kind {
                 packages.push(serde_json::from_value::<Package>(p.clone())?);
             }
             let mut deps: Vec<(usize, Value)> = self.deps_on[i]
                 .iter()
                 .filter_map(|(&d, &t)| Some((d, t?)))
+                .filter(|&(d, _)| node.deps[d].host)
                 .map(|(d, t)| {
                     let decl = &node.deps[d];
                     // The extern name: the rename, else the lib target's crate name.

@@ -331,3 +331,85 @@ gpu-core = { path = "../local/gpu-core" }
     assert!(report.missing.is_empty(), "{:?}", report.missing);
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// The crates (name: features) cargo selects and the fallback selects for the workspace
+/// of `files` (path dependencies only: cargo needs no network, and writes the lock file).
+fn cargo_and_fallback(name: &str, files: &[(&str, String)]) -> (Vec<String>, Vec<String>) {
+    let dir = std::env::temp_dir().join(format!("nosync-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    for (p, text) in files {
+        let p = dir.join(p);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+    let opts = WorkspaceOptions {
+        manifest_path: Some(dir.join("app/Cargo.toml")),
+        ..WorkspaceOptions::default()
+    };
+    let shown = |s: Selected| -> Vec<String> {
+        let crates = s.crates.iter().map(|c| {
+            let mut f: Vec<&str> = c.features.iter().map(String::as_str).collect();
+            f.sort();
+            format!("{}: {}", c.name, f.join(","))
+        });
+        crates.collect()
+    };
+    let cargo = metadata(&opts, Ask::Online, &mut |_| {}).unwrap();
+    let (offline, _) = fallback(&opts, &CargoFailed(String::new()), &mut |_| {}).unwrap();
+    let _ = fs::remove_dir_all(&dir);
+    (
+        shown(select(cargo, &opts, None)),
+        shown(select(offline, &opts, None)),
+    )
+}
+
+fn package(name: &str) -> String {
+    format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
+}
+
+/// Cargo's answer (`cargo metadata --filter-platform <host>`): the features a dependency
+/// of another platform's `[target.X]` table asks for are on (its dependency resolver
+/// unifies every platform's), but a package only that table names is not in the graph.
+/// The fallback selects the same.
+#[test]
+fn another_platform_s_dependencies_add_features_but_no_packages() {
+    let app = package("app")
+        + "[workspace]\n[dependencies]\nlib-b = { path = \"../lib-b\" }\n\
+           [target.'cfg(any())'.dependencies]\nlib-b = { path = \"../lib-b\", features = [\"x\"] }\n\
+           lib-c = { path = \"../lib-c\" }\n";
+    let files = [
+        ("app/Cargo.toml", app),
+        (
+            "lib-b/Cargo.toml",
+            package("lib-b") + "[features]\nx = []\n",
+        ),
+        ("lib-c/Cargo.toml", package("lib-c")),
+        ("app/src/lib.rs", String::new()),
+        ("lib-b/src/lib.rs", String::new()),
+        ("lib-c/src/lib.rs", String::new()),
+    ];
+    let (cargo, offline) = cargo_and_fallback("other-platform", &files);
+    assert_eq!(cargo, ["app: ", "lib_b: x"]);
+    assert_eq!(offline, cargo);
+}
+
+/// `x/feat` on an optional dependency `x` turns on `x`'s implicit feature too, in
+/// cargo's features list (burn-ndarray's `blas-src`).
+#[test]
+fn a_dependency_feature_turns_on_the_optional_dependency_s_implicit_feature() {
+    let app = package("app")
+        + "[workspace]\n[features]\ndefault = [\"f\"]\nf = [\"lib-b/x\"]\n\
+           [dependencies]\nlib-b = { path = \"../lib-b\", optional = true }\n";
+    let files = [
+        ("app/Cargo.toml", app),
+        (
+            "lib-b/Cargo.toml",
+            package("lib-b") + "[features]\nx = []\n",
+        ),
+        ("app/src/lib.rs", String::new()),
+        ("lib-b/src/lib.rs", String::new()),
+    ];
+    let (cargo, offline) = cargo_and_fallback("implicit-feature", &files);
+    assert_eq!(cargo, ["app: default,f,lib-b", "lib_b: x"]);
+    assert_eq!(offline, cargo);
+}
