@@ -410,7 +410,7 @@ fn add_fn<'a>(
 ) -> FnId {
     let id = map.fns.len() as FnId;
     let (self_ty, self_canon) = match self_ty {
-        Some((t, c)) => (Some(t.clone()), c),
+        Some((t, c)) => (Some(t), c),
         None => (None, None),
     };
     map.fns.push(FnData {
@@ -428,9 +428,18 @@ fn add_fn<'a>(
         self_override: None,
     });
     if f.self_param.is_some() {
-        map.by_name.entry(f.name.clone()).or_default().push(id);
+        with_slot(&mut map.by_name, &f.name, |ids| ids.push(id));
     }
     id
+}
+
+/// Runs `f` on the entry of `key` in `table`, its key copied only when it is new (a method
+/// name, a type's methods: most are there already).
+fn with_slot<V: Default>(table: &mut NameMap<V>, key: &str, f: impl FnOnce(&mut V)) {
+    match table.get_mut(key) {
+        Some(v) => f(v),
+        None => f(table.entry(key.to_owned()).or_default()),
+    }
 }
 
 fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
@@ -449,7 +458,7 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
                 _ => None,
             });
     if let (Some(c), Some(t)) = (&canon, &trait_) {
-        map.traits_of.entry(c.clone()).or_default().push(t.clone());
+        with_slot(&mut map.traits_of, c, |ts| ts.push(t.clone()));
         let assocs = imp.assoc_types.iter().map(|(name, ty)| ImplAssoc {
             module: m,
             trait_: t.clone(),
@@ -458,7 +467,7 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
             self_ty: &imp.self_ty,
             generics,
         });
-        map.impl_assocs.entry(c.clone()).or_default().extend(assocs);
+        with_slot(&mut map.impl_assocs, c, |list| list.extend(assocs));
     }
     let mut blanket = match (&self_ty, &trait_) {
         (Ty::Param(bounds), Some(t)) if !bounds.is_empty() => Some(Blanket {
@@ -494,12 +503,9 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
             b.fns.insert(f.name.clone(), id);
         }
         if let Some(c) = &canon {
-            map.methods
-                .entry(c.clone())
-                .or_default()
-                .entry(f.name.clone())
-                .or_default()
-                .push(id);
+            with_slot(&mut map.methods, c, |t| {
+                with_slot(t, &f.name, |ids| ids.push(id))
+            });
         }
         if let Some(t) = &trait_ {
             map.trait_impls

@@ -26,11 +26,7 @@ impl<'a> FnData<'a> {
             module: self.module,
             span: self.span,
             ir: self.ir,
-            self_ty: if shown.is_some() {
-                None
-            } else {
-                self.self_ty.clone()
-            },
+            self_ty: if shown.is_some() { None } else { self.self_ty },
             self_canon: canon.map(str::to_owned).or_else(|| self.self_canon.clone()),
             impl_generics: self.impl_generics,
             trait_: self.trait_.clone(),

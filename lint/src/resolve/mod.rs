@@ -96,7 +96,7 @@ pub struct FnData<'a> {
     pub span: Option<SpanIr>,
     /// `None` for built-in (cudarc) sinks.
     pub ir: Option<&'a FnIr>,
-    pub self_ty: Option<TypeRef>,
+    pub self_ty: Option<&'a TypeRef>,
     pub self_canon: Option<String>,
     pub impl_generics: &'a [GenericParam],
     /// The trait this fn declares (trait item) or implements (trait impl).
@@ -236,7 +236,6 @@ impl DefMap<'_> {
                 (
                     f.name,
                     f.path,
-                    f.self_ty,
                     f.self_canon,
                     f.trait_,
                     f.marks,
