@@ -2,9 +2,11 @@
 //! --manifest-path <workspace>/Cargo.toml --config <roots> -v`, `cargo metadata` included,
 //! in a child process, cold (no cache in the target dir) and warm (the same command after
 //! a line was inserted at the top of one member's file), against the floor of the files it reads: `read_to_string` +
-//! `syn::parse_file` of each on a pool of 2 threads. Peak RSS is the lint's, from
-//! `/usr/bin/time -f %M` (not `wait4` here: a child's `ru_maxrss` starts from the bench's
-//! own RSS at the fork).
+//! `syn::parse_file` of each on a pool of 2 threads. Peak RSS twice: the lint's own (`-v`'s
+//! `memory:` line, its `VmHWM`), and `/usr/bin/time -f %M`'s, which is the largest of the
+//! lint and its `cargo metadata` child (cargo's own peak is 144 MiB on candle, more than
+//! the lint's; not `wait4` here: a child's `ru_maxrss` starts from the bench's own RSS at
+//! the fork).
 //!
 //! Inputs (each copied to a temporary directory first, so that editing a file and writing
 //! the target dir never touch the original): candle (the whole repository), mistral.rs
@@ -60,6 +62,9 @@ struct Input {
 struct Run {
     wall: Duration,
     rss_kib: u64,
+    /// The lint's own peak RSS, from `-v`'s `memory:` line (GNU time's is the largest of
+    /// the lint and its `cargo metadata` child, and cargo's is the larger on candle).
+    own_mib: Option<f64>,
     /// The `time:` line of `-v`: (phase, ms).
     phases: Vec<(String, f64)>,
     stdout: Vec<u8>,
@@ -325,10 +330,19 @@ fn run_lint(bin: &Path, input: &Input) -> Result<Run, String> {
     Ok(Run {
         wall,
         rss_kib,
+        own_mib: own_rss(&stderr),
         phases: phases(&stderr),
         stdout: out.stdout,
         code,
     })
+}
+
+/// `memory: peak RSS 165.2 MiB (..)` → 165.2.
+fn own_rss(stderr: &str) -> Option<f64> {
+    let line = stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("memory: peak RSS "))?;
+    line.split(' ').next()?.parse().ok()
 }
 
 /// `time: metadata+config 300.8 ms, parse 23.4 ms, ..` → (phase, ms).
@@ -418,6 +432,10 @@ fn row(name: &str, input: &Input, s: &Samples) -> Option<String> {
     let cold = median(&s.cold, |r| r.wall)?;
     let warm = median(&s.warm, |r| r.wall)?;
     let rss = |rs: &[Run]| rs.iter().map(|r| r.rss_kib).max().unwrap_or(0) / 1024;
+    let own = |rs: &[Run]| {
+        let most = rs.iter().filter_map(|r| r.own_mib).reduce(f64::max);
+        most.map_or("-".to_owned(), |m| format!("{m:.0}"))
+    };
     let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
     let same = match s.identical {
         Some(true) => "yes",
@@ -425,7 +443,7 @@ fn row(name: &str, input: &Input, s: &Samples) -> Option<String> {
         None => "-",
     };
     Some(format!(
-        "| {} | {} | {} | {} | {} | {:.2} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        "| {} | {} | {} | {} | {} | {:.2} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
         name,
         input.files.len(),
         input.lines,
@@ -435,6 +453,7 @@ fn row(name: &str, input: &Input, s: &Samples) -> Option<String> {
         secs(warm.wall),
         ratio(warm.wall, cold.wall),
         same,
+        own(&s.cold),
         rss(&s.cold),
         rss(&s.warm),
         metadata_phase(&cold),
@@ -520,10 +539,10 @@ fn print_table(rows: &[(String, &Input, Samples)], rounds: usize) {
     println!("\n== the whole command: medians of {rounds} rounds (s), peak RSS (MiB) ==\n");
     println!(
         "| input | files | lines | floor (2 threads) | cold | cold / floor | warm | warm / cold | \
-         warm output = cold | cold RSS | warm RSS | cold metadata+config | cold parse | cold resolve | \
+         warm output = cold | cold RSS, lint | cold RSS, lint or cargo | warm RSS | cold metadata+config | cold parse | cold resolve | \
          cold callgraph | warm metadata+config | warm parse |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, input, s) in rows {
         match row(name, input, s) {
             Some(r) => println!("{r}"),

@@ -54,7 +54,7 @@ fn cargo_home() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo"))
 }
 
-/// Replaces machine-specific paths; with `verbose`, drops lines that report a duration
+/// Replaces machine-specific paths; with `verbose`, drops lines that report a duration or a memory size
 /// (the `-v` timings), which change from run to run.
 pub fn normalise(text: &str, placeholders: &[(String, &str)], verbose: bool) -> String {
     let mut out = text.to_owned();
@@ -62,7 +62,7 @@ pub fn normalise(text: &str, placeholders: &[(String, &str)], verbose: bool) -> 
         out = out.replace(from.as_str(), to);
     }
     if verbose {
-        let kept: Vec<&str> = out.lines().filter(|l| !has_duration(l)).collect();
+        let kept: Vec<&str> = out.lines().filter(|l| !has_measure(l)).collect();
         let mut joined = kept.join("\n");
         if out.ends_with('\n') && !joined.is_empty() {
             joined.push('\n');
@@ -72,8 +72,9 @@ pub fn normalise(text: &str, placeholders: &[(String, &str)], verbose: bool) -> 
     out
 }
 
-/// Whether a line contains a number directly followed by a time unit (`12ms`, `0.4 s`).
-pub fn has_duration(line: &str) -> bool {
+/// Whether a line contains a number directly followed by a time unit (`12ms`, `0.4 s`) or
+/// a memory size (`88.8 MiB`): figures that differ from run to run.
+pub fn has_measure(line: &str) -> bool {
     let bytes = line.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
@@ -86,7 +87,11 @@ pub fn has_duration(line: &str) -> bool {
         }
         let rest = line[i..].trim_start_matches(' ');
         let unit: String = rest.chars().take_while(|c| c.is_alphabetic()).collect();
-        if ["ns", "us", "µs", "ms", "s", "sec", "secs"].contains(&unit.as_str()) {
+        if [
+            "ns", "us", "µs", "ms", "s", "sec", "secs", "KiB", "MiB", "GiB",
+        ]
+        .contains(&unit.as_str())
+        {
             return true;
         }
     }
@@ -118,10 +123,11 @@ mod tests {
 
     #[test]
     fn durations_are_numbers_followed_by_time_units() {
-        assert!(has_duration("parse: 12ms"));
-        assert!(has_duration("total 0.25 s"));
-        assert!(!has_duration("files: 12, lines: 340"));
-        assert!(!has_duration("--> src/lib.rs:3:5"));
-        assert!(!has_duration("cuda13000 2 steps"));
+        assert!(has_measure("parse: 12ms"));
+        assert!(has_measure("total 0.25 s"));
+        assert!(has_measure("memory: peak RSS 88.8 MiB (this process)"));
+        assert!(!has_measure("files: 12, lines: 340"));
+        assert!(!has_measure("--> src/lib.rs:3:5"));
+        assert!(!has_measure("cuda13000 2 steps"));
     }
 }

@@ -253,7 +253,22 @@ fn write_stats(a: &Analysis, err: &mut dyn Write) -> std::io::Result<()> {
     if let Some(verdict) = &s.speculation {
         phases.push(speculation(verdict));
     }
-    writeln!(err, "  time: {}", phases.join(", "))
+    writeln!(err, "  time: {}", phases.join(", "))?;
+    match peak_rss_kib() {
+        Some(kib) => writeln!(
+            err,
+            "  memory: peak RSS {:.1} MiB (this process; cargo's own is not counted)",
+            kib as f64 / 1024.0
+        ),
+        None => Ok(()),
+    }
+}
+
+/// This process' peak resident set so far (`VmHWM`), where the system says it (Linux).
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// What became of the speculative analysis, for `-v`'s `time:` line (the phases before
