@@ -73,6 +73,17 @@ impl Disk {
         (self.lock_complete && !self.lock.is_empty()).then_some(self.lock.as_slice())
     }
 
+    /// Whether every registry and git package of the lock file is on disk (a directory
+    /// probe each; git packages are few): when one is not, `cargo metadata --frozen`
+    /// fails here, and the fallback will need the whole graph.
+    pub fn lock_on_disk(&self) -> bool {
+        self.lock.iter().all(|l| match l.source.as_deref() {
+            Some(s) if s.starts_with("git+") => self.locate_git(s, &l.name).is_some(),
+            Some(_) => self.registry_dir(&l.name, &l.version).is_some(),
+            None => true,
+        })
+    }
+
     /// The unpacked registry crate `name` `version`'s manifest, if it is on disk.
     pub fn registry_manifest(&self, name: &str, version: &Version) -> Option<PathBuf> {
         self.registry_dir(name, version)

@@ -37,7 +37,9 @@
 //! `dep/feat`, `dep:` and target-specific dependencies need nothing more: they act on a
 //! package's own dependencies, which are followed for every package that can matter, and
 //! the lock file lists a package's dependencies on every target. `package.links` plays no
-//! part in the fallback's resolution.
+//! part in the fallback's resolution. And when a package of the lock file is not on disk,
+//! cargo will fail and the fallback will need the whole graph: the guess builds it (its
+//! selection is the same), for the fallback to take.
 
 use super::disk::{Disk, Locked};
 use super::offline::{self, FeatureRequest, Manifests, Node, NodeKind, Report};
@@ -208,6 +210,22 @@ fn dep_targets<'d>(
 /// file has more than `full_max` packages (`Err`: why). A resolution that fails is an
 /// `Err` too.
 pub fn resolve(
+    m: Metadata,
+    req: &FeatureRequest,
+    disk: &Disk,
+    full_max: Option<usize>,
+) -> Result<(Metadata, Option<Report>), String> {
+    // A package of the lock file is not on disk: cargo cannot answer offline, the fallback
+    // will, and it needs the whole graph, which the guess builds now for it to take
+    // (`Offline`), whatever its size (its selection is the restricted one's).
+    if disk.lock().is_some() && !disk.lock_on_disk() {
+        return full(m, req, disk).map_err(|e| format!("{e:#}"));
+    }
+    resolve_as_lock_allows(m, req, disk, full_max)
+}
+
+/// [`resolve`] whether or not the lock file's packages are all on disk.
+fn resolve_as_lock_allows(
     m: Metadata,
     req: &FeatureRequest,
     disk: &Disk,
