@@ -40,7 +40,6 @@ mod paths;
 mod render;
 mod report;
 mod resolve;
-mod sched;
 mod source;
 mod workspace;
 

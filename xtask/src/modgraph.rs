@@ -13,8 +13,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["diagnostics", "paths"],
     // `levels` names codes and levels (`-D CODE`, config `levels`) over `diagnostics` only:
     // the config stage checks its `levels` with it.
-    // `sched` (the CPU throttle of the speculative run) uses nothing of the lint.
-    &["known", "net", "levels", "sched"],
+    &["known", "net", "levels"],
     &["workspace"],
     &["source"],
     &["config"],

@@ -80,8 +80,7 @@ impl Bodies {
         let done: Vec<_> = todo
             .par_iter()
             .map(|l| {
-                let lower = || crate::net::catch(|| lazy::lower_body(l, sources));
-                let out = crate::sched::job(lower);
+                let out = crate::net::catch(|| lazy::lower_body(l, sources));
                 // Every span of the body is a `SpanIr` now (or dropped while unwinding).
                 free_spans();
                 out

@@ -145,7 +145,7 @@ fn walk_all(
     let bodies = &*bodies;
     let walked: Vec<_> = fns
         .par_iter()
-        .map(|&f| crate::sched::job(|| crate::net::catch(|| walk::walk_fn(map, f, bodies))))
+        .map(|&f| crate::net::catch(|| walk::walk_fn(map, f, bodies)))
         .collect();
     walked
         .into_iter()

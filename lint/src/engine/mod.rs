@@ -114,9 +114,6 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
     };
     let loaded = workspace::load_with(&opts.workspace, progress, &mut spec);
     let metadata_time = start.elapsed();
-    if let Some(running) = &spec.running {
-        running.cargo_done();
-    }
     let (ws, ws_diags) = match loaded {
         Ok(loaded) => loaded,
         Err(e) => {

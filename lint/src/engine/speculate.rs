@@ -15,7 +15,6 @@
 
 use super::Options;
 use super::edge::{self, Inputs, Ran};
-use crate::sched::Throttle;
 use crate::workspace::{self, Offline, Overlap};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -58,8 +57,6 @@ pub(super) struct Running {
     guess: Receiver<Result<Inputs, String>>,
     /// Calls the run off: before it starts, or at its core's next stage.
     cancel: Arc<AtomicBool>,
-    /// One thread fewer than the machine has while cargo runs (`sched.rs`).
-    pace: Arc<Throttle>,
 }
 
 impl Running {
@@ -69,11 +66,7 @@ impl Running {
         let (send_guess, guess) = std::sync::mpsc::channel();
         let cancel = Arc::new(AtomicBool::new(false));
         let called_off = Arc::clone(&cancel);
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let pace = Throttle::new(cores.saturating_sub(1));
-        let paced = Arc::clone(&pace);
         let guess_and_run = move || {
-            crate::sched::install(Some(paced));
             let start = Instant::now();
             let mut guessed = workspace::guess(&opts.workspace);
             // Sent first: a failing cargo waits for it (a send to no receiver is moot).
@@ -98,13 +91,7 @@ impl Running {
             offline: Some(offline),
             guess,
             cancel,
-            pace,
         }
-    }
-
-    /// Cargo has answered (or failed): the run may use every core.
-    pub fn cargo_done(&self) {
-        self.pace.open();
     }
 
     /// The fallback's graph as the guess made it (waiting for the guess); once.
@@ -129,12 +116,10 @@ impl Running {
     /// Calls the speculative run off (it stops before it starts or at its next stage).
     fn cancel(&self) {
         self.cancel.store(true, Ordering::Relaxed);
-        self.pace.open();
     }
 
     /// Waits for the guess and its analysis.
     pub fn finish(mut self) -> Option<Guessed> {
-        self.pace.open();
         self.handle.take()?.join().ok().flatten()
     }
 }

@@ -53,12 +53,9 @@ pub fn analyze_crates_with(
     // Large stacks are virtual memory: cap the thread count so that the reservation
     // stays modest on many-core machines.
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(MAX_THREADS));
-    // The workers share this thread's CPU throttle (the speculative run's, `sched.rs`).
-    let pace = crate::sched::current();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .stack_size(parse::STACK_SIZE)
-        .start_handler(move |_| crate::sched::install(pace.clone()))
         .build();
     let fallback_root = root.clone();
     let run = || match pool {

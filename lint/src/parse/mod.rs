@@ -114,8 +114,7 @@ pub fn parse_jobs(
         let results: Vec<(FileResult, Cached)> = loaded
             .par_iter()
             .map(|(j, id)| {
-                let (mut res, cached) =
-                    crate::sched::job(|| parse_one(j, *id, sources, cfgs, eager));
+                let (mut res, cached) = parse_one(j, *id, sources, cfgs, eager);
                 locate(&mut res.items, files);
                 (res, cached)
             })
