@@ -70,6 +70,19 @@ fn setup(name: &str, lock: Option<&str>) -> (PathBuf, PathBuf) {
     (dir.join("app"), dir.join("home"))
 }
 
+/// A fresh temporary directory for `name`, and a writer of files below it.
+fn scratch(name: &str) -> (PathBuf, impl Fn(&str, &str)) {
+    let dir = std::env::temp_dir().join(format!("nosync-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    let root = dir.clone();
+    let write = move |p: &str, text: &str| {
+        let p = root.join(p);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    };
+    (dir, write)
+}
+
 /// Resolves `app` offline with `req`: each package's enabled features and extern names,
 /// one line each (`name: features | deps`), and the report.
 fn resolve(name: &str, req: FeatureRequest, lock: Option<&str>) -> (Vec<String>, offline::Report) {
@@ -240,13 +253,7 @@ fn repositories_compare_by_host_owner_and_name() {
 /// one, not the fallback's.
 #[test]
 fn a_stale_lock_file_gets_cargo_s_online_answer() {
-    let dir = std::env::temp_dir().join(format!("nosync-stale-lock-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    let write = |p: &str, text: &str| {
-        let p = dir.join(p);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, text).unwrap();
-    };
+    let (dir, write) = scratch("stale-lock");
     write(
         "app/Cargo.toml",
         "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n[dependencies]\nlib-b = { path = \"../lib-b\" }\n",
@@ -284,13 +291,7 @@ fn a_stale_lock_file_gets_cargo_s_online_answer() {
 
 #[test]
 fn a_patch_in_the_root_manifest_replaces_a_git_dependency() {
-    let dir = std::env::temp_dir().join(format!("nosync-offline-{}-patch", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    let write = |p: &str, text: &str| {
-        let p = dir.join(p);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, text).unwrap();
-    };
+    let (dir, write) = scratch("offline-patch");
     write(
         "app/Cargo.toml",
         r#"[package]
