@@ -28,6 +28,7 @@ pub mod cache;
 mod disk;
 mod guess;
 mod inherit;
+mod manifest;
 pub mod offline;
 mod restrict;
 

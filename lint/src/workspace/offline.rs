@@ -15,7 +15,8 @@
 //! dependencies in place; git dependencies in cargo's checkouts. The result is a
 //! [`Metadata`] with a resolve graph, so selection works exactly as after a full run.
 
-use super::disk::{Disk, Manifest};
+use super::disk::Disk;
+use super::manifest::Manifest;
 use super::restrict::Relevant;
 use anyhow::{Result, bail};
 use cargo_metadata::semver::{Version, VersionReq};

@@ -307,7 +307,7 @@ fn same_repository(
         }
         let manifest = manifests
             .entry(path)
-            .or_insert_with_key(|p| super::disk::Manifest::read(p, disk));
+            .or_insert_with_key(|p| super::manifest::Manifest::read(p, disk));
         let repo = manifest
             .as_ref()
             .and_then(|m| m.repository())
