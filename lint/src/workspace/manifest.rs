@@ -42,6 +42,7 @@ impl Manifest {
             .and_then(|v| v.as_str())
             .and_then(|v| Version::parse(v).ok());
         let dir = path.parent()?.to_path_buf();
+        let deps = dependencies(&table, disk);
         Some(Manifest {
             lib: lib_target(&table, &name, &dir),
             version: version.unwrap_or(Version::new(0, 0, 0)),
@@ -50,8 +51,8 @@ impl Manifest {
                 .and_then(|e| e.as_str())
                 .unwrap_or("2015")
                 .to_owned(),
-            features: features(&table),
-            deps: dependencies(&table, disk),
+            features: features(&table, &deps),
+            deps,
             path: path.to_path_buf(),
             repository: pkg
                 .get("repository")
@@ -137,9 +138,10 @@ fn lib_target(
         .then(|| (lib_name, crate::paths::normalize(&root), kinds))
 }
 
-/// The `[features]` table, with the implicit feature of each optional dependency that no
-/// feature names as `dep:x` (`x = ["dep:x"]`), as `cargo metadata` lists them.
-fn features(table: &toml::Table) -> BTreeMap<String, Vec<String>> {
+/// The `[features]` table, with the implicit feature of each optional dependency (`deps`:
+/// every platform's) that no feature names as `dep:x` (`x = ["dep:x"]`), as `cargo
+/// metadata` lists them.
+fn features(table: &toml::Table, deps: &[DepDecl]) -> BTreeMap<String, Vec<String>> {
     let declared = table.get("features").and_then(|f| f.as_table());
     let mut out: BTreeMap<String, Vec<String>> = declared
         .into_iter()
@@ -157,36 +159,15 @@ fn features(table: &toml::Table) -> BTreeMap<String, Vec<String>> {
         let dep = format!("dep:{key}");
         out.values().flatten().any(|v| *v == dep)
     };
-    let implicit: Vec<String> = optional_keys(table)
-        .into_iter()
-        .filter(|k| !named(k) && !out.contains_key(k))
+    let implicit: Vec<String> = deps
+        .iter()
+        .filter(|d| d.optional && !named(&d.key) && !out.contains_key(&d.key))
+        .map(|d| d.key.clone())
         .collect();
     for key in implicit {
         out.insert(key.clone(), vec![format!("dep:{key}")]);
     }
     out
-}
-
-/// The keys of the optional dependencies, of every platform (`[dependencies]`,
-/// `[build-dependencies]`, and their `[target.X.*]` tables).
-fn optional_keys(table: &toml::Table) -> Vec<String> {
-    const KINDS: [&str; 3] = ["dependencies", "build-dependencies", "build_dependencies"];
-    let targets = table.get("target").and_then(|t| t.as_table());
-    let scopes = std::iter::once(table).chain(
-        targets
-            .into_iter()
-            .flatten()
-            .filter_map(|(_, t)| t.as_table()),
-    );
-    let optional = |v: &toml::Value| v.get("optional").and_then(|o| o.as_bool()) == Some(true);
-    scopes
-        .flat_map(|t| KINDS.iter().filter_map(|k| t.get(*k)?.as_table()))
-        .flat_map(|deps| {
-            deps.iter()
-                .filter(|(_, v)| optional(v))
-                .map(|(k, _)| k.clone())
-        })
-        .collect()
 }
 
 /// The `[patch]` tables of the manifest in `root` (unreadable or absent: none).
@@ -308,7 +289,8 @@ mod tests {
         "#
         .parse()
         .unwrap();
-        let f = features(&table);
+        let deps = dependencies(&table, &Disk::default());
+        let f = features(&table, &deps);
         let shown: Vec<String> = f.iter().map(|(k, v)| format!("{k}={v:?}")).collect();
         assert_eq!(
             shown,
