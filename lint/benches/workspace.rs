@@ -129,18 +129,29 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A git workspace of the sweep, copied.
-fn git_input(name: &str, roots: &[String]) -> Result<Input, String> {
+/// The sweep's git workspaces `names` (from `$NOSYNC_BENCH_GIT`), copied side by side
+/// into a new temporary directory: the directory and each copy.
+fn copy_git(names: &[&str]) -> Result<(tempfile::TempDir, Vec<PathBuf>), String> {
     let git = std::env::var_os("NOSYNC_BENCH_GIT")
         .ok_or("NOSYNC_BENCH_GIT is not set (the sweep's git/ directory)")?;
-    let from = PathBuf::from(git).join(name);
-    if !from.join("Cargo.toml").is_file() {
-        return Err(format!("no {}", from.join("Cargo.toml").display()));
+    let from: Vec<PathBuf> = names.iter().map(|n| PathBuf::from(&git).join(n)).collect();
+    if let Some(missing) = from.iter().find(|f| !f.join("Cargo.toml").is_file()) {
+        return Err(format!("no {}", missing.join("Cargo.toml").display()));
     }
     let temp = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
-    let dir = temp.path().join(name);
-    copy_tree(&from, &dir).map_err(|e| format!("copying {}: {e}", from.display()))?;
-    finish(name, temp, dir, roots)
+    let mut dirs = Vec::new();
+    for (name, from) in names.iter().zip(&from) {
+        let dir = temp.path().join(name);
+        copy_tree(from, &dir).map_err(|e| format!("copying {}: {e}", from.display()))?;
+        dirs.push(dir);
+    }
+    Ok((temp, dirs))
+}
+
+/// A git workspace of the sweep, copied.
+fn git_input(name: &str, roots: &[String]) -> Result<Input, String> {
+    let (temp, mut dirs) = copy_git(&[name])?;
+    finish(name, temp, dirs.remove(0), roots)
 }
 
 /// mistral.rs with its candle: mistral.rs names candle by git (`rev = ...`), which is not in
@@ -149,21 +160,8 @@ fn git_input(name: &str, roots: &[String]) -> Result<Input, String> {
 /// `cargo metadata --offline` writes the patched lock file; the timed runs then find it as
 /// a user's tree would have it. The lint then reads candle's crates as path dependencies.
 fn patched_input(roots: &[String]) -> Result<Input, String> {
-    let git = std::env::var_os("NOSYNC_BENCH_GIT")
-        .ok_or("NOSYNC_BENCH_GIT is not set (the sweep's git/ directory)")?;
-    let (mistral, candle) = (
-        PathBuf::from(&git).join("mistral.rs"),
-        PathBuf::from(&git).join("candle"),
-    );
-    for from in [&mistral, &candle] {
-        if !from.join("Cargo.toml").is_file() {
-            return Err(format!("no {}", from.join("Cargo.toml").display()));
-        }
-    }
-    let temp = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
-    let dir = temp.path().join("mistral.rs");
-    copy_tree(&mistral, &dir).map_err(|e| format!("copying {}: {e}", mistral.display()))?;
-    copy_tree(&candle, &temp.path().join("candle")).map_err(|e| format!("copying candle: {e}"))?;
+    let (temp, mut dirs) = copy_git(&["mistral.rs", "candle"])?;
+    let dir = dirs.remove(0);
     let manifest = dir.join("Cargo.toml");
     let mut text = std::fs::read_to_string(&manifest).map_err(|e| format!("{e}"))?;
     text.push_str("\n[patch.\"https://github.com/huggingface/candle.git\"]\n");
