@@ -15,12 +15,15 @@
 //! dependencies in place; git dependencies in cargo's checkouts. The result is a
 //! [`Metadata`] with a resolve graph, so selection works exactly as after a full run.
 
+mod output;
+mod start;
+
 use super::disk::Disk;
 use super::manifest::Manifest;
 use super::restrict::Relevant;
-use anyhow::{Result, bail};
+use anyhow::Result;
 use cargo_metadata::semver::{Version, VersionReq};
-use cargo_metadata::{DependencyKind, Metadata, Package};
+use cargo_metadata::{Metadata, Package};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -150,7 +153,7 @@ pub fn resolve_with(
     let mut r = Resolver::new(disk, only, std::mem::take(manifests));
     let members: Vec<&Package> = m.workspace_packages();
     for p in &members {
-        let node = member_node(p, disk);
+        let node = start::member_node(p, disk);
         if let Some(only) = only
             && !only.locks(&node)
         {
@@ -167,7 +170,7 @@ pub fn resolve_with(
         None => (0..members.len()).collect(),
     };
     let names: Vec<String> = members.iter().map(|p| p.name.to_string()).collect();
-    request(&mut r, req, &selected, &names)?;
+    start::request(&mut r, req, &selected, &names)?;
     for n in 0..members.len() {
         r.start(n);
     }
@@ -189,120 +192,6 @@ pub fn resolve_with(
         report,
         broken,
     })
-}
-
-/// The command line's features on the selected members, checked as cargo checks them.
-fn request(
-    r: &mut Resolver<'_>,
-    req: &FeatureRequest,
-    sel: &[usize],
-    names: &[String],
-) -> Result<()> {
-    for n in 0..names.len() {
-        if !(req.no_default_features && sel.contains(&n)) {
-            r.work.push(Act::Feature(n, "default".to_owned()));
-        }
-    }
-    if req.all_features {
-        for &n in sel {
-            let node = &r.nodes[n];
-            let optional = node
-                .deps
-                .iter()
-                .filter(|d| d.optional)
-                .map(|d| d.key.clone());
-            let all: Vec<String> = node.features.keys().cloned().chain(optional).collect();
-            r.work.extend(all.into_iter().map(|f| Act::Feature(n, f)));
-        }
-    }
-    let mut unknown = Vec::new();
-    for f in req
-        .features
-        .iter()
-        .flat_map(|f| f.split([',', ' ']))
-        .filter(|f| !f.is_empty())
-    {
-        let (targets, feat): (Vec<usize>, &str) = match f.split_once('/') {
-            Some((pkg, feat)) => (
-                names.iter().position(|n| n == pkg).into_iter().collect(),
-                feat,
-            ),
-            None => (sel.to_vec(), f),
-        };
-        let has = |n: &usize| {
-            r.nodes[*n].features.contains_key(feat)
-                || r.nodes[*n].deps.iter().any(|d| d.optional && d.key == feat)
-        };
-        let hits: Vec<usize> = targets.into_iter().filter(has).collect();
-        if hits.is_empty() {
-            unknown.push(f.to_owned());
-        }
-        r.work
-            .extend(hits.into_iter().map(|n| Act::Feature(n, feat.to_owned())));
-    }
-    if !unknown.is_empty() {
-        bail!(
-            "none of the selected packages contains these features: {}",
-            unknown.join(", ")
-        );
-    }
-    Ok(())
-}
-
-fn member_node(p: &Package, disk: &Disk) -> Node {
-    let deps = p
-        .dependencies
-        .iter()
-        .map(|d| DepDecl {
-            host: d.target.as_ref().is_none_or(|t| disk.host_matches(t)),
-            key: d.rename.clone().unwrap_or_else(|| d.name.clone()),
-            package: d.name.clone(),
-            req: d.req.clone(),
-            optional: d.optional,
-            default_features: d.uses_default_features,
-            features: d.features.clone(),
-            dev: d.kind == DependencyKind::Development,
-            path: d.path.clone().map(|p| p.into_std_path_buf()),
-            git: d
-                .source
-                .as_ref()
-                .map(|s| s.repr.clone())
-                .filter(|s| s.starts_with("git+")),
-        })
-        .collect();
-    Node {
-        id: p.id.repr.clone(),
-        name: p.name.to_string(),
-        version: p.version.clone(),
-        kind: NodeKind::Member,
-        lib: p
-            .targets
-            .iter()
-            .find(|t| super::is_lib(t))
-            .map(|t| t.name.replace('-', "_")),
-        features: p.features.clone(),
-        deps,
-        manifest: p.manifest_path.clone().into_std_path_buf(),
-    }
-}
-
-/// A dependency that is not parsed (built in, or not on disk), as a package without targets.
-fn unparsed_node(d: &DepDecl) -> Node {
-    let id = format!("unparsed+{}#{}@{}", d.package, d.package, d.req);
-    let package = json!({
-        "name": d.package, "version": "0.0.0", "id": id, "source": "unparsed",
-        "dependencies": [], "targets": [], "features": {}, "manifest_path": "",
-    });
-    Node {
-        id,
-        name: d.package.clone(),
-        version: Version::new(0, 0, 0),
-        kind: NodeKind::Unparsed(package),
-        lib: None,
-        features: BTreeMap::new(),
-        deps: Vec::new(),
-        manifest: PathBuf::from(format!("<unparsed {} {}>", d.package, d.req)),
-    }
 }
 
 impl<'d> Resolver<'d> {
@@ -448,13 +337,15 @@ impl<'d> Resolver<'d> {
         } else {
             self.disk.locate(&dir, d)
         };
-        let manifest = found.clone().unwrap_or_else(|| unparsed_node(d).manifest);
+        let manifest = found
+            .clone()
+            .unwrap_or_else(|| start::unparsed_node(d).manifest);
         if let Some(&t) = self.by_manifest.get(&manifest) {
             return Some(t);
         }
         let loaded = found.and_then(|m| self.read(m));
         let Some(loaded) = loaded else {
-            let t = self.add(unparsed_node(d), false);
+            let t = self.add(start::unparsed_node(d), false);
             if !builtin {
                 self.missing.push((t, format!("{} {}", d.package, d.req)));
             }
@@ -492,110 +383,5 @@ impl<'d> Resolver<'d> {
             .entry(path)
             .or_insert_with_key(|p| Manifest::read(p, disk))
             .clone()
-    }
-
-    /// Per node: whether the host's dependencies reach it from a member (the graph of
-    /// `cargo metadata --filter-platform`).
-    fn on_host(&self, members: usize) -> Vec<bool> {
-        let mut on = vec![false; self.nodes.len()];
-        let mut work: Vec<usize> = (0..members.min(on.len())).collect();
-        while let Some(n) = work.pop() {
-            if std::mem::replace(&mut on[n], true) {
-                continue;
-            }
-            let host =
-                |(&i, t): (&usize, &Option<usize>)| (*t).filter(|_| self.nodes[n].deps[i].host);
-            work.extend(self.deps_on[n].iter().filter_map(host));
-        }
-        on
-    }
-
-    fn report(&self, names: &[String], reach: &[bool]) -> Report {
-        Report {
-            members: names
-                .iter()
-                .enumerate()
-                .map(|(i, n)| {
-                    (
-                        n.clone(),
-                        self.enabled[i]
-                            .iter()
-                            .filter(|f| self.nodes[i].features.contains_key(*f))
-                            .cloned()
-                            .collect(),
-                    )
-                })
-                .collect(),
-            found: self.nodes[names.len()..]
-                .iter()
-                .zip(&reach[names.len()..])
-                .filter(|(_, on)| **on)
-                .filter_map(|(n, _)| match &n.kind {
-                    NodeKind::Found(p) => Some(format!(
-                        "{} {}",
-                        p["name"].as_str()?,
-                        p["version"].as_str()?
-                    )),
-                    _ => None,
-                })
-                .collect(),
-            missing: (self.missing.iter())
-                .filter(|(n, _)| reach[*n])
-                .map(|(_, m)| m.clone())
-                .collect(),
-        }
-    }
-
-    /// The packages found or missing (as `Package`s) and the resolve graph's nodes.
-    fn into_metadata_parts(self, reach: &[bool]) -> Result<(Vec<Package>, Vec<Value>)> {
-        let mut packages = Vec::new();
-        let mut nodes = Vec::new();
-        for (i, node) in self.nodes.iter().enumerate().filter(|(i, _)| reach[*i]) {
-            if let NodeKind::Found(p) | NodeKind::Unparsed(p) = &node.kind {
-                packages.push(serde_json::from_value::<Package>(p.clone())?);
-            }
-            let mut deps: Vec<(usize, Value)> = self.deps_on[i]
-                .iter()
-                .filter_map(|(&d, &t)| Some((d, t?)))
-                .filter(|&(d, _)| node.deps[d].host)
-                .map(|(d, t)| {
-                    let decl = &node.deps[d];
-                    // The extern name: the rename, else the lib target's crate name.
-                    let name = match &self.nodes[t].lib {
-                        Some(lib) if decl.key == decl.package => lib.clone(),
-                        _ => decl.key.replace('-', "_"),
-                    };
-                    (
-                        t,
-                        json!({ "name": name, "pkg": self.nodes[t].id, "dep_kinds": [] }),
-                    )
-                })
-                .collect();
-            // As cargo lists them: by package (name, version, id), once each (a crate that
-            // is a normal and a build or dev dependency is one edge). By id, not by index:
-            // the order the nodes were found in differs between a full and a restricted
-            // resolution (`restrict`), the ids do not.
-            let order = |(t, d): &(usize, Value)| {
-                let n = &self.nodes[*t];
-                let id = n.id.clone();
-                (
-                    n.name.clone(),
-                    n.version.clone(),
-                    id,
-                    *t,
-                    d["name"].to_string(),
-                )
-            };
-            deps.sort_by_key(order);
-            deps.dedup_by(|a, b| a.0 == b.0 && a.1["name"] == b.1["name"]);
-            let deps: Vec<Value> = deps.into_iter().map(|(_, d)| d).collect();
-            let dependencies: Vec<&str> = deps.iter().filter_map(|d| d["pkg"].as_str()).collect();
-            let features: Vec<&String> = self.enabled[i]
-                .iter()
-                .filter(|f| node.features.contains_key(*f))
-                .collect();
-            nodes.push(json!({ "id": node.id, "deps": deps, "dependencies": dependencies, "features": features }));
-        }
-        Ok((packages, nodes))
     }
 }
