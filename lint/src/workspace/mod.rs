@@ -429,18 +429,63 @@ fn cargo_error(text: &str) -> String {
     said.join("; ")
 }
 
-/// The host's target triple, from `rustc -vV` (asked once per process).
+/// What rustc says about the host, asked once per process.
+struct Host {
+    /// Its target triple.
+    triple: Option<String>,
+    /// Its `--print cfg` lines, when the same process printed them.
+    cfg: Option<String>,
+}
+
+fn host() -> &'static Host {
+    static HOST: std::sync::OnceLock<Host> = std::sync::OnceLock::new();
+    HOST.get_or_init(ask_host)
+}
+
+/// The host's target triple (`rustc --print host-tuple`, else `rustc -vV`).
 fn host_triple() -> Option<&'static str> {
-    static HOST: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    HOST.get_or_init(ask_host_triple).as_deref()
+    host().triple.as_deref()
+}
+
+/// The host's `rustc --print cfg` output, when the process that told the triple printed
+/// it too (a rustc that knows `--print host-tuple`); else the caller asks rustc itself.
+fn host_cfg_text() -> Option<&'static str> {
+    host().cfg.as_deref()
+}
+
+fn rustc() -> std::process::Command {
+    std::process::Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
+}
+
+/// One rustc process for the triple and the cfgs (each process costs ~20 ms of CPU
+/// through the rustup proxy); an older rustc, which does not know `host-tuple`, fails,
+/// and `-vV` tells the triple alone.
+fn ask_host() -> Host {
+    let both = rustc()
+        .args(["--print", "host-tuple", "--print", "cfg"])
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .and_then(|out| String::from_utf8(out.stdout).ok());
+    let split = both.as_deref().and_then(|text| {
+        let (triple, cfg) = text.split_once('\n')?;
+        let plain = !triple.is_empty() && !triple.contains(['=', ' ', '"']);
+        plain.then(|| (triple.trim_end_matches('\r').to_owned(), cfg.to_owned()))
+    });
+    match split {
+        Some((triple, cfg)) => Host {
+            triple: Some(triple),
+            cfg: Some(cfg),
+        },
+        None => Host {
+            triple: ask_host_triple(),
+            cfg: None,
+        },
+    }
 }
 
 fn ask_host_triple() -> Option<String> {
-    let out =
-        std::process::Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
-            .arg("-vV")
-            .output()
-            .ok()?;
+    let out = rustc().arg("-vV").output().ok()?;
     let text = String::from_utf8(out.stdout).ok()?;
     text.lines()
         .find_map(|l| l.strip_prefix("host: "))
