@@ -16,12 +16,13 @@
 //! roots exhausted memory). The outer root still reports sinks it reaches by a path
 //! that avoids other roots.
 
-use crate::callgraph::{CallGraph, Dropped, Edge, Uncertain, Via};
+use crate::callgraph::{CallGraph, Dropped, Edge, Uncertain, Unresolved, Via};
 use crate::diagnostics::{Code, Confidence, Diagnostic, Finding, Hop};
 use crate::known::sinks::SinkKind;
 use crate::parse::ir::SpanIr;
 use crate::resolve::{DefMap, FnData, FnId};
 use crate::source::SourceMap;
+use rayon::prelude::*;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 const NONE: u32 = u32::MAX;
@@ -96,50 +97,109 @@ impl Search {
 /// callee (exact and inferred edges first, then name-only edges for the sinks left).
 type Reach<'g> = Vec<(FnId, Vec<&'g Edge>)>;
 
+/// What one root's searches found: its chains, and the unresolved calls they reach (by
+/// the fn that makes each), in search order.
+type Searched<'g> = (Vec<Vec<&'g Edge>>, Vec<(FnId, &'g Unresolved)>);
+
+/// What a finding or an unresolved call is reported from: a root and its chain, or a root,
+/// the fn reached and its unresolved call.
+enum Report<'g> {
+    Finding(FnId, Vec<&'g Edge>),
+    Unresolved(FnId, FnId, &'g Unresolved),
+}
+
 /// Findings and reachable unresolved calls for every root.
+///
+/// The roots are searched in parallel (a search reads only the graph; what a callee
+/// reaches is a function of the graph alone, so each thread's memo of it holds what any
+/// other would), then kept in root order, each finding and unresolved call once (the
+/// first root's), and the diagnostics made in parallel, in that order.
 pub fn find(
     map: &DefMap<'_>,
     g: &CallGraph,
     sources: &SourceMap,
     roots: &[FnId],
 ) -> Vec<Diagnostic> {
-    let mut s = Search::new(map.fns.len());
-    let mut out = Vec::new();
-    let mut seen_unresolved = HashSet::new();
-    let mut seen_findings = HashSet::new();
     let mut is_root = vec![false; map.fns.len()];
     for &r in roots {
         is_root[r as usize] = true;
     }
-    let mut reach: HashMap<FnId, Reach<'_>> = HashMap::new();
-    for &root in roots {
-        let mut mine = Vec::new();
-        let searched = crate::net::catch(|| {
-            crate::net::failpoint("search", &map.func(root).name);
-            for chain in root_chains(map, g, &mut s, (root, &is_root), &mut reach) {
-                if seen_findings.insert(finding_key(map, root, &chain)) {
-                    mine.push(finding(map, sources, root, &chain));
-                }
+    let is_root = &is_root[..];
+    let fresh = || (Search::new(map.fns.len()), HashMap::new());
+    let searched: Vec<Result<Searched<'_>, crate::net::Caught>> = roots
+        .par_iter()
+        .map_init(fresh, |(s, reach), &root| {
+            let out = crate::net::catch(|| search(map, g, s, (root, is_root), reach));
+            if out.is_err() {
+                // The search's state is unknown after a panic: start the next root afresh.
+                (*s, *reach) = fresh();
             }
-            for f in s.run(map, g, (root, &is_root), true) {
-                // Another root's own unresolved calls are reported by its own search.
-                if f == root || !is_root[f as usize] {
-                    for u in &g.unresolved[f as usize] {
-                        if seen_unresolved.insert(u.site) {
-                            mine.push(unresolved(map, sources, root, f, u));
-                        }
-                    }
-                }
+            out
+        })
+        .collect();
+    let mut seen_unresolved = HashSet::new();
+    let mut seen_findings = HashSet::new();
+    let mut reports = Vec::new();
+    for (&root, found) in roots.iter().zip(searched) {
+        let (chains, calls) = match found {
+            Ok(found) => found,
+            Err(caught) => {
+                reports.push(Err(root_error(map, sources, root, &caught)));
+                continue;
             }
-        });
-        out.append(&mut mine);
-        if let Err(caught) = searched {
-            // The search's state is unknown after a panic: start the next root afresh.
-            s = Search::new(map.fns.len());
-            out.push(root_error(map, sources, root, &caught));
+        };
+        for chain in chains {
+            if seen_findings.insert(finding_key(map, root, &chain)) {
+                reports.push(Ok(Report::Finding(root, chain)));
+            }
+        }
+        for (f, u) in calls {
+            if seen_unresolved.insert(u.site) {
+                reports.push(Ok(Report::Unresolved(root, f, u)));
+            }
         }
     }
-    out
+    reports
+        .into_par_iter()
+        .map(|r| report(map, sources, r))
+        .collect()
+}
+
+/// The chains of `root` and the unresolved calls its search reaches.
+fn search<'g>(
+    map: &DefMap<'_>,
+    g: &'g CallGraph,
+    s: &mut Search,
+    (root, is_root): (FnId, &[bool]),
+    reach: &mut HashMap<FnId, Reach<'g>>,
+) -> Searched<'g> {
+    crate::net::failpoint("search", &map.func(root).name);
+    let chains = root_chains(map, g, s, (root, is_root), reach);
+    let mut calls = Vec::new();
+    for f in s.run(map, g, (root, is_root), true) {
+        // Another root's own unresolved calls are reported by its own search.
+        if f == root || !is_root[f as usize] {
+            calls.extend(g.unresolved[f as usize].iter().map(|u| (f, u)));
+        }
+    }
+    (chains, calls)
+}
+
+/// The diagnostic of one report (a root's error as it is); a panic while making it is
+/// that root's error instead.
+fn report(map: &DefMap<'_>, sources: &SourceMap, r: Result<Report<'_>, Diagnostic>) -> Diagnostic {
+    let r = match r {
+        Ok(r) => r,
+        Err(d) => return d,
+    };
+    let root = match &r {
+        Report::Finding(root, _) | Report::Unresolved(root, ..) => *root,
+    };
+    let made = crate::net::catch(|| match &r {
+        Report::Finding(root, chain) => finding(map, sources, *root, chain),
+        Report::Unresolved(root, f, u) => unresolved(map, sources, *root, *f, u),
+    });
+    made.unwrap_or_else(|caught| root_error(map, sources, root, &caught))
 }
 
 /// One chain per (call site in `root`, sink the call reaches), in call-site order: a
@@ -442,7 +502,7 @@ fn unresolved(
     sources: &SourceMap,
     root: FnId,
     f: FnId,
-    u: &crate::callgraph::Unresolved,
+    u: &Unresolved,
 ) -> Diagnostic {
     let (r, in_fn) = (map.func(root), map.func(f));
     Diagnostic::new(

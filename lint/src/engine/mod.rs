@@ -140,22 +140,56 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
     Ok(a)
 }
 
-/// Deterministic order: by file, position, code, message.
+/// Deterministic order: by file, position, code, message. The files are ranked once (in
+/// `Path` order) and compared by rank: comparing paths component by component at every
+/// step was most of sorting a run's thousands of diagnostics.
 pub fn sort(diags: &mut [Diagnostic]) {
-    diags.sort_by(|a, b| {
+    let mut rank: std::collections::BTreeMap<&std::path::Path, u32> = Default::default();
+    for d in diags.iter() {
+        rank.insert(&d.primary.file, 0);
+    }
+    for (i, r) in rank.values_mut().enumerate() {
+        *r = i as u32;
+    }
+    let ranks: Vec<u32> = diags.iter().map(|d| rank[&*d.primary.file]).collect();
+    let mut order: Vec<u32> = (0..diags.len() as u32).collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&diags[a as usize], &diags[b as usize]);
         (
-            &a.primary.file,
-            a.primary.line_start,
-            a.primary.column_start,
-            a.code,
-            &a.message,
+            ranks[a as usize],
+            x.primary.line_start,
+            x.primary.column_start,
+            x.code,
+            &x.message,
         )
             .cmp(&(
-                &b.primary.file,
-                b.primary.line_start,
-                b.primary.column_start,
-                b.code,
-                &b.message,
+                ranks[b as usize],
+                y.primary.line_start,
+                y.primary.column_start,
+                y.code,
+                &y.message,
             ))
     });
+    permute(diags, &order);
+}
+
+/// Puts `items[order[i]]` at `i` (`order` a permutation), in place.
+fn permute<T>(items: &mut [T], order: &[u32]) {
+    let mut done = vec![false; items.len()];
+    for start in 0..items.len() {
+        if done[start] {
+            continue;
+        }
+        // Walk the cycle through `start`: each place takes the item the order puts there.
+        let mut at = start;
+        loop {
+            done[at] = true;
+            let from = order[at] as usize;
+            if from == start {
+                break;
+            }
+            items.swap(at, from);
+            at = from;
+        }
+    }
 }

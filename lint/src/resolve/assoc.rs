@@ -86,6 +86,7 @@ impl DefMap<'_> {
         budget: &Cell<u32>,
         d: usize,
     ) -> Option<Ty> {
+        super::note_impl_tables();
         let a = self
             .impl_assocs
             .get(base.canon()?)?
@@ -121,7 +122,10 @@ impl DefMap<'_> {
     pub fn assoc_const_type(&self, base: &Ty, name: &str) -> Option<Ty> {
         let traits = match base {
             Ty::Param(ts) | Ty::Dyn(ts) => ts.clone(),
-            Ty::Adt(c, _) => self.traits_of.get(c).cloned().unwrap_or_default(),
+            Ty::Adt(c, _) => {
+                super::note_impl_tables();
+                self.traits_of.get(c).cloned().unwrap_or_default()
+            }
             _ => return None,
         };
         let (module, ty) = self.in_traits(&traits, |kind, module| match kind {

@@ -9,6 +9,7 @@ use crate::parse::Parsed;
 use crate::parse::ir::{ImplIr, Item, ModKind};
 use crate::source::SourceMap;
 use crate::workspace::CrateSpec;
+use rayon::prelude::*;
 
 struct Pending<'a> {
     module: ModId,
@@ -98,13 +99,14 @@ fn link<'a>(
         };
         crate::net::guard(diags, what, || resolve_supertraits(map, p));
     }
-    for p in impls {
+    let heads = heads(map, impls);
+    for (p, head) in impls.iter().zip(heads) {
         let what = |c: &crate::net::Caught| {
             let at = sources.span(p.imp.span);
             let lost = "its methods are not analysed";
             c.diagnostic("resolving", "an `impl` block", lost, at)
         };
-        crate::net::guard(diags, what, || add_impl(map, p.module, p.imp));
+        crate::net::guard(diags, what, || add_impl(map, p.module, p.imp, head));
     }
     let at = sources.first_span();
     let what = |c: &crate::net::Caught| {
@@ -442,12 +444,18 @@ fn with_slot<V: Default>(table: &mut NameMap<V>, key: &str, f: impl FnOnce(&mut 
     }
 }
 
-fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
-    for f in &imp.fns {
-        crate::net::failpoint("impl", &f.name);
-    }
-    let generics = &imp.generics;
-    let self_ty = map.resolve_type(m, &imp.self_ty, generics, None, 0);
+/// What an impl's header resolves to: its self type and that type's canonical path, the
+/// trait it implements, and the paths its fns are shown by (in the order of its fns).
+struct Head {
+    self_ty: Ty,
+    canon: Option<String>,
+    trait_: Option<String>,
+    paths: Vec<String>,
+}
+
+/// The [`Head`] of `imp`, in module `m`.
+fn head(map: &DefMap<'_>, m: ModId, imp: &ImplIr) -> Head {
+    let self_ty = map.resolve_type(m, &imp.self_ty, &imp.generics, None, 0);
     let canon = self_ty.canon().map(str::to_owned);
     let trait_ =
         imp.trait_
@@ -457,6 +465,58 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
                 Some(Def::External(segs)) => Some(crate::known::canonical_name(&segs)),
                 _ => None,
             });
+    let owner = canon
+        .clone()
+        .unwrap_or_else(|| format!("{}::<impl>", map.modules[m as usize].path));
+    // Trait impl methods are spelled as rustc does (`<T as Trait>::m`): a type can
+    // have an inherent `get` and a trait `get`, and the chain must say which.
+    let paths = imp
+        .fns
+        .iter()
+        .map(|f| match &trait_ {
+            Some(t) => {
+                let t = t.strip_prefix("std::").unwrap_or(t);
+                format!("<{owner} as {t}>::{}", f.name)
+            }
+            None => format!("{owner}::{}", f.name),
+        })
+        .collect();
+    Head {
+        self_ty,
+        canon,
+        trait_,
+        paths,
+    }
+}
+
+/// The heads of `impls`, resolved in parallel before any impl is added. A head is kept
+/// only when resolving it read none of the tables that adding impls fills
+/// ([`super::reading_impl_tables`]): it is then what resolving it after the impls
+/// before it would give, since the rest of the map does not change meanwhile. The others
+/// (and any whose resolution panicked) are `None`, resolved again in turn.
+fn heads(map: &DefMap<'_>, impls: &[Pending<'_>]) -> Vec<Option<Head>> {
+    impls
+        .par_iter()
+        .map(|p| {
+            let (head, read) = super::reading_impl_tables(|| {
+                crate::net::catch(|| head(map, p.module, p.imp)).ok()
+            });
+            head.filter(|_| !read)
+        })
+        .collect()
+}
+
+fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr, head: Option<Head>) {
+    for f in &imp.fns {
+        crate::net::failpoint("impl", &f.name);
+    }
+    let generics = &imp.generics;
+    let Head {
+        self_ty,
+        canon,
+        trait_,
+        paths,
+    } = head.unwrap_or_else(|| self::head(map, m, imp));
     if let (Some(c), Some(t)) = (&canon, &trait_) {
         with_slot(&mut map.traits_of, c, |ts| ts.push(t.clone()));
         let assocs = imp.assoc_types.iter().map(|(name, ty)| ImplAssoc {
@@ -477,19 +537,7 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr) {
         }),
         _ => None,
     };
-    let owner = canon
-        .clone()
-        .unwrap_or_else(|| format!("{}::<impl>", map.modules[m as usize].path));
-    for f in &imp.fns {
-        // Trait impl methods are spelled as rustc does (`<T as Trait>::m`): a type can
-        // have an inherent `get` and a trait `get`, and the chain must say which.
-        let path = match &trait_ {
-            Some(t) => {
-                let t = t.strip_prefix("std::").unwrap_or(t);
-                format!("<{owner} as {t}>::{}", f.name)
-            }
-            None => format!("{owner}::{}", f.name),
-        };
+    for (f, path) in imp.fns.iter().zip(paths) {
         let id = add_fn(
             map,
             m,

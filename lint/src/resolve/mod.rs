@@ -27,6 +27,26 @@ pub use assoc::names_param;
 pub use collect::build;
 pub use ty::Ty;
 
+thread_local! {
+    /// Whether this thread's resolution read a table that adding an impl fills (a type's
+    /// methods, its traits, the impls' associated types), since [`reading_impl_tables`]
+    /// started watching.
+    static IMPL_TABLES_READ: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Called where resolution reads a table that adding an impl fills.
+fn note_impl_tables() {
+    IMPL_TABLES_READ.with(|r| r.set(true));
+}
+
+/// What `f` returns, and whether it read a table that adding an impl fills
+/// ([`note_impl_tables`]).
+fn reading_impl_tables<T>(f: impl FnOnce() -> T) -> (T, bool) {
+    IMPL_TABLES_READ.with(|r| r.set(false));
+    let out = f();
+    (out, IMPL_TABLES_READ.with(|r| r.replace(false)))
+}
+
 pub type ModId = u32;
 pub type FnId = u32;
 

@@ -91,6 +91,7 @@ impl DefMap<'_> {
             let ty = self.resolve_alias(canon, &[], 0);
             return ty.canon().and_then(|c| self.assoc(c, name));
         }
+        super::note_impl_tables();
         if let Some(ids) = self.methods.get(canon).and_then(|t| t.get(name)) {
             // An inherent fn comes before trait impls' fns of the same name.
             let inherent = ids.iter().find(|&&f| self.func(f).trait_.is_none());

@@ -269,3 +269,25 @@ fn a_detached_thread_closure_is_not_the_callers_code() {
       via 4:55 t::scoped (exact)
     ");
 }
+
+/// An impl whose self type is a projection through an impl written before it
+/// (`impl <A as Tr>::Out`) is resolved after that impl is added: impl headers are
+/// resolved in parallel before any impl is added, and a header whose resolution read what
+/// adding impls fills (here the impls' associated types) is resolved again in turn.
+#[test]
+fn an_impl_on_a_projection_sees_the_impls_written_before_it() {
+    let src = "use nosync::{no_sync, synchronizes};\n\
+        pub trait Tr { type Out; }\n\
+        pub struct A;\npub struct B;\n\
+        impl Tr for A { type Out = B; }\n\
+        impl <A as Tr>::Out { pub fn m(&self) { wait() } }\n\
+        #[synchronizes] fn wait() {}\n\
+        #[no_sync] pub fn root(b: B) { b.m() }\n";
+    insta::assert_snapshot!(chains(src), @"
+    8:34 sync-in-no-sync: `root` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::root -> t::wait (Blocks, exact, Deny)
+      via 8:34 t::root (exact)
+      via 6:41 t::B::m (exact)
+    ");
+}

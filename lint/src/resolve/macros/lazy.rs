@@ -4,18 +4,19 @@
 //! it. (A macro that cannot generate items, as candle's `bail!`, generates nothing in body
 //! position: its invocation needs no expansion.)
 
-use super::scope::Defs;
 use crate::diagnostics::Diagnostic;
 use crate::parse::ir::{Body, FnIr, Item, ModKind};
 use crate::parse::lazy::lower_body;
 use crate::source::SourceMap;
+use std::collections::HashSet;
 
 /// Lowers in place the lazy bodies among `items` (in modules, impls and traits) that invoke
-/// a macro by the name of one of `defs` that may generate items. A body that does not parse stays lazy (a root
+/// a macro by a name of `generating`: the definitions that may generate items
+/// ([`super::scope::Defs::item_names`]). A body that does not parse stays lazy (a root
 /// that reaches it reports it). No span is freed here: the definitions hold token trees.
 pub fn lower_invoking(
     items: &mut [Item],
-    defs: &Defs,
+    generating: &HashSet<String>,
     ctx: &SourceMap,
     diags: &mut Vec<Diagnostic>,
 ) {
@@ -23,14 +24,14 @@ pub fn lower_invoking(
     while let Some(items) = stack.pop() {
         for item in items {
             match item {
-                Item::Fn(f) => lower_fn(f, defs, ctx, diags),
+                Item::Fn(f) => lower_fn(f, generating, ctx, diags),
                 Item::Impl(imp) => imp
                     .fns
                     .iter_mut()
-                    .for_each(|f| lower_fn(f, defs, ctx, diags)),
-                Item::Trait { fns, .. } => {
-                    fns.iter_mut().for_each(|f| lower_fn(f, defs, ctx, diags))
-                }
+                    .for_each(|f| lower_fn(f, generating, ctx, diags)),
+                Item::Trait { fns, .. } => fns
+                    .iter_mut()
+                    .for_each(|f| lower_fn(f, generating, ctx, diags)),
                 Item::Mod {
                     kind: ModKind::Inline(inner),
                     ..
@@ -41,11 +42,16 @@ pub fn lower_invoking(
     }
 }
 
-fn lower_fn(f: &mut FnIr, defs: &Defs, sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
+fn lower_fn(
+    f: &mut FnIr,
+    generating: &HashSet<String>,
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) {
     let Some(Body::Lazy(lazy)) = &f.body else {
         return;
     };
-    if !lazy.macros.iter().any(|m| defs.may_generate_items(m)) {
+    if !lazy.macros.iter().any(|m| generating.contains(m)) {
         return;
     }
     if let Ok(lowered) = lower_body(lazy, sources) {

@@ -26,6 +26,7 @@ use crate::parse::ir::{FnIr, Item, MacroCallIr, MacroOrigin, ModKind, SpanIr};
 use crate::parse::lower_macro::{Expanded, Position, lower_expansion};
 use crate::source::{Loader, SharedCache, SourceMap};
 use crate::workspace::CrateSpec;
+use rayon::prelude::*;
 use scope::{Defs, MacroDef};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -132,11 +133,7 @@ fn expand_files(
     if defs.is_empty() {
         return count;
     }
-    for key in keys {
-        if let Some(f) = parsed.files.get_mut(key) {
-            lazy::lower_invoking(&mut f.items, &defs, sources, diags);
-        }
-    }
+    lower_invoking(parsed, keys, defs.item_names(), sources, diags);
     let mut run = Run {
         defs: &defs,
         crates,
@@ -159,6 +156,33 @@ fn expand_files(
         parsed.origins.entry(span).or_insert(origin);
     }
     run.count
+}
+
+/// [`lazy::lower_invoking`] on the files `keys` (sorted), in parallel; the diagnostics in
+/// the order of `keys`.
+fn lower_invoking(
+    parsed: &mut Parsed,
+    keys: &[(PathBuf, usize)],
+    generating: &HashSet<String>,
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let wanted: HashSet<&(PathBuf, usize)> = keys.iter().collect();
+    let mut files: Vec<_> = parsed
+        .files
+        .iter_mut()
+        .filter(|(k, _)| wanted.contains(k))
+        .collect();
+    files.sort_by(|a, b| a.0.cmp(b.0));
+    let found: Vec<Vec<Diagnostic>> = files
+        .par_iter_mut()
+        .map(|(_, f)| {
+            let mut d = Vec::new();
+            lazy::lower_invoking(&mut f.items, generating, sources, &mut d);
+            d
+        })
+        .collect();
+    diags.extend(found.into_iter().flatten());
 }
 
 impl Run<'_> {
@@ -294,7 +318,9 @@ impl Run<'_> {
         pos: Position,
         limit: usize,
     ) -> memo::Outcome {
-        let rules = def.rules.as_ref()?;
+        if !def.shaped {
+            return None;
+        }
         let krate = scope::dollar_crate(def.krate, at.krate, self.crates);
         let key = self.memo.map(|_| {
             let krate = krate.to_string();
@@ -307,7 +333,10 @@ impl Run<'_> {
         if let Some(outcome) = cached {
             return outcome;
         }
-        let outcome = match rules::expand(rules, &call.tokens, &krate) {
+        let expanded = def
+            .rules()
+            .and_then(|r| rules::expand(r, &call.tokens, &krate));
+        let outcome = match expanded {
             None => None,
             Some((src, rule)) if src.len() > limit => return Some((src.len(), rule, None)),
             Some((src, rule)) => Some((src.len(), rule, lower_expansion(&src, call, at.cfg, pos))),

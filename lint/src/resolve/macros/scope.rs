@@ -1,9 +1,10 @@
 //! Which `macro_rules!` definition an invocation names, and what `$crate` becomes.
 
 use crate::parse::Parsed;
-use crate::parse::ir::{FileId, Item, MacroCallIr, ModKind, SpanIr};
+use crate::parse::ir::{FileId, Item, MacroCallIr, MacroRulesIr, ModKind, SpanIr};
 use crate::workspace::{CrateSpec, DepTarget};
 use proc_macro2::{TokenStream, TokenTree};
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::str::FromStr;
 
@@ -14,8 +15,12 @@ const MAX_CANDIDATES: usize = 8;
 #[derive(Debug)]
 pub struct MacroDef {
     pub name: String,
-    /// `None` when the definition is not of the `(..) => {..}` shape.
-    pub rules: Option<super::rules::Rules>,
+    /// Whether the definition is of the `(..) => {..}` shape (its rules can be parsed).
+    pub shaped: bool,
+    /// The rules as written, parsed the first time an invocation is expanded rather than
+    /// found in the cache of expansions ([`MacroDef::rules`]).
+    text: String,
+    parsed: std::cell::OnceCell<Option<super::rules::Rules>>,
     /// The digest of the rules as written ([`super::memo::rules_key`]).
     pub key: crate::source::Key,
     pub krate: usize,
@@ -42,6 +47,11 @@ impl Defs {
     /// Whether some definition called `name` may expand to items.
     pub fn may_generate_items(&self, name: &str) -> bool {
         self.item_names.contains(name)
+    }
+
+    /// The names of the definitions that may expand to items.
+    pub fn item_names(&self) -> &std::collections::HashSet<String> {
+        &self.item_names
     }
 
     /// Whether the invocation `call`, a statement of a fn body, may expand to items: its
@@ -89,42 +99,32 @@ impl Defs {
     }
 
     /// The definitions at module level (inline modules included) and in fn bodies of
-    /// every parsed file.
+    /// every parsed file. What each one's rules may generate is read in parallel (it
+    /// tokenizes them; the order of the lists is fixed by the sort, not by threads); the
+    /// rules themselves are parsed only when an invocation needs them.
     pub fn collect(parsed: &Parsed) -> Defs {
+        let found = definitions(parsed);
+        let summaries: Vec<Summary> = found
+            .par_iter()
+            .map(|(_, m)| Summary::of(&m.rules))
+            .collect();
         let mut defs = Defs::default();
-        for ((_, krate), f) in &parsed.files {
-            let mut stack = vec![&f.items];
-            while let Some(items) = stack.pop() {
-                for i in items {
-                    match i {
-                        Item::MacroRules(m) => {
-                            defs.by_name.entry(m.name.clone()).or_default().push(
-                                MacroDef {
-                                    name: m.name.clone(),
-                                    rules: super::rules::parse_rules(&m.rules),
-                                    key: super::memo::rules_key(&m.rules),
-                                    krate: *krate,
-                                    file: m.span.file,
-                                    lo: m.span.lo,
-                                    exported: m.exported,
-                                    bodies: m.bodies.clone(),
-                                    items: false,
-                                    invokes: Vec::new(),
-                                }
-                                .with_items(&m.rules),
-                            )
-                        }
-                        Item::Mod {
-                            kind: ModKind::Inline(inner),
-                            ..
-                        } => stack.push(inner),
-                        // A definition in a fn body (for the invocations after it there).
-                        Item::Fn(f) => stack.push(&f.nested),
-                        Item::Impl(imp) => stack.extend(imp.fns.iter().map(|f| &f.nested)),
-                        _ => {}
-                    }
-                }
-            }
+        for ((krate, m), summary) in found.into_iter().zip(summaries) {
+            let def = MacroDef {
+                name: m.name.clone(),
+                shaped: summary.shaped,
+                text: m.rules.clone(),
+                parsed: std::cell::OnceCell::new(),
+                key: super::memo::rules_key(&m.rules),
+                krate,
+                file: m.span.file,
+                lo: m.span.lo,
+                exported: m.exported,
+                bodies: m.bodies.clone(),
+                items: summary.items,
+                invokes: summary.invokes,
+            };
+            defs.by_name.entry(m.name.clone()).or_default().push(def);
         }
         for list in defs.by_name.values_mut() {
             list.sort_by_key(|d| (d.krate, d.file, d.lo));
@@ -229,29 +229,73 @@ fn invokes_a_metavariable(ts: TokenStream) -> bool {
     })
 }
 
-impl MacroDef {
-    /// Sets [`MacroDef::items`] and [`MacroDef::invokes`] from the rules' text: a
+/// The `macro_rules!` items at module level (inline modules included) and in fn bodies
+/// of every parsed file, with their crates.
+fn definitions(parsed: &Parsed) -> Vec<(usize, &MacroRulesIr)> {
+    let mut found = Vec::new();
+    for ((_, krate), f) in &parsed.files {
+        let mut stack = vec![&f.items];
+        while let Some(items) = stack.pop() {
+            for i in items {
+                match i {
+                    Item::MacroRules(m) => found.push((*krate, m)),
+                    Item::Mod {
+                        kind: ModKind::Inline(inner),
+                        ..
+                    } => stack.push(inner),
+                    // A definition in a fn body (for the invocations after it there).
+                    Item::Fn(f) => stack.push(&f.nested),
+                    Item::Impl(imp) => stack.extend(imp.fns.iter().map(|f| &f.nested)),
+                    _ => {}
+                }
+            }
+        }
+    }
+    found
+}
+
+/// What a definition's rules say about its expansions, read from their text.
+struct Summary {
+    shaped: bool,
+    items: bool,
+    invokes: Vec<String>,
+}
+
+impl Summary {
+    /// [`MacroDef::items`] and [`MacroDef::invokes`] from the rules' text: a
     /// transcriber that holds an item keyword, an attribute or an escape (as for a lazy
     /// body, see [`crate::parse::lazy::eligible`]) may declare items; the macros it invokes
     /// may too when they are analysed ones that do (a macro the lint does not know expands
     /// to nothing here). Items cannot come from the invocation's tokens in a lazy body (they
     /// hold none, and macro_rules cannot paste tokens into keywords), and rules not of the
     /// `(..) => {..}` shape may expand to anything.
-    fn with_items(mut self, rules: &str) -> MacroDef {
+    fn of(rules: &str) -> Summary {
         let split = TokenStream::from_str(rules)
             .ok()
             .and_then(crate::parse::lower_macro::split_rules);
-        let Some(rules) = split else {
-            self.items = true;
-            return self;
+        let mut out = Summary {
+            shaped: split.is_some(),
+            items: split.is_none(),
+            invokes: Vec::new(),
         };
-        for (_, body) in &rules {
-            self.items |= !crate::parse::lazy::eligible(body.stream(), &mut self.invokes)
+        for (_, body) in split.iter().flatten() {
+            out.items |= !crate::parse::lazy::eligible(body.stream(), &mut out.invokes)
                 || invokes_a_metavariable(body.stream());
         }
-        self.invokes.sort();
-        self.invokes.dedup();
-        self
+        out.invokes.sort();
+        out.invokes.dedup();
+        out
+    }
+}
+
+impl MacroDef {
+    /// The parsed rules (`None` when not of the `(..) => {..}` shape), parsed on first use.
+    pub fn rules(&self) -> Option<&super::rules::Rules> {
+        let parsed = self.parsed.get_or_init(|| match self.shaped {
+            true => super::rules::parse_rules(&self.text),
+            false => None,
+        });
+        parsed.as_ref()
     }
 }
 
