@@ -1,29 +1,15 @@
 //! Building the [`DefMap`] from the parsed item trees.
 
-use super::modfiles::{self, ModuleFiles};
+use super::items::{self, Part, Pending, PendingSupers};
 use super::*;
-use crate::diagnostics::{Code, Diagnostic};
+use crate::diagnostics::Diagnostic;
 use crate::known::sinks::{BuiltinSink, CUDARC_DROPS, CUDARC_SINKS};
 use crate::known::std::DROP;
 use crate::parse::Parsed;
-use crate::parse::ir::{ImplIr, Item, ModKind};
+use crate::parse::ir::{ImplIr, Item};
 use crate::source::SourceMap;
 use crate::workspace::CrateSpec;
 use rayon::prelude::*;
-
-struct Pending<'a> {
-    module: ModId,
-    imp: &'a ImplIr,
-}
-
-/// A trait's supertrait bounds, resolved once every crate's modules are known (a bound
-/// can name a trait of a crate collected later).
-struct PendingSupers<'a> {
-    module: ModId,
-    span: SpanIr,
-    canon: String,
-    supers: &'a [crate::parse::ir::PathIr],
-}
 
 /// Builds the def map of `crates`; `cfgs[i]` is the cfg context index crate `i` was parsed with.
 pub fn build<'a>(
@@ -39,38 +25,21 @@ pub fn build<'a>(
     let mut impls = Vec::new();
     let mut supers = Vec::new();
     add_builtins(&mut map);
-    for (i, spec) in crates.iter().enumerate() {
-        let root = new_module(&mut map, i, None, spec.name.clone());
+    // Each crate's items are collected on their own, in parallel, then added in crate
+    // order, each numbered past the ones before it (see `items`).
+    let parts: Vec<Part<'a>> = crates
+        .par_iter()
+        .enumerate()
+        .map(|(i, spec)| items::collect_crate(i, spec, parsed, sources))
+        .collect();
+    for (spec, part) in crates.iter().zip(parts) {
         map.crates.push(CrateData {
             name: spec.name.clone(),
-            root,
+            root: map.modules.len() as ModId,
             deps: spec.deps.iter().cloned().collect(),
             check_roots: spec.check_roots,
         });
-        let Some(file) = parsed.get(&spec.root, i) else {
-            continue;
-        };
-        let mut crate_diags = Vec::new();
-        let mut cx = (
-            &mut Vec::new(),
-            &mut impls,
-            &mut supers,
-            &mut crate_diags,
-            &mut ModuleFiles::new(root, spec.root.clone()),
-        );
-        cx.0.push((root, &file.items[..]));
-        let collected = crate::net::catch(|| {
-            while let Some((m, items)) = cx.0.pop() {
-                collect_items(&mut map, m, items, parsed, i, &mut cx, sources);
-            }
-        });
-        diags.append(&mut crate_diags);
-        if let Err(caught) = collected {
-            let subject = format!("crate `{}`", spec.name);
-            let at = sources.span_of(file.file, 0, 0);
-            let lost = "the items not collected yet are not analysed";
-            diags.push(caught.diagnostic("collecting the items of", &subject, lost, at));
-        }
+        part.merge_into(&mut map, (&mut impls, &mut supers, &mut diags));
     }
     link(&mut map, &supers, &impls, sources, &mut diags);
     map.reach = super::reach::closure(&map.crates);
@@ -176,212 +145,6 @@ fn add_builtin(map: &mut DefMap<'_>, s: &BuiltinSink, self_canon: Option<String>
     id
 }
 
-fn new_module(map: &mut DefMap<'_>, krate: usize, parent: Option<ModId>, path: String) -> ModId {
-    map.modules.push(ModuleData {
-        krate,
-        parent,
-        path,
-        items: NameMap::default(),
-        uses: HashMap::default(),
-        globs: Vec::new(),
-    });
-    (map.modules.len() - 1) as ModId
-}
-
-/// A `use` of module `md`: a glob, or a name it brings in.
-fn add_use<'a>(md: &mut ModuleData<'a>, u: &'a UseIr) {
-    match u.alias.as_deref() {
-        None => md.globs.push(u),
-        Some(name) => md.uses.entry(name).or_default().push(u),
-    }
-}
-
-fn define(map: &mut DefMap<'_>, m: ModId, name: &str, def: Def) {
-    map.modules[m as usize]
-        .items
-        .entry(name.to_owned())
-        .or_default()
-        .push(def);
-}
-
-/// The collector's work list, pending impls and supertraits, diagnostics and loaded
-/// module files.
-type Cx<'c, 'a> = (
-    &'c mut Vec<(ModId, &'a [Item])>,
-    &'c mut Vec<Pending<'a>>,
-    &'c mut Vec<PendingSupers<'a>>,
-    &'c mut Vec<Diagnostic>,
-    &'c mut ModuleFiles,
-);
-
-fn collect_items<'a>(
-    map: &mut DefMap<'a>,
-    m: ModId,
-    items: &'a [Item],
-    parsed: &'a Parsed,
-    krate: usize,
-    cx: &mut Cx<'_, 'a>,
-    sources: &SourceMap,
-) {
-    let (work, impls, pending_supers, diags, loaded) = cx;
-    let mpath = map.modules[m as usize].path.clone();
-    for item in items {
-        match item {
-            Item::Fn(f) => {
-                crate::net::failpoint("collect", &f.name);
-                let id = add_fn(map, m, f, format!("{mpath}::{}", f.name), None, &[], None);
-                define(map, m, &f.name, Def::Fn(id));
-                work.push((m, &f.nested));
-            }
-            Item::Use(u) => add_use(&mut map.modules[m as usize], u),
-            Item::Struct {
-                name,
-                fields,
-                generics,
-                ..
-            } => add_type(map, m, name, TypeKind::Struct(fields, generics)),
-            Item::Enum { name, variants, .. } => add_type(map, m, name, TypeKind::Enum(variants)),
-            Item::TypeAlias {
-                name, ty, params, ..
-            } => add_type(map, m, name, TypeKind::Alias(ty, params)),
-            Item::Trait {
-                name,
-                fns,
-                supertraits,
-                span,
-                assoc_types,
-                assoc_consts,
-                ..
-            } => {
-                let canon = add_trait(map, m, name, fns, (assoc_types, assoc_consts));
-                pending_supers.push(PendingSupers {
-                    module: m,
-                    span: *span,
-                    canon,
-                    supers: supertraits,
-                });
-            }
-            Item::Impl(imp) => {
-                impls.push(Pending { module: m, imp });
-                for f in &imp.fns {
-                    work.push((m, &f.nested));
-                }
-            }
-            Item::Mod {
-                name, kind, span, ..
-            } => {
-                let child = new_module(map, krate, Some(m), format!("{mpath}::{name}"));
-                define(map, m, name, Def::Mod(child));
-                match kind {
-                    ModKind::Inline(inner) => work.push((child, inner)),
-                    ModKind::File { path, .. } => {
-                        match loaded.enter(&map.modules, m, child, path) {
-                            Ok(()) => {
-                                if let Some(f) = parsed.get(path, krate) {
-                                    work.push((child, &f.items));
-                                }
-                            }
-                            Err(why) => {
-                                diags.push(modfiles::refused(why, name, path, *span, sources))
-                            }
-                        }
-                    }
-                    // `Declared` never outlives parsing, which looks every one up.
-                    ModKind::Missing(tried)
-                    | ModKind::Declared {
-                        candidates: tried, ..
-                    } => diags.push(missing_module(name, tried, *span, sources)),
-                }
-            }
-            Item::ExternCrate { name, alias, .. } => {
-                if name != "self" {
-                    let shown = alias.as_deref().unwrap_or(name);
-                    let target = map.crates[krate].deps.get(name).cloned();
-                    let def = match target {
-                        Some(DepTarget::Analysed(c)) => Def::Crate(c),
-                        Some(DepTarget::External(real)) => Def::External(vec![real]),
-                        None => Def::External(vec![name.clone()]),
-                    };
-                    define(map, m, shown, def);
-                }
-            }
-            Item::Value { name, ty } => {
-                let canon = format!("{mpath}::{name}");
-                map.values.insert(canon.clone(), (m, ty));
-                define(map, m, name, Def::Value(canon));
-            }
-            Item::MacroRules(_) | Item::MacroCall(_) => {}
-        }
-    }
-}
-
-fn missing_module(
-    name: &str,
-    tried: &[std::path::PathBuf],
-    span: SpanIr,
-    sources: &SourceMap,
-) -> Diagnostic {
-    let shown: Vec<String> = tried
-        .iter()
-        .map(|p| format!("`{}`", sources.display(p).display()))
-        .collect();
-    Diagnostic::new(
-        Code::MissingModule,
-        format!("file not found for module `{name}`"),
-        sources.span(span),
-    )
-    .with_label("declared here")
-    .with_note(format!("looked for {}", shown.join(" and ")), None)
-    .with_note("the module's items are not analysed", None)
-}
-
-fn add_type<'a>(map: &mut DefMap<'a>, m: ModId, name: &str, kind: TypeKind<'a>) {
-    let canon = format!("{}::{name}", map.modules[m as usize].path);
-    map.types
-        .insert(canon.clone(), TypeData { module: m, kind });
-    define(map, m, name, Def::Type(canon));
-}
-
-/// Adds trait `name` of module `m` with its fns; returns its canonical path. Its
-/// supertraits are filled in by [`resolve_supertraits`] once every crate is collected.
-fn add_trait<'a>(
-    map: &mut DefMap<'a>,
-    m: ModId,
-    name: &str,
-    fns: &'a [FnIr],
-    (assoc, consts): (&'a [AssocTypeDecl], &'a [AssocConstDecl]),
-) -> String {
-    let canon = format!("{}::{name}", map.modules[m as usize].path);
-    let mut table = HashMap::new();
-    for f in fns {
-        let id = add_fn(
-            map,
-            m,
-            f,
-            format!("{canon}::{}", f.name),
-            None,
-            &[],
-            Some(canon.clone()),
-        );
-        map.fns[id as usize].is_trait_decl = true;
-        table.insert(f.name.clone(), id);
-    }
-    map.types.insert(
-        canon.clone(),
-        TypeData {
-            module: m,
-            kind: TypeKind::Trait {
-                fns: table,
-                supertraits: Vec::new(),
-                assoc,
-                consts,
-            },
-        },
-    );
-    define(map, m, name, Def::Trait(canon.clone()));
-    canon
-}
-
 fn resolve_supertraits(map: &mut DefMap<'_>, p: &PendingSupers<'_>) {
     let resolved: Vec<String> = p
         .supers
@@ -400,35 +163,17 @@ fn resolve_supertraits(map: &mut DefMap<'_>, p: &PendingSupers<'_>) {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn add_fn<'a>(
     map: &mut DefMap<'a>,
     m: ModId,
     f: &'a FnIr,
     path: String,
     self_ty: Option<(&'a TypeRef, Option<String>)>,
-    impl_generics: &'a [GenericParam],
-    trait_: Option<String>,
+    (impl_generics, trait_): (&'a [GenericParam], Option<String>),
 ) -> FnId {
     let id = map.fns.len() as FnId;
-    let (self_ty, self_canon) = match self_ty {
-        Some((t, c)) => (Some(t), c),
-        None => (None, None),
-    };
-    map.fns.push(FnData {
-        name: f.name.clone(),
-        path,
-        module: m,
-        span: Some(f.span),
-        ir: Some(f),
-        self_ty,
-        self_canon,
-        impl_generics,
-        trait_,
-        is_trait_decl: false,
-        marks: Marks::default(),
-        self_override: None,
-    });
+    let data = items::fn_data(m, f, path, self_ty, impl_generics, trait_);
+    map.fns.push(data);
     if f.self_param.is_some() {
         with_slot(&mut map.by_name, &f.name, |ids| ids.push(id));
     }
@@ -437,7 +182,7 @@ fn add_fn<'a>(
 
 /// Runs `f` on the entry of `key` in `table`, its key copied only when it is new (a method
 /// name, a type's methods: most are there already).
-fn with_slot<V: Default>(table: &mut NameMap<V>, key: &str, f: impl FnOnce(&mut V)) {
+pub(super) fn with_slot<V: Default>(table: &mut NameMap<V>, key: &str, f: impl FnOnce(&mut V)) {
     match table.get_mut(key) {
         Some(v) => f(v),
         None => f(table.entry(key.to_owned()).or_default()),
@@ -544,8 +289,7 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr, head: Option<He
             f,
             path,
             Some((&imp.self_ty, canon.clone())),
-            generics,
-            trait_.clone(),
+            (generics, trait_.clone()),
         );
         if let Some(b) = &mut blanket {
             b.fns.insert(f.name.clone(), id);

@@ -9,6 +9,7 @@ mod assoc;
 mod collect;
 pub mod configured;
 mod impls;
+mod items;
 pub mod macros;
 mod marks;
 mod modfiles;
