@@ -2,9 +2,9 @@
 //! from a root, so a body that cannot change the item tree is not parsed with its file.
 //!
 //! `blank.rs` walks the file's text at item level (into the brace groups of `impl`,
-//! `trait` and `mod` items) and blanks each eligible fn body out of it, recording its byte
-//! range, so that proc-macro2 lexes it as an empty `{}` carrying the body's span and syn
-//! parses the much smaller stream. [`check`] makes sure that every recorded range is the block of a fn of the parsed tree
+//! `trait` and `mod` items) and cuts each eligible fn body's contents out of it (its braces
+//! kept), recording its byte range, so that proc-macro2 lexes it as an empty `{}` and syn
+//! parses the much smaller stream; [`Cuts`] maps the parsed text's offsets back to the file's. [`check`] makes sure that every recorded range is the block of a fn of the parsed tree
 //! (else the file is parsed eagerly: nothing is ever lost), and lowering turns each such
 //! fn's body into a [`LazyBody`]. [`lower_body`] parses and lowers it when the call graph
 //! reaches the fn (or before `macro_rules!` expansion, when it invokes a macro by a name
@@ -33,12 +33,42 @@ pub struct Recorded {
     pub macros: Vec<String>,
 }
 
-/// The bodies of one file kept lazy, by start offset (in the parsed text), and what
-/// lowering them later needs.
+/// The bodies of one file kept lazy, by start offset (in the file's text), where their
+/// contents were cut from the parsed text, and what lowering them later needs.
 #[derive(Debug)]
 pub struct Ranges {
     pub by_lo: HashMap<u32, Recorded>,
+    pub cuts: Cuts,
     pub mod_dir: std::sync::Arc<Path>,
+}
+
+/// Where the contents of the lazy bodies were cut out of the text that was parsed (each
+/// body's `{` and `}` kept): by the offset of the cut in the parsed text, the bytes cut
+/// there and before it. An offset of the parsed text maps back to the file's text.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Cuts(pub Vec<(u32, u32)>);
+
+impl Cuts {
+    /// The file offset of a span's start at `at`: a cut at `at` lies before it.
+    pub fn start(&self, at: usize) -> usize {
+        self.shift(self.0.partition_point(|&(c, _)| c as usize <= at), at)
+    }
+
+    /// The file offset of a span's (exclusive) end at `at`: a cut at `at` lies after it.
+    pub fn end(&self, at: usize) -> usize {
+        self.shift(self.0.partition_point(|&(c, _)| (c as usize) < at), at)
+    }
+
+    fn shift(&self, before: usize, at: usize) -> usize {
+        before
+            .checked_sub(1)
+            .map_or(at, |i| at + self.0[i].1 as usize)
+    }
+
+    /// A parsed-text byte range as the file's.
+    pub fn range(&self, r: std::ops::Range<usize>) -> (u32, u32) {
+        (self.start(r.start) as u32, self.end(r.end) as u32)
+    }
 }
 
 /// Whether the tokens of a body (at any depth) can neither declare an item, carry an
@@ -94,13 +124,12 @@ pub(super) fn blocks_laziness(name: &str, prev: Option<char>, next_ident: bool) 
 
 /// The byte ranges of the blocks of the fns of `file` at item level (into modules, impls
 /// and traits, as `blank.rs` walks them), for [`check`].
-fn fn_blocks(items: &[syn::Item], out: &mut Vec<(u32, u32)>) {
-    fn push(out: &mut Vec<(u32, u32)>, b: &syn::Block) {
+fn fn_blocks(items: &[syn::Item], cuts: &Cuts, out: &mut Vec<(u32, u32)>) {
+    let push = |out: &mut Vec<(u32, u32)>, b: &syn::Block| {
         if b.stmts.is_empty() {
-            let r = b.brace_token.span.join().byte_range();
-            out.push((r.start as u32, r.end as u32));
+            out.push(cuts.range(b.brace_token.span.join().byte_range()));
         }
-    }
+    };
     for item in items {
         match item {
             syn::Item::Fn(f) => push(out, &f.block),
@@ -118,7 +147,7 @@ fn fn_blocks(items: &[syn::Item], out: &mut Vec<(u32, u32)>) {
             }),
             syn::Item::Mod(m) => {
                 if let Some((_, inner)) = &m.content {
-                    fn_blocks(inner, out);
+                    fn_blocks(inner, cuts, out);
                 }
             }
             _ => {}
@@ -128,9 +157,9 @@ fn fn_blocks(items: &[syn::Item], out: &mut Vec<(u32, u32)>) {
 
 /// Whether every recorded range is the (empty) block of a fn of `file`: when one is not
 /// (a `{..}` that was not the body, as in `-> Foo<{N}>`), the file must be parsed eagerly.
-pub fn check(file: &syn::File, recorded: &HashMap<u32, Recorded>) -> bool {
+pub fn check(file: &syn::File, recorded: &HashMap<u32, Recorded>, cuts: &Cuts) -> bool {
     let mut blocks = Vec::new();
-    fn_blocks(&file.items, &mut blocks);
+    fn_blocks(&file.items, cuts, &mut blocks);
     let found: HashMap<u32, u32> = blocks.into_iter().collect();
     recorded
         .iter()

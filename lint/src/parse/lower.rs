@@ -44,10 +44,14 @@ impl Lower<'_> {
             return f;
         }
         let r = s.byte_range();
+        let (lo, hi) = match self.lazy {
+            Some(lazy) => lazy.cuts.range(r),
+            None => (r.start as u32, r.end as u32),
+        };
         SpanIr {
             file: self.file,
-            lo: r.start as u32 + self.offset,
-            hi: r.end as u32 + self.offset,
+            lo: lo + self.offset,
+            hi: hi + self.offset,
         }
     }
 
@@ -271,13 +275,13 @@ impl Lower<'_> {
         if !b.stmts.is_empty() || self.fixed.is_some() {
             return None;
         }
-        let r = b.brace_token.span.join().byte_range();
-        let rec = lazy.by_lo.get(&(r.start as u32))?;
-        (rec.hi == r.end as u32).then(|| LazyBody {
+        let (lo, hi) = lazy.cuts.range(b.brace_token.span.join().byte_range());
+        let rec = lazy.by_lo.get(&lo)?;
+        (rec.hi == hi).then(|| LazyBody {
             span: SpanIr {
                 file: self.file,
-                lo: r.start as u32 + self.offset,
-                hi: r.end as u32 + self.offset,
+                lo: lo + self.offset,
+                hi: hi + self.offset,
             },
             mod_dir: lazy.mod_dir.clone(),
             macros: rec.macros.clone(),

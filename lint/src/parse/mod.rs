@@ -352,7 +352,7 @@ pub fn parse_text(job: &FileJob, id: FileId, text: &str, cfg: &CfgCtx, eager: bo
     Ok(lower_tree(job, id, &file, offset, cfg, None))
 }
 
-/// The file parsed with its eligible fn bodies replaced by `{}` (see [`lazy`]); `None` when
+/// The file parsed with its eligible fn bodies cut to `{}` (see [`lazy`]); `None` when
 /// it does not lex or parse so, or a replaced group was not a fn's body: the caller then
 /// parses it eagerly (so a syntax error is reported as it always was, and nothing is lost).
 fn parse_lazy(
@@ -362,14 +362,15 @@ fn parse_lazy(
     offset: usize,
     cfg: &CfgCtx,
 ) -> Option<cache::Lowered> {
-    let (blanked, by_lo) = blank::blank(body)?;
+    let (blanked, by_lo, cuts) = blank::blank(body)?;
     let tokens: proc_macro2::TokenStream = blanked.parse().ok()?;
     let file: syn::File = syn::parse2(tokens).ok()?;
-    if !lazy::check(&file, &by_lo) {
+    if !lazy::check(&file, &by_lo, &cuts) {
         return None;
     }
     let ranges = lazy::Ranges {
         by_lo,
+        cuts,
         mod_dir: job.mod_dir.as_path().into(),
     };
     Some(lower_tree(job, id, &file, offset, cfg, Some(&ranges)))

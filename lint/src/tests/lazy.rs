@@ -6,7 +6,7 @@ use crate::engine::{Core, analyze_crates_with};
 
 /// The names of the fns whose bodies the pre-pass keeps lazy in `src`.
 fn lazy_fns(src: &str) -> Vec<String> {
-    let (_, recorded) = crate::parse::blank::blank(src).expect("the scanner reads it");
+    let (_, recorded, _) = crate::parse::blank::blank(src).expect("the scanner reads it");
     let mut starts: Vec<usize> = recorded.keys().map(|&lo| lo as usize).collect();
     starts.sort();
     starts
@@ -103,7 +103,7 @@ fn the_scanner_reads_literals_comments_and_lifetimes_as_the_lexer_does() {
             "unicode"
         ],
     );
-    let (_, recorded) = crate::parse::blank::blank(src).expect("reads");
+    let (_, recorded, _) = crate::parse::blank::blank(src).expect("reads");
     let macros: Vec<&Vec<String>> = recorded
         .values()
         .map(|r| &r.macros)
@@ -124,12 +124,22 @@ fn text_the_scanner_cannot_read_blanks_nothing() {
     ] {
         assert_eq!(crate::parse::blank::blank(src), None, "{src}");
     }
-    // Blanked bodies keep every byte where it was.
+    // A lazy body's contents are cut out, its braces kept; the parsed text's offsets map
+    // back to the file's: the `{}` to the body, what follows past the cut.
     let src = "fn f() { g(\"é\") }\nfn h() {}\n";
-    let (blanked, recorded) = crate::parse::blank::blank(src).expect("reads");
-    assert_eq!(blanked, "fn f() {         }\nfn h() {}\n");
-    assert_eq!(blanked.len(), src.len());
+    let (blanked, recorded, cuts) = crate::parse::blank::blank(src).expect("reads");
+    assert_eq!(blanked, "fn f() {}\nfn h() {}\n");
     assert_eq!(recorded[&7].hi, 18);
+    assert_eq!(cuts, crate::parse::lazy::Cuts(vec![(8, 9)]));
+    assert_eq!(cuts.range(7..9), (7, 18), "the braces: the body");
+    assert_eq!(
+        cuts.range(7..8),
+        (7, 8),
+        "the opening brace: its end is not moved"
+    );
+    assert_eq!(cuts.range(8..9), (17, 18), "the closing brace");
+    assert_eq!(cuts.range(0..2), (0, 2), "before the cut");
+    assert_eq!(cuts.range(10..12), (19, 21), "after it: `fn` of `h`");
 }
 
 #[test]
@@ -167,10 +177,10 @@ fn a_brace_group_that_is_not_the_body_makes_the_file_eager() {
          #[no_sync] fn f() -> A<{ 3 }> { wait(); A }\n",
     );
     assert_eq!(lazy_fns(&src).len(), 2, "both groups are taken for bodies");
-    let (blanked, recorded) = crate::parse::blank::blank(&src).expect("the scanner reads it");
+    let (blanked, recorded, cuts) = crate::parse::blank::blank(&src).expect("the scanner reads it");
     let file: syn::File = syn::parse_str(&blanked).expect("the blanked text parses");
     assert!(
-        !crate::parse::lazy::check(&file, &recorded),
+        !crate::parse::lazy::check(&file, &recorded, &cuts),
         "no fn has those blocks"
     );
     insta::assert_snapshot!(chains_both(&src), @"
