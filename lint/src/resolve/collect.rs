@@ -10,6 +10,7 @@ use crate::parse::ir::{ImplIr, Item};
 use crate::source::SourceMap;
 use crate::workspace::CrateSpec;
 use rayon::prelude::*;
+use std::collections::HashSet;
 
 /// Builds the def map of `crates`; `cfgs[i]` is the cfg context index crate `i` was parsed with.
 pub fn build<'a>(
@@ -32,6 +33,12 @@ pub fn build<'a>(
         .enumerate()
         .map(|(i, spec)| items::collect_crate(i, spec, parsed, sources))
         .collect();
+    let (modules, fns) = parts.iter().fold((0, 0), |(m, f), p| {
+        let (pm, pf) = p.sizes();
+        (m + pm, f + pf)
+    });
+    map.modules.reserve(modules);
+    map.fns.reserve(fns);
     for (spec, part) in crates.iter().zip(parts) {
         map.crates.push(CrateData {
             name: spec.name.clone(),
@@ -69,6 +76,7 @@ fn link<'a>(
         crate::net::guard(diags, what, || resolve_supertraits(map, p));
     }
     let heads = heads(map, impls);
+    map.fns.reserve(impls.iter().map(|p| p.imp.fns.len()).sum());
     for (p, head) in impls.iter().zip(heads) {
         let what = |c: &crate::net::Caught| {
             let at = sources.span(p.imp.span);
@@ -195,7 +203,17 @@ struct Head {
     self_ty: Ty,
     canon: Option<String>,
     trait_: Option<String>,
-    paths: Vec<String>,
+    fns: Vec<FnStrings>,
+}
+
+/// The strings an impl's fn owns in the map, made with its [`Head`] (in parallel, not
+/// while the impls are added): its path, its self type's and its trait's canonical paths,
+/// and its key among the trait's implementations.
+struct FnStrings {
+    path: String,
+    self_canon: Option<String>,
+    trait_: Option<String>,
+    impl_key: Option<(String, String)>,
 }
 
 /// The [`Head`] of `imp`, in module `m`.
@@ -215,22 +233,27 @@ fn head(map: &DefMap<'_>, m: ModId, imp: &ImplIr) -> Head {
         .unwrap_or_else(|| format!("{}::<impl>", map.modules[m as usize].path));
     // Trait impl methods are spelled as rustc does (`<T as Trait>::m`): a type can
     // have an inherent `get` and a trait `get`, and the chain must say which.
-    let paths = imp
+    let fns = imp
         .fns
         .iter()
-        .map(|f| match &trait_ {
-            Some(t) => {
-                let t = t.strip_prefix("std::").unwrap_or(t);
-                format!("<{owner} as {t}>::{}", f.name)
-            }
-            None => format!("{owner}::{}", f.name),
+        .map(|f| FnStrings {
+            path: match &trait_ {
+                Some(t) => {
+                    let t = t.strip_prefix("std::").unwrap_or(t);
+                    format!("<{owner} as {t}>::{}", f.name)
+                }
+                None => format!("{owner}::{}", f.name),
+            },
+            self_canon: canon.clone(),
+            trait_: trait_.clone(),
+            impl_key: trait_.as_ref().map(|t| (t.clone(), f.name.clone())),
         })
         .collect();
     Head {
         self_ty,
         canon,
         trait_,
-        paths,
+        fns,
     }
 }
 
@@ -260,7 +283,7 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr, head: Option<He
         self_ty,
         canon,
         trait_,
-        paths,
+        fns,
     } = head.unwrap_or_else(|| self::head(map, m, imp));
     if let (Some(c), Some(t)) = (&canon, &trait_) {
         with_slot(&mut map.traits_of, c, |ts| ts.push(t.clone()));
@@ -282,14 +305,14 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr, head: Option<He
         }),
         _ => None,
     };
-    for (f, path) in imp.fns.iter().zip(paths) {
+    for (f, owned) in imp.fns.iter().zip(fns) {
         let id = add_fn(
             map,
             m,
             f,
-            path,
-            Some((&imp.self_ty, canon.clone())),
-            (generics, trait_.clone()),
+            owned.path,
+            Some((&imp.self_ty, owned.self_canon)),
+            (generics, owned.trait_),
         );
         if let Some(b) = &mut blanket {
             b.fns.insert(f.name.clone(), id);
@@ -299,15 +322,10 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr, head: Option<He
                 with_slot(t, &f.name, |ids| ids.push(id))
             });
         }
-        if let Some(t) = &trait_ {
-            map.trait_impls
-                .entry((t.clone(), f.name.clone()))
-                .or_default()
-                .push(id);
-            if f.name == "drop"
-                && t == DROP
-                && let Some(c) = &canon
-            {
+        if let Some(key) = owned.impl_key {
+            let is_drop = f.name == "drop" && key.0 == DROP;
+            map.trait_impls.entry(key).or_default().push(id);
+            if is_drop && let Some(c) = &canon {
                 map.drops.insert(c.clone(), id);
             }
         }
@@ -317,11 +335,27 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr, head: Option<He
 
 /// Fns nested in a body are visible there first, and to their siblings.
 fn link_local_fns(map: &mut DefMap<'_>) {
+    // Only the fns declared in a body are looked up: the table holds those (a few),
+    // not every fn.
+    let nested: HashSet<*const FnIr> = map
+        .fns
+        .iter()
+        .filter_map(|f| f.ir)
+        .flat_map(|ir| ir.nested.iter())
+        .filter_map(|item| match item {
+            Item::Fn(nf) => Some(&**nf as *const FnIr),
+            _ => None,
+        })
+        .collect();
+    if nested.is_empty() {
+        return;
+    }
     let by_ir: HashMap<*const FnIr, FnId> = map
         .fns
         .iter()
         .enumerate()
         .filter_map(|(i, f)| f.ir.map(|ir| (ir as *const FnIr, i as FnId)))
+        .filter(|(ir, _)| nested.contains(ir))
         .collect();
     for id in 0..map.fns.len() {
         let Some(ir) = map.fns[id].ir else { continue };

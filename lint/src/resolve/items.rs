@@ -263,6 +263,11 @@ impl<'a> Part<'a> {
         canon
     }
 
+    /// How many modules and fns this crate has.
+    pub(super) fn sizes(&self) -> (usize, usize) {
+        (self.modules.len(), self.fns.len())
+    }
+
     /// Adds this crate's items to `map` after those there, its ids moved past theirs; its
     /// impls, supertraits and diagnostics go to the lists given.
     pub(super) fn merge_into(
