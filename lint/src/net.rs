@@ -53,6 +53,13 @@ impl Caught {
     }
 }
 
+/// Unwinds again with a panic caught elsewhere (in a parallel task, on another thread):
+/// the [`catch`] this thread is inside returns that panic, its message and location.
+pub fn rethrow(caught: Caught) -> ! {
+    LAST.with(|l| *l.borrow_mut() = Some(caught));
+    std::panic::resume_unwind(Box::new("a panic caught in a parallel task"))
+}
+
 /// Runs `f`; a panic inside it is caught and returned as [`Caught`].
 pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, Caught> {
     install_hook();
@@ -140,6 +147,18 @@ mod tests {
         assert_eq!(caught.message, "boom 7");
         let at = caught.location.expect("the hook records where");
         assert!(at.starts_with("lint/src/net.rs:"), "{at}");
+    }
+
+    #[test]
+    fn a_rethrown_panic_is_caught_as_it_was() {
+        let first = std::thread::scope(|s| {
+            s.spawn(|| catch(|| -> u8 { panic!("on a worker") }))
+                .join()
+                .expect("caught on the worker")
+                .unwrap_err()
+        });
+        let again = catch(|| -> u8 { rethrow(first.clone()) }).unwrap_err();
+        assert_eq!(again, first);
     }
 
     #[test]

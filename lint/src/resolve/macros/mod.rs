@@ -159,7 +159,7 @@ fn expand_files(
 }
 
 /// [`lazy::lower_invoking`] on the files `keys` (sorted), in parallel; the diagnostics in
-/// the order of `keys`.
+/// the order of `keys`, a panic in one rethrown here ([`crate::net::rethrow`]).
 fn lower_invoking(
     parsed: &mut Parsed,
     keys: &[(PathBuf, usize)],
@@ -174,15 +174,24 @@ fn lower_invoking(
         .filter(|(k, _)| wanted.contains(k))
         .collect();
     files.sort_by(|a, b| a.0.cmp(b.0));
-    let found: Vec<Vec<Diagnostic>> = files
+    let found: Vec<Result<Vec<Diagnostic>, crate::net::Caught>> = files
         .par_iter_mut()
         .map(|(_, f)| {
-            let mut d = Vec::new();
-            lazy::lower_invoking(&mut f.items, generating, sources, &mut d);
-            d
+            crate::net::catch(|| {
+                let mut d = Vec::new();
+                lazy::lower_invoking(&mut f.items, generating, sources, &mut d);
+                d
+            })
         })
         .collect();
-    diags.extend(found.into_iter().flatten());
+    for found in found {
+        match found {
+            Ok(d) => diags.extend(d),
+            // As on one thread: the expansion stops at the net around it, which reports
+            // this panic (the first file's, in file order).
+            Err(caught) => crate::net::rethrow(caught),
+        }
+    }
 }
 
 impl Run<'_> {
