@@ -1,8 +1,10 @@
 //! The offline fallback's resolution, on small workspaces written to a temp dir: cargo's
 //! feature rules, and where dependencies are found on disk.
 
+use super::cargo::cargo_error;
 use super::offline::{self, FeatureRequest};
 use super::*;
+use cargo_metadata::MetadataCommand;
 use std::fs;
 
 const APP: &str = r#"[package]
