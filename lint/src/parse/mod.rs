@@ -362,8 +362,8 @@ fn parse_lazy(
     offset: usize,
     cfg: &CfgCtx,
 ) -> Option<cache::Lowered> {
-    let (blanked, by_lo, cuts) = blank::blank(body)?;
-    let tokens: proc_macro2::TokenStream = blanked.parse().ok()?;
+    let (cut, by_lo, cuts) = blank::blank(body)?;
+    let tokens: proc_macro2::TokenStream = cut.parse().ok()?;
     let file: syn::File = syn::parse2(tokens).ok()?;
     if !lazy::check(&file, &by_lo, &cuts) {
         return None;

@@ -127,8 +127,8 @@ fn text_the_scanner_cannot_read_blanks_nothing() {
     // A lazy body's contents are cut out, its braces kept; the parsed text's offsets map
     // back to the file's: the `{}` to the body, what follows past the cut.
     let src = "fn f() { g(\"é\") }\nfn h() {}\n";
-    let (blanked, recorded, cuts) = crate::parse::blank::blank(src).expect("reads");
-    assert_eq!(blanked, "fn f() {}\nfn h() {}\n");
+    let (cut, recorded, cuts) = crate::parse::blank::blank(src).expect("reads");
+    assert_eq!(cut, "fn f() {}\nfn h() {}\n");
     assert_eq!(recorded[&7].hi, 18);
     assert_eq!(cuts, crate::parse::lazy::Cuts(vec![(8, 9)]));
     assert_eq!(cuts.range(7..9), (7, 18), "the braces: the body");
@@ -177,8 +177,8 @@ fn a_brace_group_that_is_not_the_body_makes_the_file_eager() {
          #[no_sync] fn f() -> A<{ 3 }> { wait(); A }\n",
     );
     assert_eq!(lazy_fns(&src).len(), 2, "both groups are taken for bodies");
-    let (blanked, recorded, cuts) = crate::parse::blank::blank(&src).expect("the scanner reads it");
-    let file: syn::File = syn::parse_str(&blanked).expect("the blanked text parses");
+    let (cut, recorded, cuts) = crate::parse::blank::blank(&src).expect("the scanner reads it");
+    let file: syn::File = syn::parse_str(&cut).expect("the cut text parses");
     assert!(
         !crate::parse::lazy::check(&file, &recorded, &cuts),
         "no fn has those blocks"
