@@ -1,7 +1,9 @@
 //! The whole command, as a user runs it: `cargo-nosync-lint nosync-lint --all-features
 //! --manifest-path <workspace>/Cargo.toml --config <roots> -v`, `cargo metadata` included,
-//! in a child process, cold (no cache in the target dir) and warm (the same command after
-//! a line was inserted at the top of one member's file), against the floor of the files it reads: `read_to_string` +
+//! in a child process, cold (no cache in the target dir) and warm twice: the same command
+//! after a comment line was inserted at the top of one member's file, then after a statement
+//! was inserted at the top of the first fn body of that file (`support/edits.rs`), against
+//! the floor of the files it reads: `read_to_string` +
 //! `syn::parse_file` of each on a pool of 2 threads. Peak RSS twice: the lint's own (`-v`'s
 //! `memory:` line, its `VmHWM`), and `/usr/bin/time -f %M`'s, which is the largest of the
 //! lint and its `cargo metadata` child (cargo's own peak is 144 MiB on candle, more than
@@ -19,8 +21,8 @@
 //! those of the accuracy corpus (`tests/accuracy/corpus.toml`), mistral.rs's its models'
 //! `forward` and the sampler (`support/mistral-roots.txt`), synth's its own four.
 //!
-//! Each round runs, per input and side by side: the floor, a cold run, a warm run; the
-//! table has the medians over `NOSYNC_BENCH_ROUNDS` rounds (default 3). The warm run's
+//! Each round runs, per input and side by side: the floor, a cold run, the two warm runs;
+//! the table has the medians over `NOSYNC_BENCH_ROUNDS` rounds (default 3). Each warm run's
 //! output is compared with the cold run's of the same sources (a cold run of the edited
 //! tree in the first round). `NOSYNC_BENCH_BASELINE=<other builds of the binary, `:`-separated>`
 //! runs those too, in the same rounds, right after this one (rows marked with the file's
@@ -28,6 +30,8 @@
 //! `NOSYNC_BENCH_INPUTS=candle,synth N` runs only the inputs named.
 //! `cargo bench -p cargo-nosync-lint --bench workspace`; figures in docs/performance.md.
 
+#[path = "support/edits.rs"]
+mod edits;
 #[path = "support/synth.rs"]
 mod synth;
 
@@ -76,8 +80,12 @@ struct Run {
 struct Samples {
     floor: Vec<Duration>,
     cold: Vec<Run>,
+    /// After the comment line.
     warm: Vec<Run>,
     identical: Option<bool>,
+    /// After the statement in a fn body (see `edits::body`).
+    body: Vec<Run>,
+    body_identical: Option<bool>,
 }
 
 /// Roots of candle's labelled accuracy corpus (real GPU entry points).
@@ -243,7 +251,7 @@ fn finish(
         .filter(|f| files.binary_search(&f.path).is_ok())
         .map(|f| f.lines())
         .sum();
-    let edit = edited_file(&files, &dir, &a.diagnostics)?;
+    let edit = edits::edited_file(&files, &dir, &a.diagnostics)?;
     Ok(Input {
         name: name.to_owned(),
         manifest,
@@ -253,27 +261,6 @@ fn finish(
         edit,
         _temp: temp,
     })
-}
-
-/// The file the warm runs edit: of the workspace's own files (not a dependency outside it),
-/// the one with the most diagnostics (so that the edit moves them), else the middle one.
-fn edited_file(
-    files: &[PathBuf],
-    dir: &Path,
-    diags: &[nosync_lint::Diagnostic],
-) -> Result<PathBuf, String> {
-    let own: Vec<&PathBuf> = files.iter().filter(|f| f.starts_with(dir)).collect();
-    let in_file = |f: &Path| {
-        let shown = f.strip_prefix(dir).unwrap_or(f);
-        diags.iter().filter(|d| d.primary.file == shown).count()
-    };
-    let most = own.iter().map(|f| in_file(f)).max().unwrap_or(0);
-    let pick = match most {
-        0 => own.get(own.len() / 2),
-        _ => own.iter().find(|f| in_file(f) == most),
-    };
-    pick.map(|p| (*p).clone())
-        .ok_or_else(|| "no file in the workspace".to_owned())
 }
 
 /// `read_to_string` + `syn::parse_file` of every file, on `pool`.
@@ -356,15 +343,6 @@ fn phases(stderr: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// Inserts a line at the top of the edited file: every span after it moves, so its lowered
-/// items and every diagnostic in it change (a new line each round).
-fn edit(input: &Input, round: usize) -> Result<(), String> {
-    let path = &input.edit;
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let edited = format!("// edited by the workspace bench, round {round}\n{text}");
-    std::fs::write(path, edited).map_err(|e| format!("{}: {e}", path.display()))
-}
-
 /// One round of one binary on one input: floor, cold, edit, warm.
 fn round(
     bin: &Path,
@@ -377,15 +355,27 @@ fn round(
     let cache = cache_dir(input);
     let _ = std::fs::remove_dir_all(&cache);
     s.cold.push(run_lint(bin, input)?);
-    edit(input, n)?;
+    edits::comment(&input.edit, n)?;
     let warm = run_lint(bin, input)?;
     if s.identical.is_none() {
-        let _ = std::fs::remove_dir_all(&cache);
-        let cold = run_lint(bin, input)?;
-        s.identical = Some(cold.stdout == warm.stdout && cold.code == warm.code);
+        s.identical = Some(same_as_cold(bin, input, &warm)?);
     }
     s.warm.push(warm);
+    edits::body(&input.edit, n)?;
+    let body = run_lint(bin, input)?;
+    if s.body_identical.is_none() {
+        s.body_identical = Some(same_as_cold(bin, input, &body)?);
+    }
+    s.body.push(body);
     Ok(())
+}
+
+/// Whether `warm`'s output and exit code are a cold run's of the same sources (the cache
+/// is then that cold run's, as the next warm run would find it).
+fn same_as_cold(bin: &Path, input: &Input, warm: &Run) -> Result<bool, String> {
+    let _ = std::fs::remove_dir_all(cache_dir(input));
+    let cold = run_lint(bin, input)?;
+    Ok(cold.stdout == warm.stdout && cold.code == warm.code)
 }
 
 fn median<T: Clone, K: PartialOrd>(xs: &[T], key: impl Fn(&T) -> K) -> Option<T> {
@@ -435,13 +425,14 @@ fn row(name: &str, input: &Input, s: &Samples) -> Option<String> {
         most.map_or("-".to_owned(), |m| format!("{m:.0}"))
     };
     let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
-    let same = match s.identical {
-        Some(true) => "yes",
-        Some(false) => "NO",
-        None => "-",
+    let body = median(&s.body, |r| r.wall)?;
+    let same = match (s.identical, s.body_identical) {
+        (Some(true), Some(true)) => "yes",
+        (Some(false), _) | (_, Some(false)) => "NO",
+        _ => "-",
     };
     Some(format!(
-        "| {} | {} | {} | {} | {} | {:.2} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        "| {} | {} | {} | {} | {} | {:.2} | {} | {:.2} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
         name,
         input.files.len(),
         input.lines,
@@ -450,6 +441,8 @@ fn row(name: &str, input: &Input, s: &Samples) -> Option<String> {
         ratio(cold.wall, floor),
         secs(warm.wall),
         ratio(warm.wall, cold.wall),
+        secs(body.wall),
+        ratio(body.wall, cold.wall),
         same,
         own(&s.cold),
         rss(&s.cold),
@@ -537,10 +530,10 @@ fn print_table(rows: &[(String, &Input, Samples)], rounds: usize) {
     println!("\n== the whole command: medians of {rounds} rounds (s), peak RSS (MiB) ==\n");
     println!(
         "| input | files | lines | floor (2 threads) | cold | cold / floor | warm | warm / cold | \
-         warm output = cold | cold RSS, lint | cold RSS, lint or cargo | warm RSS | cold metadata+config | cold parse | cold resolve | \
+         warm, body edit | body edit / cold | warm output = cold | cold RSS, lint | cold RSS, lint or cargo | warm RSS | cold metadata+config | cold parse | cold resolve | \
          cold callgraph | warm metadata+config | warm parse |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, input, s) in rows {
         match row(name, input, s) {
             Some(r) => println!("{r}"),
