@@ -16,6 +16,9 @@ use std::collections::{HashMap, HashSet};
 #[derive(Debug, Default)]
 pub struct Bodies {
     lowered: HashMap<SpanIr, Option<Block>>,
+    /// The bodies (a lazy one by its span, an encoded one by its fn's) whose lowering or
+    /// decoding gave a diagnostic: their walks are not cached (see `reuse.rs`).
+    diagnosed: HashSet<SpanIr>,
 }
 
 impl Bodies {
@@ -28,10 +31,24 @@ impl Bodies {
         }
     }
 
+    /// Whether the body of `ir` was lowered (or decoded) without a diagnostic.
+    pub fn clean(&self, ir: &FnIr) -> bool {
+        match &ir.body {
+            Some(Body::Lazy(l)) => !self.diagnosed.contains(&l.span),
+            _ => !self.diagnosed.contains(&ir.span),
+        }
+    }
+
     /// Decodes, in parallel, the encoded bodies of `fns` (read back from the cache, see
     /// [`crate::parse::encoded`]) not decoded yet; one that does not decode is an
     /// `internal-error` at its fn, and its calls are not in the call graph.
-    fn decode(map: &DefMap<'_>, fns: &[FnId], sources: &SourceMap, diags: &mut Vec<Diagnostic>) {
+    fn decode(
+        &mut self,
+        map: &DefMap<'_>,
+        fns: &[FnId],
+        sources: &SourceMap,
+        diags: &mut Vec<Diagnostic>,
+    ) {
         let todo: Vec<(&EncodedBody, SpanIr)> = fns
             .iter()
             .filter_map(|&f| {
@@ -48,6 +65,7 @@ impl Bodies {
             .map(|&(_, at)| at)
             .collect();
         for at in failed {
+            self.diagnosed.insert(at);
             let message = "internal error while reading a fn body from the cache; its calls \
                            are not in the call graph";
             let d = Diagnostic::new(Code::InternalError, message, sources.span(at)).with_note(
@@ -67,7 +85,7 @@ impl Bodies {
         sources: &SourceMap,
         diags: &mut Vec<Diagnostic>,
     ) {
-        Self::decode(map, fns, sources, diags);
+        self.decode(map, fns, sources, diags);
         let mut seen = HashSet::new();
         let todo: Vec<&LazyBody> = fns
             .iter()
@@ -89,14 +107,19 @@ impl Bodies {
         for (l, out) in todo.into_iter().zip(done) {
             let block = match out {
                 Ok(Ok(lowered)) => {
+                    if !lowered.diags.is_empty() {
+                        self.diagnosed.insert(l.span);
+                    }
                     diags.extend(lowered.diags);
                     Some(lowered.block)
                 }
                 Ok(Err(d)) => {
+                    self.diagnosed.insert(l.span);
                     diags.push(*d);
                     None
                 }
                 Err(caught) => {
+                    self.diagnosed.insert(l.span);
                     let at = sources.span(SpanIr {
                         hi: l.span.lo + 1,
                         ..l.span

@@ -6,9 +6,11 @@
 mod bodies;
 mod frontier;
 mod returns;
+mod reuse;
 mod specialise;
 pub mod tags;
 
+pub use reuse::Reuse;
 pub use specialise::Spec;
 mod walk;
 
@@ -19,10 +21,11 @@ use crate::resolve::{DefMap, FnId};
 use crate::source::SourceMap;
 use bodies::Bodies;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// A resolved call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Edge {
     pub from: FnId,
     pub to: FnId,
@@ -39,7 +42,7 @@ pub struct Edge {
 }
 
 /// A condition the callee blocks under that the lint could not decide at this call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Uncertain {
     /// `callee` blocks only for a pageable host destination, and the destination's type
     /// is unknown.
@@ -47,7 +50,7 @@ pub enum Uncertain {
 }
 
 /// How a call reaches an impl its source does not name (for the hop's note).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Via {
     /// Dispatched through a trait bound or `dyn Trait` to one of the trait's impls.
     /// (Boxed, as `callback` is: most edges have neither, and every edge is kept.)
@@ -67,7 +70,7 @@ pub struct Via {
 /// `callee` (a fn of a crate that is not analysed) is given a value of type `ty` (by its
 /// last path segment), which implements that crate's trait `trait_`: it may call the
 /// impl's methods.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Callback {
     pub callee: String,
     pub ty: String,
@@ -76,14 +79,14 @@ pub struct Callback {
 
 /// A call through trait `trait_` whose receiver's concrete type is not known: it may
 /// reach any of the trait's `impls` impls.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dispatch {
     pub trait_: String,
     pub impls: usize,
 }
 
 /// What a `Drop` edge drops (for its label: "`_timer` is dropped here").
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Dropped {
     /// A local, by name: at the end of its scope, or by `drop(x)`.
     Local(String),
@@ -92,7 +95,7 @@ pub enum Dropped {
 }
 
 /// A call the lint could not resolve.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Unresolved {
     pub site: SpanIr,
     pub what: String,
@@ -126,26 +129,37 @@ impl CallGraph {
 
 /// One body's calls. `specs` is build-time scratch, never part of the graph: the edges (by
 /// index) whose callee is to be specialised to what the call knows, see [`build`].
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 struct Walked {
     edges: Vec<Edge>,
     specs: Vec<(usize, Spec)>,
     unresolved: Vec<Unresolved>,
 }
 
-/// Walks one wave of fns in parallel, each behind the net: a panic in one body loses that
-/// body's calls (an `internal-error` in `diags`), not the graph.
+/// Walks `fns` in parallel, each behind the net: a panic in one body loses that body's
+/// calls (an `internal-error` in `diags`), not the graph. With `store`, each clean walk
+/// is encoded for the cache right after it, on the pool (see [`reuse`]).
 fn walk_all(
     map: &DefMap<'_>,
     fns: &[FnId],
     (sources, bodies): (&SourceMap, &mut Bodies),
+    store: Option<(&reuse::Walks<'_>, usize)>,
     diags: &mut Vec<Diagnostic>,
-) -> Vec<Walked> {
+) -> Vec<(Walked, Option<Vec<u8>>)> {
     bodies.lower(map, fns, sources, diags);
     let bodies = &*bodies;
+    let encode = |f: FnId, w: &Walked| {
+        let (walks, declared) = store?;
+        let clean = map.func(f).ir.is_some_and(|ir| bodies.clean(ir));
+        clean.then(|| walks.encode((map, sources), f, w, declared))?
+    };
     let walked: Vec<_> = fns
         .par_iter()
-        .map(|&f| crate::net::catch(|| walk::walk_fn(map, f, bodies)))
+        .map(|&f| {
+            let w = crate::net::catch(|| walk::walk_fn(map, f, bodies))?;
+            let bytes = encode(f, &w);
+            Ok((w, bytes))
+        })
         .collect();
     walked
         .into_iter()
@@ -153,8 +167,57 @@ fn walk_all(
         .map(|(w, &f)| {
             w.unwrap_or_else(|caught| {
                 diags.push(walk_error(map, f, &caught, sources));
-                Walked::default()
+                Default::default()
             })
+        })
+        .collect()
+}
+
+/// One wave: with the cache of walks, the nodes it has (see [`reuse`]) come from it and
+/// only the others are walked ([`walk_all`]), their clean walks stored.
+fn walk_wave(
+    map: &DefMap<'_>,
+    (wave, ids): (&[FnId], &specialise::Ids),
+    (sources, bodies): (&SourceMap, &mut Bodies),
+    (walks, declared): (Option<&mut reuse::Walks<'_>>, usize),
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Walked> {
+    let Some(walks) = walks else {
+        let walked = walk_all(map, wave, (sources, bodies), None, diags);
+        return walked.into_iter().map(|(w, _)| w).collect();
+    };
+    let has_body = |f: FnId| map.func(f).ir.is_some_and(|ir| ir.body.is_some());
+    let world = walks.reuse.world;
+    let keys: Vec<Option<crate::source::Key>> = (wave.iter())
+        .map(|&f| has_body(f).then(|| reuse::node_key(world, map, ids, f)))
+        .collect();
+    let shared = &*walks;
+    let found: Vec<Option<Walked>> = (wave.par_iter().zip(&keys))
+        .map(|(&f, key)| key.and_then(|k| shared.lookup(k, f, sources)))
+        .collect();
+    let todo: Vec<FnId> = (wave.iter().zip(&found))
+        .filter_map(|(&f, w)| w.is_none().then_some(f))
+        .collect();
+    let store = Some((shared, declared));
+    let mut fresh = walk_all(map, &todo, (sources, bodies), store, diags).into_iter();
+    let reuse = &mut *walks.reuse;
+    (keys.into_iter().zip(found))
+        .map(|(key, found)| {
+            reuse.walked += usize::from(key.is_some());
+            match (found, key) {
+                (Some(w), Some(k)) => {
+                    reuse.reused += 1;
+                    reuse.store.mark_used(k);
+                    w
+                }
+                _ => {
+                    let (w, bytes) = fresh.next().unwrap_or_default();
+                    if let (Some(k), Some(b)) = (key, bytes) {
+                        reuse.store.insert(k, b);
+                    }
+                    w
+                }
+            }
         })
         .collect()
 }
@@ -190,20 +253,30 @@ pub enum Walk {
 /// on a known type, and a fn given a value of a known type for a `dyn Trait` or generic
 /// parameter, get a node of their own for those types (see [`specialise`]), walked when
 /// a call reaches it. `out` and `unresolved` are empty for a fn not walked.
+///
+/// With `reuse`, the cache of walks of earlier runs, a node whose walk it has (see
+/// [`reuse`]) is not walked again; the walks made now are added to it.
 pub fn build(
     map: &mut DefMap<'_>,
     sources: &SourceMap,
-    roots: &[FnId],
-    walk: Walk,
+    (roots, walk): (&[FnId], Walk),
+    reuse: Option<&mut Reuse>,
 ) -> (CallGraph, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let mut lowered = Bodies::default();
     let declared = map.fns.len();
+    let mut walks = reuse.map(|r| reuse::Walks::new(r, sources));
     let mut front = frontier::Frontier::new(map, walk);
     let mut walked: Vec<Option<Walked>> = Vec::new();
     let mut wave = front.first_wave(map, roots);
     while !wave.is_empty() {
-        let results = walk_all(map, &wave, (sources, &mut lowered), &mut diags);
+        let results = walk_wave(
+            map,
+            (&wave, &front.ids),
+            (sources, &mut lowered),
+            (walks.as_mut(), declared),
+            &mut diags,
+        );
         let mut next = Vec::new();
         for (f, mut w) in wave.into_iter().zip(results) {
             front.follow(map, f, &mut w, &mut next);

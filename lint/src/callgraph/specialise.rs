@@ -26,7 +26,7 @@ use super::*;
 use crate::resolve::Ty;
 
 /// What a call knows that its callee's declaration does not.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Spec {
     /// `Self` of a provided trait method called on a known type.
     pub self_ty: Option<Ty>,

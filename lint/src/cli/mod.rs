@@ -252,6 +252,9 @@ fn write_stats(a: &Analysis, err: &mut dyn Write) -> std::io::Result<()> {
     if let Some((hits, all)) = s.expansions_cached {
         phases.push(format!("{hits} of {all} macro expansions from the cache"));
     }
+    if let Some((hits, all)) = s.walks_cached {
+        phases.push(format!("{hits} of {all} walked nodes from the cache"));
+    }
     if let Some(verdict) = &s.speculation {
         phases.push(speculation(verdict));
     }

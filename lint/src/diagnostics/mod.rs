@@ -52,7 +52,7 @@ pub struct Note {
 }
 
 /// How sure the lint is of a chain: the weakest edge on it decides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Confidence {
     /// Every call on the chain was resolved by path or by a known receiver type.

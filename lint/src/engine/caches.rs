@@ -78,19 +78,24 @@ impl LoweredSlot {
     }
 }
 
-/// The disk, and the slot of the cache of lowered files: the core hands the cache back
-/// when it has lowered its last file, and it is written on a thread of its own meanwhile
-/// the analysis goes on (its entries freed once written); or, when `hold`, kept until
-/// [`CachingDisk::release`] writes it or [`CachingDisk::take_held`] takes it.
+/// The disk, and the slots of the caches of lowered files and of walks: the core hands
+/// the first back when it has lowered its last file, the second when the call graph is
+/// built, and each is written on a thread of its own meanwhile the analysis goes on (its
+/// entries freed once written); or, when `hold`, kept until [`CachingDisk::release`]
+/// writes them or [`CachingDisk::take_held`] takes the first.
 #[derive(Debug)]
 pub(super) struct CachingDisk {
     slot: Option<LoweredSlot>,
     hold: bool,
     held: Mutex<Option<LoweredCache>>,
-    written: Mutex<Option<JoinHandle<Duration>>>,
+    held_walks: Mutex<Option<LoweredCache>>,
+    written: Mutex<Vec<JoinHandle<Duration>>>,
     /// Set when the run is called off ([`Loader::cancelled`]).
     cancel: Option<Arc<AtomicBool>>,
 }
+
+/// The name of the cache of walks beside `lowered.bin` (`callgraph::reuse`).
+pub(super) const WALKS: &str = "walks.bin";
 
 impl Loader for CachingDisk {
     fn read(&self, path: &Path) -> std::io::Result<String> {
@@ -102,13 +107,12 @@ impl Loader for CachingDisk {
     }
 
     fn store_lowered(&self, cache: LoweredCache) {
-        if self.hold {
-            if let Ok(mut held) = self.held.lock() {
-                *held = Some(cache);
-            }
-            return;
-        }
-        self.write_aside(cache);
+        self.store(&self.held, self.slot.clone(), cache);
+    }
+
+    fn store_walks(&self, cache: LoweredCache) {
+        let slot = self.slot.as_ref().map(|s| s.named(WALKS));
+        self.store(&self.held_walks, slot, cache);
     }
 
     fn cancelled(&self) -> bool {
@@ -124,7 +128,8 @@ impl CachingDisk {
             slot,
             hold,
             held: Mutex::new(None),
-            written: Mutex::new(None),
+            held_walks: Mutex::new(None),
+            written: Mutex::new(Vec::new()),
             cancel: None,
         }
     }
@@ -135,8 +140,23 @@ impl CachingDisk {
         self
     }
 
-    fn write_aside(&self, cache: LoweredCache) {
-        let Some(slot) = self.slot.clone() else {
+    fn store(
+        &self,
+        held: &Mutex<Option<LoweredCache>>,
+        slot: Option<LoweredSlot>,
+        cache: LoweredCache,
+    ) {
+        if self.hold {
+            if let Ok(mut held) = held.lock() {
+                *held = Some(cache);
+            }
+            return;
+        }
+        self.write_aside(slot, cache);
+    }
+
+    fn write_aside(&self, slot: Option<LoweredSlot>, cache: LoweredCache) {
+        let Some(slot) = slot else {
             return;
         };
         let write = move || {
@@ -147,25 +167,31 @@ impl CachingDisk {
         let Ok(mut written) = self.written.lock() else {
             return;
         };
-        // A thread that cannot start: not written (the next run lowers the files again).
-        *written = std::thread::Builder::new().spawn(write).ok();
+        // A thread that cannot start: not written (the next run does the work again).
+        written.extend(std::thread::Builder::new().spawn(write).ok());
     }
 
-    /// Writes the held cache, as [`Loader::store_lowered`] would have (on a thread).
+    /// Writes the held caches, as the loader's `store_` calls would have (on threads).
     pub(super) fn release(&self) {
         if let Some(cache) = self.take_held() {
-            self.write_aside(cache);
+            self.write_aside(self.slot.clone(), cache);
+        }
+        let walks = self.held_walks.lock().ok().and_then(|mut h| h.take());
+        if let Some(cache) = walks {
+            self.write_aside(self.slot.as_ref().map(|s| s.named(WALKS)), cache);
         }
     }
 
-    /// The held cache, not written.
+    /// The held cache of lowered files, not written.
     pub(super) fn take_held(&self) -> Option<LoweredCache> {
         self.held.lock().ok().and_then(|mut h| h.take())
     }
 
-    /// Waits for the cache to be written; the time that took.
+    /// Waits for the caches to be written; the time that took.
     pub(super) fn join(&self) -> Duration {
-        let handle = self.written.lock().ok().and_then(|mut w| w.take());
-        handle.and_then(|h| h.join().ok()).unwrap_or_default()
+        let handles = self.written.lock().map(|mut w| std::mem::take(&mut *w));
+        (handles.unwrap_or_default().into_iter())
+            .filter_map(|h| h.join().ok())
+            .sum()
     }
 }

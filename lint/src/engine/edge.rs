@@ -3,7 +3,7 @@
 //! attached after it ([`complete`]). What the core reads of the workspace stage is
 //! [`Inputs`], so that two runs on equal inputs are the same run (`speculate.rs`).
 
-use super::caches::{CachingDisk, LoweredSlot};
+use super::caches::{CachingDisk, LoweredSlot, WALKS};
 use super::{Analysis, Core, analyze_crates_with, sort};
 use crate::config::{self, Config};
 use crate::diagnostics::Diagnostic;
@@ -84,16 +84,17 @@ pub(super) fn run_until(
     let slot = (inputs.target_dir.as_deref())
         .filter(|_| opts.workspace.cache)
         .and_then(LoweredSlot::of);
-    let mut lowered = slot.as_ref().map(LoweredSlot::read);
+    let [mut lowered, bodies, expansions, walks] = read_caches(slot.as_ref());
     if let Some(found) = ahead {
         let cache = lowered.get_or_insert_with(LoweredCache::read_only);
         cache.add_ahead(found);
     }
     sources.set_lowered(lowered);
+    sources.set_bodies(bodies.map(SharedCache::new));
+    sources.set_expansions(expansions.map(SharedCache::new));
+    sources.set_walks(walks);
     let bodies_slot = slot.as_ref().map(|s| s.named("bodies.bin"));
-    sources.set_bodies(bodies_slot.as_ref().map(|s| SharedCache::new(s.read())));
     let expansions_slot = slot.as_ref().map(|s| s.named("expansions.bin"));
-    sources.set_expansions(expansions_slot.as_ref().map(|s| SharedCache::new(s.read())));
     let read_time = start.elapsed();
     let core = Core {
         config: &cfg,
@@ -112,6 +113,31 @@ pub(super) fn run_until(
         expansions_slot,
         config_time,
         read_time,
+    })
+}
+
+/// The caches of `slot`'s build, read in parallel (they are read before the core starts):
+/// lowered files, lazy bodies, expansions, walks. None without a slot (`--no-cache`).
+fn read_caches(slot: Option<&LoweredSlot>) -> [Option<LoweredCache>; 4] {
+    let Some(slot) = slot else {
+        return Default::default();
+    };
+    let names = ["bodies.bin", "expansions.bin", WALKS];
+    let read = |name: &str| slot.named(name).read();
+    std::thread::scope(|scope| {
+        let spawned = names.map(|name| {
+            let thread = std::thread::Builder::new();
+            thread
+                .spawn_scoped(scope, move || read(name))
+                .map_err(|_| name)
+        });
+        let lowered = slot.read();
+        // A thread that could not start, or panicked: that cache read here, or empty.
+        let [bodies, expansions, walks] = spawned.map(|s| match s {
+            Ok(handle) => handle.join().unwrap_or_default(),
+            Err(name) => read(name),
+        });
+        [Some(lowered), Some(bodies), Some(expansions), Some(walks)]
     })
 }
 

@@ -76,6 +76,9 @@ pub struct Stats {
     /// With the cache of `macro_rules!` expansions: how many came from it, of how many
     /// (invocation, definition) pairs tried.
     pub expansions_cached: Option<(usize, usize)>,
+    /// With the cache of walks: how many walked nodes (fns and specialised nodes with a
+    /// body) came from it, of how many.
+    pub walks_cached: Option<(usize, usize)>,
     /// What became of the speculative analysis, when one was started (cargo ran).
     pub speculation: Option<Speculation>,
 }

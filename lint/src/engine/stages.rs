@@ -165,8 +165,17 @@ fn core(
         true => callgraph::Walk::Every,
         false => callgraph::Walk::FromRoots,
     };
-    let (graph, d) = callgraph::build(&mut map, &sources, &root_fns, walk);
+    let mut reuse = (sources.take_walks()).map(|store| callgraph::Reuse {
+        world: world(&sources, &parsed, &crates, opts),
+        store,
+        ..Default::default()
+    });
+    let (graph, d) = callgraph::build(&mut map, &sources, (&root_fns, walk), reuse.as_mut());
     diags.extend(d);
+    if let Some(reuse) = reuse {
+        stats.walks_cached = Some((reuse.reused, reuse.walked));
+        files.store_walks(reuse.store);
+    }
     lap(&mut stats, "callgraph");
     // By position, then crate: of two copies of one root (a file included by two
     // targets), the first crate's is kept, the crate that owns the file's diagnostics.
@@ -264,6 +273,52 @@ fn attach_origins(
         if let Some(&k) = owner.get(&d.primary.file) {
             d.origin = Some(crates[k].origin.clone());
         }
+    }
+}
+
+/// The world the cache of walks is valid in (see `callgraph::reuse`): the files in their
+/// order, each parsed file's digest (its lowering but where its text stands), the crates
+/// (their features sorted), what the config names (roots, sinks, allowed fns) and the
+/// switches; nothing that hashes in a process's own order.
+fn world(
+    sources: &SourceMap,
+    parsed: &parse::Parsed,
+    crates: &[CrateSpec],
+    opts: Core<'_>,
+) -> u128 {
+    use std::fmt::Write;
+    let mut h = Hasher(xxhash_rust::xxh3::Xxh3::new());
+    for f in sources.files() {
+        let _ = write!(h, "{:?}\u{1f}", f.path);
+    }
+    let mut files: Vec<_> = parsed.files.iter().collect();
+    files.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    for ((path, cfg), f) in files {
+        let _ = write!(h, "{path:?} {cfg} {} {}\u{1f}", f.file, f.digest);
+    }
+    for c in crates {
+        let mut features: Vec<&String> = c.features.iter().collect();
+        features.sort_unstable();
+        let (name, root, deps, check) = (&c.name, &c.root, &c.deps, c.check_roots);
+        let _ = write!(
+            h,
+            "{name} {root:?} {features:?} {deps:?} {check} {:?}",
+            c.origin
+        );
+    }
+    let cfg = opts.config;
+    let _ = write!(h, "{:?} {:?} {:?}", cfg.roots, cfg.sinks, cfg.allow);
+    let _ = write!(h, "{} {}", opts.eager_bodies, opts.walk_every_fn);
+    h.0.digest128()
+}
+
+/// A `fmt::Write` into a hash (a key from `Debug` text, without the text).
+struct Hasher(xxhash_rust::xxh3::Xxh3);
+
+impl std::fmt::Write for Hasher {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.update(s.as_bytes());
+        Ok(())
     }
 }
 

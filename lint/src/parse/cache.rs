@@ -6,11 +6,11 @@
 //! cache file's, see the source stage). Lowering reads no file system, so nothing else.
 //!
 //! The in-memory API, for whoever fills the cache (the parse stage, or a speculative
-//! pre-pass): [`key`], then [`lookup`], or [`encode`] and `LoweredCache::insert`.
+//! pre-pass): [`key`], then [`lookup`], or [`encode_file`] and `LoweredCache::insert`.
 
 use super::cfg::CfgCtx;
 use super::ir::{Block, FileId, Item, LazyBody, SpanIr};
-use crate::source::{Key, LoweredCache, with_span_file, with_span_file_at};
+use crate::source::{Key, LoweredCache, SpanCtx, with_span_ctx, with_span_file, with_span_file_at};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::path::Path;
@@ -46,9 +46,32 @@ pub fn key(path: &Path, mod_dir: &Path, cfg: &CfgCtx, text: &str, eager: bool) -
     h.digest128()
 }
 
-/// The lowering of `key` in `cache`, its spans in `file`; `None` when absent or unreadable.
-pub fn lookup(cache: &LoweredCache, key: Key, file: FileId) -> Option<Lowering> {
-    decode(cache.get(key)?, file)
+/// The lowering of `key` in `cache`, its spans in `file`, and its [`digest`]; `None` when
+/// absent or unreadable.
+pub fn lookup(cache: &LoweredCache, key: Key, file: FileId) -> Option<(Lowering, Key)> {
+    let (digest, bytes) = cache.get(key)?.split_at_checked(16)?;
+    let digest = Key::from_le_bytes(digest.try_into().ok()?);
+    Some((decode(bytes, file)?, digest))
+}
+
+/// A file's entry: its lowering's [`digest`], then the lowering encoded (spans relative to `file`);
+/// with the digest. `None` when it cannot be encoded.
+pub fn encode_file(lowering: &Lowering, file: FileId) -> Option<(Vec<u8>, Key)> {
+    let digest = digest(lowering)?;
+    let bytes = digest.to_le_bytes().to_vec();
+    with_span_file(file, || postcard::to_extend(lowering, bytes))
+        .ok()
+        .map(|b| (b, digest))
+}
+
+/// A digest of what a file's lowering gives the later stages but where its text stands:
+/// the lowering encoded with every span as nothing ([`SpanCtx::Erased`]), so a lazy fn
+/// body counts by its `mod` directory and the macros it names only, not by its text. An
+/// edit that moves text (a comment line) or that edits a lazy body leaves it unchanged;
+/// any other edit changes it (the cache of walks, `callgraph::reuse`, is keyed by it).
+pub fn digest(lowering: &Lowering) -> Option<Key> {
+    let bytes = with_span_ctx(SpanCtx::Erased, || postcard::to_stdvec(lowering)).ok()?;
+    Some(xxhash_rust::xxh3::xxh3_128(&bytes))
 }
 
 /// A lazy body lowered: its block, the items it declares, its malformed escapes; or its
@@ -93,6 +116,7 @@ pub fn decode_body(bytes: &[u8], body: &LazyBody) -> Option<BodyLowering> {
 
 /// `value` encoded, its spans relative to `file`; `None` when it cannot be (a span of
 /// another file, a path that is not UTF-8).
+#[cfg(test)]
 pub fn encode<T: Serialize>(value: &T, file: FileId) -> Option<Vec<u8>> {
     with_span_file(file, || postcard::to_stdvec(value)).ok()
 }
@@ -143,13 +167,12 @@ mod tests {
         }
         let mut store = LoweredCache::default();
         let k = key(&job.path, &job.mod_dir, &cfg, TEXTS[5], false);
-        store.insert(
-            k,
-            encode(&parse_text(&job, 1, TEXTS[5], &cfg, false), 1).expect("encodes"),
-        );
+        let (bytes, digest) =
+            encode_file(&parse_text(&job, 1, TEXTS[5], &cfg, false), 1).expect("encodes");
+        store.insert(k, bytes);
         assert_eq!(
             lookup(&store, k, 2),
-            Some(parse_text(&job, 2, TEXTS[5], &cfg, false))
+            Some((parse_text(&job, 2, TEXTS[5], &cfg, false), digest))
         );
         assert_eq!(decode::<Lowering>(&[0xff; 8], 2), None);
     }

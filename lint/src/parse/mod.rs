@@ -21,7 +21,7 @@ mod prescan;
 pub use lower_mod::locate;
 
 use crate::diagnostics::{Code, Diagnostic};
-use crate::source::{Loader, SourceMap};
+use crate::source::{Key, Loader, SourceMap};
 use cache::Lowering;
 use cfg::CfgCtx;
 use ir::{FileId, Item, ModKind, SpanIr};
@@ -48,6 +48,10 @@ pub struct FileJob {
 pub struct ParsedFile {
     pub file: FileId,
     pub items: Vec<Item>,
+    /// What the later stages see of the file but where its text stands (see
+    /// [`cache::digest`]; a lazy body lowered before macro expansion is folded in by its
+    /// text, `resolve::macros`): kept in the file's cache entry, 0 without a cache.
+    pub digest: crate::source::Key,
 }
 
 /// All parsed files, keyed by (path, cfg context).
@@ -111,16 +115,16 @@ pub fn parse_jobs(
         let loaded = load_wave(&wave, files, sources, diags);
         let eager = parsed.eager;
         // Runs on the caller's rayon pool: [`crate::engine`] installs one with large stacks.
-        let results: Vec<(FileResult, Cached)> = loaded
+        let results: Vec<(FileResult, Cached, Key)> = loaded
             .par_iter()
             .map(|(j, id)| {
-                let (mut res, cached) = parse_one(j, *id, sources, cfgs, eager);
+                let (mut res, cached, digest) = parse_one(j, *id, sources, cfgs, eager);
                 locate(&mut res.items, files);
-                (res, cached)
+                (res, cached, digest)
             })
             .collect();
         let mut next = Vec::new();
-        for ((job, id), (res, cached)) in loaded.into_iter().zip(results) {
+        for ((job, id), (res, cached, digest)) in loaded.into_iter().zip(results) {
             if let (Some(cache), Some((key, fresh))) = (sources.lowered_mut(), cached) {
                 match fresh {
                     Some(bytes) => cache.insert(key, bytes),
@@ -134,6 +138,7 @@ pub fn parse_jobs(
                 ParsedFile {
                     file: id,
                     items: res.items,
+                    digest,
                 },
             );
         }
@@ -229,34 +234,39 @@ struct FileResult {
 /// How a file met the cache: its key and, when it was lowered now, its encoded entry.
 type Cached = Option<(crate::source::Key, Option<Vec<u8>>)>;
 
-/// Lowers one file, from the cache when it has the file (and then adds nothing).
+/// Lowers one file, from the cache when it has the file (and then adds nothing); with its
+/// digest ([`cache::digest`]; without a cache, 0: nothing reads it; a lowering that
+/// panicked is digested by its text).
 fn parse_one(
     job: &FileJob,
     id: FileId,
     sources: &SourceMap,
     cfgs: &[CfgCtx],
     eager: bool,
-) -> (FileResult, Cached) {
+) -> (FileResult, Cached, Key) {
     let text = &sources.file(id).text;
     let default_cfg = CfgCtx::default();
     let cfg = cfgs.get(job.cfg).unwrap_or(&default_cfg);
     let Some(store) = sources.lowered() else {
-        return (
-            file_result(lower_file(job, id, text, cfg, eager), id, sources),
-            None,
-        );
+        let lowering = lower_file(job, id, text, cfg, eager);
+        return (file_result(lowering, id, sources), None, 0);
     };
     let key = cache::key(&job.path, &job.mod_dir, cfg, text, eager);
-    if let Some(found) = cache::lookup(store, key, id) {
-        return (file_result(Some(found), id, sources), Some((key, None)));
+    if let Some((found, digest)) = cache::lookup(store, key, id) {
+        let res = file_result(Some(found), id, sources);
+        return (res, Some((key, None)), digest);
     }
     let lowering = lower_file(job, id, text, cfg, eager);
     // A file that panicked is not stored: the next run tries again.
-    let bytes = (lowering.as_ref())
+    let encoded = (lowering.as_ref())
         .filter(|_| store.takes_new())
-        .and_then(|l| cache::encode(l, id));
-    let cached = bytes.map(|b| (key, Some(b)));
-    (file_result(lowering, id, sources), cached)
+        .and_then(|l| cache::encode_file(l, id));
+    let digest = match &encoded {
+        Some((_, digest)) => *digest,
+        None => key ^ xxhash_rust::xxh3::xxh3_128(b"not stored"),
+    };
+    let cached = encoded.map(|(b, _)| (key, Some(b)));
+    (file_result(lowering, id, sources), cached, digest)
 }
 
 /// Parses and lowers one file; `None` when that panicked.

@@ -7,7 +7,7 @@ use crate::parse::ir::PathIr;
 use std::cell::Cell;
 
 /// A resolved type.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Ty {
     /// A named type by canonical path (`demo::Trainer`, `cudarc::driver::CudaStream`,
     /// `std::Vec`), with its generic arguments.

@@ -239,11 +239,8 @@ fn index(bytes: &[u8], build: u128) -> Option<HashMap<Key, (usize, usize)>> {
 }
 
 thread_local! {
-    /// The file whose spans are being encoded or decoded ([`with_span_file`]), and the
-    /// offset they are stored relative to ([`with_span_file_at`]).
-    static SPAN_FILE: Cell<Option<(FileId, u32)>> = const { Cell::new(None) };
-    /// The one span every span being encoded or decoded is ([`with_fixed_span`]).
-    static SPAN_FIXED: Cell<Option<SpanIr>> = const { Cell::new(None) };
+    /// How spans are being encoded or decoded here ([`with_span_ctx`]), if at all.
+    static SPAN_CTX: Cell<Option<SpanCtx>> = const { Cell::new(None) };
 }
 
 /// Runs `f` with every span (de)serialized as `span`: a value whose spans are all one span
@@ -271,66 +268,69 @@ pub fn with_span_file_at<R>(file: FileId, base: u32, f: impl FnOnce() -> R) -> R
 }
 
 /// How spans are being (de)serialized: relative to an offset in a file
-/// ([`with_span_file_at`]) or all as one span ([`with_fixed_span`]).
+/// ([`with_span_file_at`]), all as one span ([`with_fixed_span`]), as they are (file id
+/// and offsets: only for a reader that knows the ids and texts are this run's, the cache
+/// of walks, `callgraph::reuse`), or not at all (`Erased`: a span is stored as nothing, for
+/// a digest of a value that does not change when its text moves; such bytes never decode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpanCtx {
     File(FileId, u32),
     Fixed(SpanIr),
+    Raw,
+    Erased,
 }
 
 /// The context spans are (de)serialized in here, if any (a value decoded later, such as
 /// an encoded fn body, is decoded in the context it was read in).
 pub fn span_ctx() -> Option<SpanCtx> {
-    match (SPAN_FIXED.with(Cell::get), SPAN_FILE.with(Cell::get)) {
-        (Some(span), _) => Some(SpanCtx::Fixed(span)),
-        (None, file) => file.map(|(file, base)| SpanCtx::File(file, base)),
-    }
+    SPAN_CTX.with(Cell::get)
 }
 
 /// Runs `f` with spans (de)serialized in `ctx`.
 pub fn with_span_ctx<R>(ctx: SpanCtx, f: impl FnOnce() -> R) -> R {
-    let (file, fixed) = match ctx {
-        SpanCtx::File(file, base) => (Some((file, base)), None),
-        SpanCtx::Fixed(span) => (None, Some(span)),
-    };
-    let outer_file = SPAN_FILE.with(|c| c.replace(file));
-    let outer_fixed = SPAN_FIXED.with(|c| c.replace(fixed));
+    let outer = SPAN_CTX.with(|c| c.replace(Some(ctx)));
     let out = f();
-    SPAN_FILE.with(|c| c.set(outer_file));
-    SPAN_FIXED.with(|c| c.set(outer_fixed));
+    SPAN_CTX.with(|c| c.set(outer));
     out
 }
 
 impl Serialize for SpanIr {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match SPAN_FIXED.with(Cell::get) {
-            Some(fixed) if fixed == *self => return ().serialize(s),
-            Some(_) => return Err(serde::ser::Error::custom("a span not the fixed one")),
-            None => {}
-        }
-        match SPAN_FILE.with(Cell::get) {
-            Some((file, base)) if file == self.file && self.lo >= base && self.hi >= base => {
+        use serde::ser::Error;
+        match span_ctx() {
+            Some(SpanCtx::Fixed(fixed)) if fixed == *self => ().serialize(s),
+            Some(SpanCtx::Fixed(_)) => Err(S::Error::custom("a span not the fixed one")),
+            Some(SpanCtx::File(file, base))
+                if file == self.file && self.lo >= base && self.hi >= base =>
+            {
                 (self.lo - base, self.hi - base).serialize(s)
             }
-            _ => Err(serde::ser::Error::custom(
-                "a span outside the file being stored",
-            )),
+            Some(SpanCtx::Raw) => (self.file, self.lo, self.hi).serialize(s),
+            Some(SpanCtx::Erased) => ().serialize(s),
+            _ => Err(S::Error::custom("a span outside the file being stored")),
         }
     }
 }
 
 impl<'de> Deserialize<'de> for SpanIr {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<SpanIr, D::Error> {
-        if let Some(fixed) = SPAN_FIXED.with(Cell::get) {
-            <()>::deserialize(d)?;
-            return Ok(fixed);
-        }
+        use serde::de::Error;
+        let (file, base) = match span_ctx() {
+            Some(SpanCtx::Fixed(fixed)) => {
+                <()>::deserialize(d)?;
+                return Ok(fixed);
+            }
+            Some(SpanCtx::Raw) => {
+                let (file, lo, hi) = <(FileId, u32, u32)>::deserialize(d)?;
+                return Ok(SpanIr { file, lo, hi });
+            }
+            Some(SpanCtx::File(file, base)) => (file, base),
+            Some(SpanCtx::Erased) => return Err(D::Error::custom("an erased span read back")),
+            None => return Err(D::Error::custom("a span read outside a file")),
+        };
         let (lo, hi) = <(u32, u32)>::deserialize(d)?;
-        let (file, base) = SPAN_FILE
-            .with(Cell::get)
-            .ok_or_else(|| serde::de::Error::custom("a span read outside a file"))?;
         let shifted = lo.checked_add(base).zip(hi.checked_add(base));
-        let (lo, hi) = shifted.ok_or_else(|| serde::de::Error::custom("a span past 4 GiB"))?;
+        let (lo, hi) = shifted.ok_or_else(|| D::Error::custom("a span past 4 GiB"))?;
         Ok(SpanIr { file, lo, hi })
     }
 }

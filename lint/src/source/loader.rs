@@ -26,6 +26,12 @@ pub trait Loader: Sync {
         drop(cache);
     }
 
+    /// Takes the cache of walks back once the call graph is built (the edge writes it
+    /// meanwhile the analysis goes on). Dropped, by default.
+    fn store_walks(&self, cache: LoweredCache) {
+        drop(cache);
+    }
+
     /// Whether the run reading through this loader has been called off (a speculative
     /// analysis that cargo's answer has already contradicted): the core then stops at its
     /// next stage, its result unused. Never, by default.

@@ -109,6 +109,8 @@ pub struct SourceMap {
     bodies: Option<SharedCache>,
     /// The cache of `macro_rules!` expansions, when one is used (filled where they are made).
     expansions: Option<SharedCache>,
+    /// The cache of walks, when one is used (the call graph's, `callgraph::reuse`).
+    walks: Option<LoweredCache>,
 }
 
 impl SourceMap {
@@ -157,6 +159,15 @@ impl SourceMap {
 
     pub fn take_expansions(&mut self) -> Option<SharedCache> {
         self.expansions.take()
+    }
+
+    /// Uses `cache` for walks (`None`: no cache).
+    pub fn set_walks(&mut self, cache: Option<LoweredCache>) {
+        self.walks = cache;
+    }
+
+    pub fn take_walks(&mut self) -> Option<LoweredCache> {
+        self.walks.take()
     }
 
     /// Takes the cache of lowered files out (no file is looked up in it any more).

@@ -7,31 +7,34 @@
 use crate::diagnostics::Diagnostic;
 use crate::parse::ir::{Body, FnIr, Item, ModKind};
 use crate::parse::lazy::lower_body;
-use crate::source::SourceMap;
+use crate::source::{Key, SourceMap};
 use std::collections::HashSet;
 
 /// Lowers in place the lazy bodies among `items` (in modules, impls and traits) that invoke
 /// a macro by a name of `generating`: the definitions that may generate items
 /// ([`super::scope::Defs::item_names`]). A body that does not parse stays lazy (a root
 /// that reaches it reports it). No span is freed here: the definitions hold token trees.
+/// The text of each body lowered is folded into `digest` (the file's, see
+/// [`crate::parse::cache::digest`], which counts a lazy body by its macros only): what
+/// it declares is part of the items the later stages see.
 pub fn lower_invoking(
     items: &mut [Item],
     generating: &HashSet<String>,
     ctx: &SourceMap,
-    diags: &mut Vec<Diagnostic>,
+    (digest, diags): (&mut Key, &mut Vec<Diagnostic>),
 ) {
     let mut stack: Vec<&mut [Item]> = vec![items];
     while let Some(items) = stack.pop() {
         for item in items {
             match item {
-                Item::Fn(f) => lower_fn(f, generating, ctx, diags),
+                Item::Fn(f) => lower_fn(f, generating, ctx, (digest, diags)),
                 Item::Impl(imp) => imp
                     .fns
                     .iter_mut()
-                    .for_each(|f| lower_fn(f, generating, ctx, diags)),
+                    .for_each(|f| lower_fn(f, generating, ctx, (digest, diags))),
                 Item::Trait { fns, .. } => fns
                     .iter_mut()
-                    .for_each(|f| lower_fn(f, generating, ctx, diags)),
+                    .for_each(|f| lower_fn(f, generating, ctx, (digest, diags))),
                 Item::Mod {
                     kind: ModKind::Inline(inner),
                     ..
@@ -46,7 +49,7 @@ fn lower_fn(
     f: &mut FnIr,
     generating: &HashSet<String>,
     sources: &SourceMap,
-    diags: &mut Vec<Diagnostic>,
+    (digest, diags): (&mut Key, &mut Vec<Diagnostic>),
 ) {
     let Some(Body::Lazy(lazy)) = &f.body else {
         return;
@@ -55,6 +58,12 @@ fn lower_fn(
         return;
     }
     if let Ok(lowered) = lower_body(lazy, sources) {
+        let text = &sources.file(lazy.span.file).text;
+        let body = text.get(lazy.span.lo as usize..lazy.span.hi as usize);
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(&digest.to_le_bytes());
+        h.update(body.unwrap_or_default().as_bytes());
+        *digest = h.digest128();
         diags.extend(lowered.diags);
         f.body = Some(Body::Lowered(lowered.block));
         f.nested = lowered.nested;

@@ -179,7 +179,7 @@ fn lower_invoking(
         .map(|(_, f)| {
             crate::net::catch(|| {
                 let mut d = Vec::new();
-                lazy::lower_invoking(&mut f.items, generating, sources, &mut d);
+                lazy::lower_invoking(&mut f.items, generating, sources, (&mut f.digest, &mut d));
                 d
             })
         })

@@ -1,0 +1,152 @@
+//! The cache of walks (`walks.bin`, read and written by the edge like the cache of
+//! lowered files; here it is data, [`Reuse`]): a node's [`Walked`] from an earlier run,
+//! replayed instead of walking its body again. It is what [`walk::walk_fn`] returned,
+//! before [`super::frontier::Frontier::follow`] specialised its calls, so replaying
+//! `follow` on it creates the same specialised nodes in the same order, and the graph is
+//! the one a walk would give.
+//!
+//! The invariant that makes reuse sound: a node's walk reads the [`DefMap`] and its own
+//! body only (`Bodies::of` of its own fn; `arg_specs` and `param_specs` of a specialised
+//! node, which its key holds), and it copies spans into its result without comparing
+//! them. So its result is the same in a run where
+//! - the *world* is the same: the files in their order (their ids), each file's
+//!   [`crate::parse::cache::digest`] (its lowering with every span erased, a lazy body by
+//!   its macros; a body lowered before macro expansion by its text), the crates, the
+//!   config and the switches (the engine computes it, `engine/stages.rs`). Resolution is
+//!   a function of that: it reads no text, and the one place it compares positions
+//!   (`resolve/macros/scope.rs`, the definitions of a `macro_rules!` before an invocation
+//!   in the same file, sorted by crate, file and offset) compares positions of one file,
+//!   whose order the lowered items keep; so the `DefMap` is the same but for spans, the
+//!   fn ids among it;
+//! - the texts of the node's files are the same: its body's file and every file a span
+//!   of its result points into (a macro-expanded body carries its invocation's spans);
+//!   then its body is the same (a lazy body is text of its file) and the spans are valid
+//!   as they are.
+//!
+//! An entry's key is the world and the node ([`node_key`]), so any other world finds
+//! nothing; an entry holds the texts' hashes it was walked with, checked when it is
+//! found. Audit of what the walk does with spans (`walk/`: `mod.rs`, `calls.rs`,
+//! `narrow.rs`, `drops.rs`, `patterns.rs`, `external.rs`, `blanket.rs`; `returns.rs`,
+//! `tags.rs`): a call's span and a block's closing brace are copied into `site`; none is
+//! compared, ordered or read for text. (`assemble` sorts a node's edges by site: within
+//! the node's files, the same on reuse.) Only a clean walk is stored: not one that
+//! panicked (its `internal-error` is the walk's), nor one whose body's lowering or
+//! decoding gave a diagnostic (a reused node's body is not lowered, so that diagnostic
+//! would be lost), nor one with an edge to a specialised node (none today: the walk
+//! names declared fns only, `follow` retargets). A bound the walk hits (the name-only
+//! cap, depth limits) is a function of the same inputs, so its result is reused as is.
+
+use super::{Walked, specialise};
+use crate::parse::ir::{Body, FileId};
+use crate::resolve::{DefMap, FnId};
+use crate::source::{Key, LoweredCache, SourceMap, SpanCtx, with_span_ctx};
+use std::sync::OnceLock;
+
+/// The cache of walks as the core is given it: the world it is valid in, the entries,
+/// and how many of the nodes walked this run came from it.
+#[derive(Debug, Default)]
+pub struct Reuse {
+    pub world: Key,
+    pub store: LoweredCache,
+    /// Nodes with a body that came from the cache, of how many the build walked.
+    pub reused: usize,
+    pub walked: usize,
+}
+
+/// What one run's build looks up and stores with: the cache, and the hash of each file's
+/// text, taken when first asked for.
+pub(super) struct Walks<'r> {
+    pub reuse: &'r mut Reuse,
+    texts: Vec<OnceLock<u64>>,
+}
+
+/// A node's entry: the texts it was walked with (file, hash), and its walk.
+type Entry = (Vec<(FileId, u64)>, Walked);
+
+impl<'r> Walks<'r> {
+    pub fn new(reuse: &'r mut Reuse, sources: &SourceMap) -> Self {
+        let texts = (0..sources.files().len())
+            .map(|_| OnceLock::new())
+            .collect();
+        Walks { reuse, texts }
+    }
+
+    fn text_hash(&self, sources: &SourceMap, file: FileId) -> Option<u64> {
+        let slot = self.texts.get(file as usize)?;
+        let text = || xxhash_rust::xxh3::xxh3_64(sources.file(file).text.as_bytes());
+        Some(*slot.get_or_init(text))
+    }
+
+    /// The stored walk of node `f` under `key`, when every text it was walked with is the
+    /// same now; its edges are `f`'s (a specialised node's id is this run's).
+    pub fn lookup(&self, key: Key, f: FnId, sources: &SourceMap) -> Option<Walked> {
+        let bytes = self.reuse.store.get(key)?;
+        let (texts, mut w): Entry =
+            with_span_ctx(SpanCtx::Raw, || postcard::from_bytes(bytes)).ok()?;
+        let same = |&(file, hash): &(FileId, u64)| self.text_hash(sources, file) == Some(hash);
+        if !texts.iter().all(same) {
+            return None;
+        }
+        w.edges.iter_mut().for_each(|e| e.from = f);
+        Some(w)
+    }
+
+    /// `w`, node `f`'s clean walk, encoded with the texts it depends on; `None` when it is
+    /// not to be stored (an edge to a node past the `declared` fns).
+    pub fn encode(
+        &self,
+        (map, sources): (&DefMap<'_>, &SourceMap),
+        f: FnId,
+        w: &Walked,
+        declared: usize,
+    ) -> Option<Vec<u8>> {
+        if w.edges.iter().any(|e| e.to as usize >= declared) {
+            return None;
+        }
+        let mut files: Vec<FileId> = (w.edges.iter().map(|e| e.site.file))
+            .chain(w.unresolved.iter().map(|u| u.site.file))
+            .collect();
+        let fd = map.func(f);
+        files.extend(fd.span.map(|s| s.file));
+        if let Some(ir) = fd.ir {
+            files.push(ir.span.file);
+            if let Some(Body::Lazy(l)) = &ir.body {
+                files.push(l.span.file);
+            }
+        }
+        files.sort_unstable();
+        files.dedup();
+        let texts = (files.into_iter())
+            .map(|file| Some((file, self.text_hash(sources, file)?)))
+            .collect::<Option<Vec<_>>>()?;
+        with_span_ctx(SpanCtx::Raw, || postcard::to_stdvec(&(texts, w))).ok()
+    }
+}
+
+/// The key of node `f` in `world`: a declared fn by its id; a specialised node by the fn
+/// it specialises and what it knows ([`specialise::Ids::order`]), and what its walk reads
+/// of that: its `Self` and its bound arguments and type parameters.
+pub(super) fn node_key(world: Key, map: &DefMap<'_>, ids: &specialise::Ids, f: FnId) -> Key {
+    use std::fmt::Write;
+    let mut h = Hasher(xxhash_rust::xxh3::Xxh3::new());
+    h.0.update(&world.to_le_bytes());
+    let (base, known) = ids.order(f);
+    h.0.update(&base.to_le_bytes());
+    h.0.update(known.as_bytes());
+    if !known.is_empty() {
+        let fd = map.func(f);
+        let (args, params) = (map.arg_specs.get(&f), map.param_specs.get(&f));
+        let _ = write!(h, "\u{1f}{:?}{args:?}{params:?}", fd.self_override);
+    }
+    h.0.digest128()
+}
+
+/// A `fmt::Write` into a hash (a key from `Debug` text, without the text).
+struct Hasher(xxhash_rust::xxh3::Xxh3);
+
+impl std::fmt::Write for Hasher {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.update(s.as_bytes());
+        Ok(())
+    }
+}
