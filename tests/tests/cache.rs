@@ -388,3 +388,166 @@ fn a_damaged_lowered_file_cache_is_ignored() {
     }
     let _ = fs::remove_dir_all(&dir);
 }
+
+const WALK_LIB: &str = "mod a;\nmod fast;\nmod ops;\n\n#[no_sync]\npub fn step() {\n    a::one();\n    ops::run_all();\n}\n";
+
+const WALK_A: &str = r#"macro_rules! twice {
+    ($e:expr) => {
+        $e;
+        $e
+    };
+}
+
+pub fn one() {
+    two();
+}
+
+pub fn two() {
+    twice!(three());
+}
+
+pub fn three() {}
+"#;
+
+const WALK_OPS: &str = r#"pub trait Op {
+    fn run(&self);
+    fn go(&self) {
+        self.run();
+    }
+}
+
+pub fn run_all() {
+    crate::fast::Fast.go();
+}
+"#;
+
+const WALK_FAST: &str = r#"pub struct Fast;
+
+impl crate::ops::Op for Fast {
+    fn run(&self) {
+        let _unit = ();
+    }
+}
+"#;
+
+/// One edit of the walk cache's sequence: what it changes, the change, how many walked
+/// nodes come from the cache of how many after it, and a text a finding then has.
+type WalkStep<'a> = (&'static str, Box<dyn Fn() + 'a>, (usize, usize), &'static str);
+
+/// `-v`'s "N of M walked nodes from the cache".
+fn walks_from_cache(times: &str) -> Option<(usize, usize)> {
+    from_cache(times, ["walked", "nodes", "from"])
+}
+
+/// The cache of walks, edit by edit: each cached run prints what a `--no-cache` run of
+/// the same tree prints, and exactly the nodes the edit cannot change come from the
+/// cache: all but those of a file whose text changed (a line at its top, a lazy body's
+/// edit), none after an edit that changes what resolution sees (a signature, a
+/// `macro_rules!`, a new module). The nodes walked: `step` (lib.rs), `one`, `two` (a.rs),
+/// `run_all` and `<Fast as Op>::go` (ops.rs: a provided method specialised to `Fast`),
+/// `three` (a.rs), `Fast::run` (fast.rs), and the sinks `gpu::wait`, `gpu::fast_wait`
+/// when reached.
+#[test]
+fn walks_come_from_the_cache_unless_the_edit_can_change_them() {
+    let (dir, manifest) = two_crate_workspace("nosync-cache-walks");
+    write(&dir, "src/lib.rs", WALK_LIB);
+    write(&dir, "src/a.rs", WALK_A);
+    write(&dir, "src/ops.rs", WALK_OPS);
+    write(&dir, "src/fast.rs", WALK_FAST);
+    let args: Vec<String> = ["cargo-nosync-lint", "--manifest-path", &manifest, "-v"]
+        .map(str::to_owned)
+        .to_vec();
+    let json = with(&args, &["--message-format", "json"]);
+    let edit = |path: &str, from: &str, to: &str| {
+        let text = fs::read_to_string(dir.join(path)).expect("a source file");
+        assert!(text.contains(from), "{path}: {from:?}");
+        write(&dir, path, &text.replacen(from, to, 1));
+    };
+    let steps: Vec<WalkStep<'_>> = vec![
+        ("first run", Box::new(|| {}), (0, 7), ""),
+        ("nothing edited", Box::new(|| {}), (7, 7), ""),
+        (
+            "a comment line at the top of a.rs",
+            Box::new(|| edit("src/a.rs", "macro_rules!", "// new\nmacro_rules!")),
+            (4, 7),
+            "",
+        ),
+        (
+            "a sink call added in a lazy body of ops.rs",
+            Box::new(|| edit("src/ops.rs", "Fast.go();", "Fast.go();\n    gpu::wait();")),
+            (5, 8),
+            "`gpu::wait`",
+        ),
+        (
+            "that call removed",
+            Box::new(|| edit("src/ops.rs", "\n    gpu::wait();", "")),
+            (5, 7),
+            "",
+        ),
+        (
+            "the specialised node's callee (`Fast::run`) calls a sink",
+            Box::new(|| edit("src/fast.rs", "let _unit = ();", "gpu::fast_wait();")),
+            (6, 8),
+            "`gpu::fast_wait`",
+        ),
+        (
+            "the specialised node's own body (`Op::go`) edited",
+            Box::new(|| {
+                edit(
+                    "src/ops.rs",
+                    "self.run();",
+                    "self.run();\n        self.run();",
+                )
+            }),
+            (6, 8),
+            "`gpu::fast_wait`",
+        ),
+        (
+            "a signature changed",
+            Box::new(|| edit("src/a.rs", "pub fn three()", "pub fn three(_n: u8)")),
+            (0, 8),
+            "",
+        ),
+        (
+            "the macro_rules! a body invokes changed",
+            Box::new(|| edit("src/a.rs", "$e;\n        $e", "$e")),
+            (0, 8),
+            "",
+        ),
+        (
+            "a new module",
+            Box::new(|| {
+                write(&dir, "src/extra.rs", "pub fn four() {}\n");
+                edit("src/lib.rs", "mod ops;", "mod ops;\nmod extra;");
+            }),
+            (0, 8),
+            "",
+        ),
+        ("nothing edited again", Box::new(|| {}), (8, 8), ""),
+    ];
+    let mut failed = Vec::new();
+    for (what, step, expected, finding) in &steps {
+        step();
+        let cold = timeless(run(&with(&args, &["--no-cache"])));
+        let warm = run(&args);
+        let walks = walks_from_cache(&times(&warm.2));
+        if timeless(warm) != cold {
+            failed.push(format!("after {what}: the cached run differs"));
+        }
+        if walks != Some(*expected) {
+            failed.push(format!(
+                "after {what}: {walks:?} walked nodes from the cache, not {expected:?}"
+            ));
+        }
+        if !cold.1.contains(finding) {
+            failed.push(format!("after {what}: no {finding} in\n{}", cold.1));
+        }
+        // The JSON of a run from the cache is byte for byte the `--no-cache` run's.
+        let (json_cold, json_warm) = (run(&with(&json, &["--no-cache"])).1, run(&json).1);
+        if json_cold != json_warm {
+            failed.push(format!("after {what}: the cached JSON differs"));
+        }
+    }
+    let _ = fs::remove_dir_all(&dir);
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}

@@ -11,7 +11,6 @@
 use super::cfg::CfgCtx;
 use super::ir::{Block, FileId, Item, LazyBody, SpanIr};
 use crate::source::{Key, LoweredCache, SpanCtx, with_span_ctx, with_span_file, with_span_file_at};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::path::Path;
 
@@ -117,7 +116,7 @@ pub fn decode_body(bytes: &[u8], body: &LazyBody) -> Option<BodyLowering> {
 /// `value` encoded, its spans relative to `file`; `None` when it cannot be (a span of
 /// another file, a path that is not UTF-8).
 #[cfg(test)]
-pub fn encode<T: Serialize>(value: &T, file: FileId) -> Option<Vec<u8>> {
+pub fn encode<T: serde::Serialize>(value: &T, file: FileId) -> Option<Vec<u8>> {
     with_span_file(file, || postcard::to_stdvec(value)).ok()
 }
 
@@ -232,6 +231,36 @@ mod tests {
         }
         let store = third.take_bodies().expect("a cache").into_inner();
         assert_eq!(store.counts(), (2, 0));
+    }
+
+    /// The digest does not see where text stands (a line above, a lazy body's text) but
+    /// sees everything else the later stages read (a signature, an item, a body lowered
+    /// with its file, the macros a lazy body names).
+    #[test]
+    fn the_digest_is_the_lowering_but_where_its_text_stands() {
+        let job = FileJob {
+            path: "/w/src/lib.rs".into(),
+            cfg: 0,
+            mod_dir: "/w/src".into(),
+            declared_at: None,
+        };
+        let cfg = CfgCtx::default();
+        let text = "pub fn a(x: u8) { b(x); }\npub fn b(_x: u8) { let _y = 1; }\n";
+        let of =
+            |text: &str, eager| super::digest(&parse_text(&job, 1, text, &cfg, eager)).unwrap();
+        let digest = |text: &str| of(text, false);
+        let d = digest(text);
+        assert_eq!(d, digest(&format!("// a comment\n\n{text}")));
+        assert_eq!(d, digest(&text.replace("b(x);", "c(x, x); d();")));
+        assert_ne!(d, digest(&text.replace("a(x: u8)", "a(x: u16)")));
+        assert_ne!(d, digest(&format!("{text}pub struct S;\n")));
+        assert_ne!(d, digest(&text.replace("b(x);", "m!(x);")));
+        // A body lowered with its file (it declares an item) counts by its contents.
+        let nested = "fn a() { fn inner() {} x(); }\n";
+        assert_ne!(digest(nested), digest(&nested.replace("x();", "y();")));
+        // Eager lowering: every body counts.
+        let eager = |text: &str| of(text, true);
+        assert_ne!(eager(text), eager(&text.replace("b(x);", "c(x);")));
     }
 
     #[test]

@@ -407,6 +407,41 @@ mod tests {
     }
 
     #[test]
+    fn raw_spans_come_back_as_they_were_and_erased_ones_never() {
+        let spans = vec![
+            SpanIr {
+                file: 3,
+                lo: 10,
+                hi: 20,
+            },
+            SpanIr {
+                file: 5,
+                lo: 1,
+                hi: 2,
+            },
+        ];
+        let raw = with_span_ctx(SpanCtx::Raw, || postcard::to_stdvec(&spans)).unwrap();
+        let back: Vec<SpanIr> = with_span_ctx(SpanCtx::Raw, || postcard::from_bytes(&raw)).unwrap();
+        assert_eq!(back, spans);
+        // Erased: every span is nothing (two spans and none encode alike), never read back.
+        let erased =
+            |v: &Vec<SpanIr>| with_span_ctx(SpanCtx::Erased, || postcard::to_stdvec(v)).unwrap();
+        let moved = vec![
+            SpanIr {
+                file: 0,
+                lo: 0,
+                hi: 0
+            };
+            2
+        ];
+        assert_eq!(erased(&spans), erased(&moved));
+        let read = with_span_ctx(SpanCtx::Erased, || {
+            postcard::from_bytes::<Vec<SpanIr>>(&erased(&spans))
+        });
+        assert!(read.is_err());
+    }
+
+    #[test]
     fn entries_lowered_ahead_are_stored_only_when_used() {
         let mut c = LoweredCache::default();
         c.insert(1, b"one".to_vec());
