@@ -15,7 +15,12 @@
 //! timeout, tool error or `internal-error`/`missing-module`/`parse-error`. The exit status is 1
 //! when any row has one of those. CI never runs it: it needs the network (or a filled scratch
 //! directory) and minutes.
+//!
+//! `cargo run -p xtask --release -- edits --lint PATH --manifest-path DIR/Cargo.toml ..`
+//! edits a copy of a real workspace at random, step after step, and checks after each that
+//! the lint's output with its caches is the output of `--no-cache` (see `edits.rs`).
 
+mod edits;
 mod fetch;
 mod list;
 mod modgraph;
@@ -42,6 +47,7 @@ fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let code = match argv.split_first() {
         Some((cmd, rest)) if cmd == "modgraph" => modgraph::main(rest, &repo_root()),
+        Some((cmd, rest)) if cmd == "edits" => edits::main(rest),
         Some((cmd, rest)) if cmd == "sweep" => match parse_args(rest) {
             Ok(args) => sweep(&args),
             Err(e) => {
@@ -50,7 +56,7 @@ fn main() {
             }
         },
         _ => {
-            eprintln!("{USAGE}");
+            eprintln!("{USAGE}\n{}", edits::USAGE);
             2
         }
     };
