@@ -212,11 +212,12 @@ fn lint(args: &Args, cache: bool) -> Result<Out, String> {
     })
 }
 
-/// The `N of M .. from the cache` parts of the `-v` time line.
+/// The metadata phase (`metadata (cache hit) 3.1 ms`) and the `N of M .. from the cache`
+/// parts of the `-v` time line.
 fn cache_counts(line: &str) -> String {
     let parts: Vec<&str> = line
         .split(", ")
-        .filter(|p| p.contains(" from the cache"))
+        .filter(|p| p.contains(" from the cache") || p.starts_with("metadata"))
         .collect();
     parts.join(", ")
 }
