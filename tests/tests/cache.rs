@@ -432,7 +432,12 @@ impl crate::ops::Op for Fast {
 
 /// One edit of the walk cache's sequence: what it changes, the change, how many walked
 /// nodes come from the cache of how many after it, and a text a finding then has.
-type WalkStep<'a> = (&'static str, Box<dyn Fn() + 'a>, (usize, usize), &'static str);
+type WalkStep<'a> = (
+    &'static str,
+    Box<dyn Fn() + 'a>,
+    (usize, usize),
+    &'static str,
+);
 
 /// `-v`'s "N of M walked nodes from the cache".
 fn walks_from_cache(times: &str) -> Option<(usize, usize)> {
