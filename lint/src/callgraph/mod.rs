@@ -198,6 +198,8 @@ fn walk_wave(
     let todo: Vec<FnId> = (wave.iter().zip(&found))
         .filter_map(|(&f, w)| w.is_none().then_some(f))
         .collect();
+    let reused = (wave.iter().zip(&found)).filter_map(|(&f, w)| w.is_some().then_some(f));
+    reuse::keep_bodies(map, reused, sources);
     let store = Some((shared, declared));
     let mut fresh = walk_all(map, &todo, (sources, bodies), store, diags).into_iter();
     let reuse = &mut *walks.reuse;

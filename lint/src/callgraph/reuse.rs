@@ -35,6 +35,8 @@
 //! would be lost), nor one with an edge to a specialised node (none today: the walk
 //! names declared fns only, `follow` retargets). A bound the walk hits (the name-only
 //! cap, depth limits) is a function of the same inputs, so its result is reused as is.
+//! A reused node's lazy body is not lowered, but its entry in the cache of bodies is kept
+//! ([`keep_bodies`]), for the run that walks it again.
 
 use super::{Walked, specialise};
 use crate::parse::ir::{Body, FileId};
@@ -121,6 +123,27 @@ impl<'r> Walks<'r> {
             .collect::<Option<Vec<_>>>()?;
         with_span_ctx(SpanCtx::Raw, || postcard::to_stdvec(&(texts, w))).ok()
     }
+}
+
+/// Keeps, in the cache of lazy bodies, the bodies of the nodes `reused` (not lowered this
+/// run): else a cache whose unused entries outnumber the used ones drops them, and the next
+/// edit that changes the world lowers every body again.
+pub(super) fn keep_bodies(
+    map: &DefMap<'_>,
+    reused: impl Iterator<Item = FnId>,
+    sources: &SourceMap,
+) {
+    let Some(cache) = sources.bodies() else {
+        return;
+    };
+    let keys = reused.filter_map(|f| match &map.func(f).ir?.body {
+        Some(Body::Lazy(l)) => {
+            let text = &sources.file(l.span.file).text;
+            Some(crate::parse::cache::body_key(l, text))
+        }
+        _ => None,
+    });
+    cache.keep(keys.collect::<Vec<_>>());
 }
 
 /// The key of node `f` in `world`: a declared fn by its id; a specialised node by the fn

@@ -14,6 +14,7 @@ use super::{FileId, SpanIr};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Write};
 use std::sync::Mutex;
 
@@ -28,16 +29,46 @@ const FORMAT: u32 = 2;
 const HEADER: usize = 16 + 4 + 16;
 const ENTRY_HEAD: usize = 16 + 4;
 
+/// A hasher for keys that are digests already: their low bits, not SipHash of them (a
+/// warm run looks up every file and every walked node).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `u128` keys are hashed here (`write_u128`); anything else is folded in.
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn write_u128(&mut self, key: u128) {
+        self.0 ^= key as u64 ^ (key >> 64) as u64;
+    }
+}
+
+type KeyMap<V> = HashMap<Key, V, BuildHasherDefault<KeyHasher>>;
+type KeySet = HashSet<Key, BuildHasherDefault<KeyHasher>>;
+
 /// Encoded entries by key, with what this run used and added. The entries read are
 /// ranges of the one buffer read (no copy each).
 #[derive(Debug, Clone, Default)]
 pub struct LoweredCache {
     stored: Vec<u8>,
-    found: HashMap<Key, (usize, usize)>,
-    added: HashMap<Key, Vec<u8>>,
-    used: HashSet<Key>,
+    found: KeyMap<(usize, usize)>,
+    added: KeyMap<Vec<u8>>,
+    used: KeySet,
+    /// Stored entries this run did not use but keeps ([`LoweredCache::keep`]).
+    kept: KeySet,
     /// Entries lowered ahead ([`LoweredCache::add_ahead`]) that this run has not used.
-    ahead: HashMap<Key, Vec<u8>>,
+    ahead: KeyMap<Vec<u8>>,
     /// Whether files lowered in this run are added (not when nothing is stored: then
     /// encoding them would be work for nothing).
     read_only: bool,
@@ -60,6 +91,15 @@ impl LoweredCache {
         self.used.insert(key);
         if let Some(bytes) = self.ahead.remove(&key) {
             self.added.insert(key, bytes);
+        }
+    }
+
+    /// Keeps the stored entry of `key` though this run does not use it (a lazy body whose
+    /// fn's walk came from the cache of walks: the next run that walks it again finds it);
+    /// it does not count as used ([`LoweredCache::counts`]).
+    pub fn keep(&mut self, key: Key) {
+        if self.found.contains_key(&key) {
+            self.kept.insert(key);
         }
     }
 
@@ -129,7 +169,9 @@ impl LoweredCache {
     /// Whether the entries this run did not use are kept: while they are no more than the
     /// used ones (another feature set's files survive a run or two).
     fn keeps_unused(&self) -> bool {
-        self.len().saturating_sub(self.used.len()) <= self.used.len()
+        let kept = self.kept.iter().filter(|k| !self.used.contains(*k)).count();
+        let live = self.used.len() + kept;
+        self.len().saturating_sub(live) <= live
     }
 
     /// Writes the cache for a lint of `build` to `w`, one entry at a time. Entries this run
@@ -141,7 +183,7 @@ impl LoweredCache {
             .found
             .keys()
             .chain(self.added.keys())
-            .filter(|k| keep_unused || self.used.contains(k))
+            .filter(|k| keep_unused || self.used.contains(k) || self.kept.contains(k))
             .filter_map(|k| Some((*k, self.get(*k)?)))
             .collect();
         entries.sort_unstable_by_key(|e| e.0);
@@ -207,6 +249,12 @@ impl SharedCache {
         self.lock().insert(key, bytes);
     }
 
+    /// [`LoweredCache::keep`] of each of `keys`.
+    pub fn keep(&self, keys: impl IntoIterator<Item = Key>) {
+        let mut cache = self.lock();
+        keys.into_iter().for_each(|k| cache.keep(k));
+    }
+
     pub fn into_inner(self) -> LoweredCache {
         self.0
             .into_inner()
@@ -214,7 +262,7 @@ impl SharedCache {
     }
 }
 
-fn index(bytes: &[u8], build: u128) -> Option<HashMap<Key, (usize, usize)>> {
+fn index(bytes: &[u8], build: u128) -> Option<KeyMap<(usize, usize)>> {
     let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
     if sum != xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() {
         return None;
@@ -226,7 +274,7 @@ fn index(bytes: &[u8], build: u128) -> Option<HashMap<Key, (usize, usize)>> {
     if head != expected {
         return None;
     }
-    let mut found = HashMap::new();
+    let mut found = KeyMap::default();
     while !rest.is_empty() {
         let (entry, after) = rest.split_at_checked(ENTRY_HEAD)?;
         let key = Key::from_le_bytes(entry[..16].try_into().ok()?);
@@ -439,6 +487,38 @@ mod tests {
             postcard::from_bytes::<Vec<SpanIr>>(&erased(&spans))
         });
         assert!(read.is_err());
+    }
+
+    #[test]
+    fn kept_entries_survive_without_counting_as_used() {
+        let mut c = LoweredCache::default();
+        for k in 0..6 {
+            c.insert(k, vec![k as u8]);
+        }
+        let bytes = c.to_bytes(1).unwrap();
+        // Used 0 and 9 (added), kept 1 and 2 (99 is not stored: nothing to keep): the three
+        // unused are no more than the four live, all seven are written.
+        let mut back = LoweredCache::from_bytes(bytes.clone(), 1);
+        back.mark_used(0);
+        back.keep(1);
+        back.keep(2);
+        back.keep(99);
+        back.insert(9, vec![9]);
+        assert_eq!(back.counts(), (2, 1));
+        assert_eq!(
+            LoweredCache::from_bytes(back.to_bytes(1).unwrap(), 1).len(),
+            7
+        );
+        // Kept 1 only: the four unused outnumber the three live and are dropped, 1 is not.
+        let mut back = LoweredCache::from_bytes(bytes, 1);
+        back.mark_used(0);
+        back.keep(1);
+        back.insert(9, vec![9]);
+        let kept = LoweredCache::from_bytes(back.to_bytes(1).unwrap(), 1);
+        assert_eq!(
+            (kept.len(), kept.get(1), kept.get(2)),
+            (3, Some(&[1u8][..]), None)
+        );
     }
 
     #[test]
