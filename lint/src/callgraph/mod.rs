@@ -186,15 +186,8 @@ fn walk_wave(
         let walked = walk_all(map, wave, (sources, bodies), None, diags);
         return walked.into_iter().map(|(w, _)| w).collect();
     };
-    let has_body = |f: FnId| map.func(f).ir.is_some_and(|ir| ir.body.is_some());
-    let world = walks.reuse.world;
-    let keys: Vec<Option<crate::source::Key>> = (wave.iter())
-        .map(|&f| has_body(f).then(|| reuse::node_key(world, map, ids, f)))
-        .collect();
+    let (keys, found) = walks.found(map, (wave, ids), sources);
     let shared = &*walks;
-    let found: Vec<Option<Walked>> = (wave.par_iter().zip(&keys))
-        .map(|(&f, key)| key.and_then(|k| shared.lookup(k, f, sources)))
-        .collect();
     let todo: Vec<FnId> = (wave.iter().zip(&found))
         .filter_map(|(&f, w)| w.is_none().then_some(f))
         .collect();

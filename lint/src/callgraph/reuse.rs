@@ -42,6 +42,7 @@ use super::{Walked, specialise};
 use crate::parse::ir::{Body, FileId};
 use crate::resolve::{DefMap, FnId};
 use crate::source::{Key, LoweredCache, SourceMap, SpanCtx, with_span_ctx};
+use rayon::prelude::*;
 use std::sync::OnceLock;
 
 /// The cache of walks as the core is given it: the world it is valid in, the entries,
@@ -79,9 +80,28 @@ impl<'r> Walks<'r> {
         Some(*slot.get_or_init(text))
     }
 
+    /// Each node of `wave`: its key (a node with a body; [`node_key`]) and its walk from
+    /// the cache, when it has a valid one ([`Walks::lookup`], in parallel).
+    pub fn found(
+        &self,
+        map: &DefMap<'_>,
+        (wave, ids): (&[FnId], &specialise::Ids),
+        sources: &SourceMap,
+    ) -> (Vec<Option<Key>>, Vec<Option<Walked>>) {
+        let has_body = |f: FnId| map.func(f).ir.is_some_and(|ir| ir.body.is_some());
+        let world = self.reuse.world;
+        let keys: Vec<Option<Key>> = (wave.iter())
+            .map(|&f| has_body(f).then(|| node_key(world, map, ids, f)))
+            .collect();
+        let found = (wave.par_iter().zip(&keys))
+            .map(|(&f, key)| key.and_then(|k| self.lookup(k, f, sources)))
+            .collect();
+        (keys, found)
+    }
+
     /// The stored walk of node `f` under `key`, when every text it was walked with is the
     /// same now; its edges are `f`'s (a specialised node's id is this run's).
-    pub fn lookup(&self, key: Key, f: FnId, sources: &SourceMap) -> Option<Walked> {
+    fn lookup(&self, key: Key, f: FnId, sources: &SourceMap) -> Option<Walked> {
         let bytes = self.reuse.store.get(key)?;
         let (texts, mut w): Entry =
             with_span_ctx(SpanCtx::Raw, || postcard::from_bytes(bytes)).ok()?;
