@@ -448,10 +448,11 @@ fn walks_from_cache(times: &str) -> Option<(usize, usize)> {
 /// the same tree prints, and exactly the nodes the edit cannot change come from the
 /// cache: all but those of a file whose text changed (a line at its top, a lazy body's
 /// edit), none after an edit that changes what resolution sees (a signature, a
-/// `macro_rules!`, a new module). The nodes walked: `step` (lib.rs), `one`, `two` (a.rs),
-/// `run_all` and `<Fast as Op>::go` (ops.rs: a provided method specialised to `Fast`),
-/// `three` (a.rs), `Fast::run` (fast.rs), and the sinks `gpu::wait`, `gpu::fast_wait`
-/// when reached.
+/// `macro_rules!`, a new module), all again after a comment line above the error of a
+/// file that does not parse (it gives no items wherever its error stands). The nodes
+/// walked: `step` (lib.rs), `one`, `two` (a.rs), `run_all` and `<Fast as Op>::go`
+/// (ops.rs: a provided method specialised to `Fast`), `three` (a.rs), `Fast::run`
+/// (fast.rs), and the sinks `gpu::wait`, `gpu::fast_wait` when reached.
 #[test]
 fn walks_come_from_the_cache_unless_the_edit_can_change_them() {
     let (dir, manifest) = two_crate_workspace("nosync-cache-walks");
@@ -527,6 +528,18 @@ fn walks_come_from_the_cache_unless_the_edit_can_change_them() {
             }),
             (0, 8),
             "",
+        ),
+        (
+            "the new module no longer parses",
+            Box::new(|| write(&dir, "src/extra.rs", "pub fn four( {}\n")),
+            (0, 8),
+            "parse-error",
+        ),
+        (
+            "a comment line above its error",
+            Box::new(|| edit("src/extra.rs", "pub fn four(", "// typing\npub fn four(")),
+            (8, 8),
+            "parse-error",
         ),
         ("nothing edited again", Box::new(|| {}), (8, 8), ""),
     ];

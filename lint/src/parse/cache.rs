@@ -68,8 +68,14 @@ pub fn encode_file(lowering: &Lowering, file: FileId) -> Option<(Vec<u8>, Key)> 
 /// body counts by its `mod` directory and the macros it names only, not by its text. An
 /// edit that moves text (a comment line) or that edits a lazy body leaves it unchanged;
 /// any other edit changes it (the cache of walks, `callgraph::reuse`, is keyed by it).
+/// A file that does not parse gives the later stages nothing but its `parse-error` (made
+/// by this stage, from its text, in every run), so it digests as that: its message and
+/// byte range would move with a comment line above the error.
 pub fn digest(lowering: &Lowering) -> Option<Key> {
-    let bytes = with_span_ctx(SpanCtx::Erased, || postcard::to_stdvec(lowering)).ok()?;
+    let Ok(lowered) = lowering else {
+        return Some(xxhash_rust::xxh3::xxh3_128(b"a file that does not parse"));
+    };
+    let bytes = with_span_ctx(SpanCtx::Erased, || postcard::to_stdvec(lowered)).ok()?;
     Some(xxhash_rust::xxh3::xxh3_128(&bytes))
 }
 
@@ -258,6 +264,11 @@ mod tests {
         // A body lowered with its file (it declares an item) counts by its contents.
         let nested = "fn a() { fn inner() {} x(); }\n";
         assert_ne!(digest(nested), digest(&nested.replace("x();", "y();")));
+        // A file that does not parse gives no items, wherever its error stands.
+        let broken = "pub fn a() {}\npub fn b( {}\n";
+        assert_eq!(digest(broken), digest(&format!("// a comment\n{broken}")));
+        assert_eq!(digest(broken), digest(&broken.replace("b(", "c(")));
+        assert_ne!(digest(broken), digest(""));
         // Eager lowering: every body counts.
         let eager = |text: &str| of(text, true);
         assert_ne!(eager(text), eager(&text.replace("b(x);", "c(x);")));
