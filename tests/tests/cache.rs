@@ -446,13 +446,14 @@ fn walks_from_cache(times: &str) -> Option<(usize, usize)> {
 
 /// The cache of walks, edit by edit: each cached run prints what a `--no-cache` run of
 /// the same tree prints, and exactly the nodes the edit cannot change come from the
-/// cache: all but those of a file whose text changed (a line at its top, a lazy body's
-/// edit), none after an edit that changes what resolution sees (a signature, a
-/// `macro_rules!`, a new module), all again after a comment line above the error of a
-/// file that does not parse (it gives no items wherever its error stands). The nodes
-/// walked: `step` (lib.rs), `one`, `two` (a.rs), `run_all` and `<Fast as Op>::go`
-/// (ops.rs: a provided method specialised to `Fast`), `three` (a.rs), `Fast::run`
-/// (fast.rs), and the sinks `gpu::wait`, `gpu::fast_wait` when reached.
+/// cache: all but those of a file whose text changed (a line at its top, a statement in
+/// a body, lazy or lowered with its file), none after an edit that changes what resolution
+/// sees (a signature, a `macro_rules!`, a new module, an item declared in a body), all
+/// again after a comment line above the error of a file that does not parse (it gives no
+/// items wherever its error stands). The nodes walked: `step` (lib.rs), `one`, `two`
+/// (a.rs), `run_all` and `<Fast as Op>::go` (ops.rs: a provided method specialised to
+/// `Fast`), `three` (a.rs), `Fast::run` (fast.rs), and the sinks `gpu::wait`,
+/// `gpu::fast_wait` when reached.
 #[test]
 fn walks_come_from_the_cache_unless_the_edit_can_change_them() {
     let (dir, manifest) = two_crate_workspace("nosync-cache-walks");
@@ -540,6 +541,24 @@ fn walks_come_from_the_cache_unless_the_edit_can_change_them() {
             Box::new(|| edit("src/extra.rs", "pub fn four(", "// typing\npub fn four(")),
             (8, 8),
             "parse-error",
+        ),
+        (
+            "a `use` declared in a body of a.rs (the body is lowered with its file)",
+            Box::new(|| {
+                edit(
+                    "src/a.rs",
+                    "two();\n}",
+                    "use std::fmt::Write as _;\n    two();\n}",
+                )
+            }),
+            (0, 8),
+            "",
+        ),
+        (
+            "a statement added to that body",
+            Box::new(|| edit("src/a.rs", "two();\n}", "two();\n    three(1);\n}")),
+            (5, 8),
+            "",
         ),
         ("nothing edited again", Box::new(|| {}), (8, 8), ""),
     ];

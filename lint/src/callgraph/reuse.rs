@@ -10,8 +10,10 @@
 //! node, which its key holds), and it copies spans into its result without comparing
 //! them. So its result is the same in a run where
 //! - the *world* is the same: the files in their order (their ids), each file's
-//!   [`crate::parse::cache::digest`] (its lowering with every span erased, a lazy body by
-//!   its macros; a body lowered before macro expansion by its text), the crates, the
+//!   [`crate::parse::cache::digest`] (its lowering with every span erased and every body
+//!   counted by being there, not by its statements: a lazy one by the macros it names,
+//!   one lowered with its file by the items it declares, its fn's `nested`; a lazy body
+//!   lowered before macro expansion by its text), the crates, the
 //!   config and the switches (the engine computes it, `engine/stages.rs`). Resolution is
 //!   a function of that: it reads no text, and the one place it compares positions
 //!   (`resolve/macros/scope.rs`, the definitions of a `macro_rules!` before an invocation
@@ -20,8 +22,11 @@
 //!   fn ids among it;
 //! - the texts of the node's files are the same: its body's file and every file a span
 //!   of its result points into (a macro-expanded body carries its invocation's spans);
-//!   then its body is the same (a lazy body is text of its file) and the spans are valid
-//!   as they are.
+//!   then its body is the same (a body is text of its file, lowered with it or lazily; a
+//!   generated fn's is its expansion's, which the world holds) and the spans are valid
+//!   as they are. Nothing but a fn's own walk reads its statements: resolution reads the
+//!   `nested` items of a body (its statement macros among them, for expansion) and
+//!   whether a fn has a body, `walk/` another fn's body only for `is_some()`.
 //!
 //! An entry's key is the world and the node ([`node_key`]), so any other world finds
 //! nothing; an entry holds the texts' hashes it was walked with, checked when it is

@@ -64,9 +64,10 @@ pub fn encode_file(lowering: &Lowering, file: FileId) -> Option<(Vec<u8>, Key)> 
 }
 
 /// A digest of what a file's lowering gives the later stages but where its text stands:
-/// the lowering encoded with every span as nothing ([`SpanCtx::Erased`]), so a lazy fn
-/// body counts by its `mod` directory and the macros it names only, not by its text. An
-/// edit that moves text (a comment line) or that edits a lazy body leaves it unchanged;
+/// the lowering encoded with every span as nothing ([`SpanCtx::Erased`]) and every fn
+/// body as being there (a lazy one with its `mod` directory and the macros it names; the
+/// items a body declares are the fn's `nested`, which count), not by its statements. An
+/// edit that moves text (a comment line) or that edits statements leaves it unchanged;
 /// any other edit changes it (the cache of walks, `callgraph::reuse`, is keyed by it).
 /// A file that does not parse gives the later stages nothing but its `parse-error` (made
 /// by this stage, from its text, in every run), so it digests as that: its message and
@@ -239,9 +240,9 @@ mod tests {
         assert_eq!(store.counts(), (2, 0));
     }
 
-    /// The digest does not see where text stands (a line above, a lazy body's text) but
-    /// sees everything else the later stages read (a signature, an item, a body lowered
-    /// with its file, the macros a lazy body names).
+    /// The digest does not see where text stands (a line above) nor a body's statements,
+    /// but sees everything else the later stages read (a signature, an item, the items a
+    /// body declares, the macros a lazy body names).
     #[test]
     fn the_digest_is_the_lowering_but_where_its_text_stands() {
         let job = FileJob {
@@ -261,17 +262,24 @@ mod tests {
         assert_ne!(d, digest(&text.replace("a(x: u8)", "a(x: u16)")));
         assert_ne!(d, digest(&format!("{text}pub struct S;\n")));
         assert_ne!(d, digest(&text.replace("b(x);", "m!(x);")));
-        // A body lowered with its file (it declares an item) counts by its contents.
+        // A body lowered with its file (it declares an item) counts by its items, not by
+        // its statements (only its own fn's walk reads them).
         let nested = "fn a() { fn inner() {} x(); }\n";
-        assert_ne!(digest(nested), digest(&nested.replace("x();", "y();")));
+        assert_eq!(digest(nested), digest(&nested.replace("x();", "y(); z();")));
+        assert_ne!(
+            digest(nested),
+            digest(&nested.replace("inner()", "inner(_n: u8)"))
+        );
+        assert_ne!(digest(nested), digest(&nested.replace("fn inner() {}", "")));
         // A file that does not parse gives no items, wherever its error stands.
         let broken = "pub fn a() {}\npub fn b( {}\n";
         assert_eq!(digest(broken), digest(&format!("// a comment\n{broken}")));
         assert_eq!(digest(broken), digest(&broken.replace("b(", "c(")));
         assert_ne!(digest(broken), digest(""));
-        // Eager lowering: every body counts.
+        // Eager lowering: the same.
         let eager = |text: &str| of(text, true);
-        assert_ne!(eager(text), eager(&text.replace("b(x);", "c(x);")));
+        assert_eq!(eager(text), eager(&text.replace("b(x);", "c(x);")));
+        assert_ne!(eager(text), eager(&text.replace("_x: u8", "_x: u16")));
     }
 
     #[test]

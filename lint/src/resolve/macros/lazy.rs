@@ -15,7 +15,7 @@ use std::collections::HashSet;
 /// ([`super::scope::Defs::item_names`]). A body that does not parse stays lazy (a root
 /// that reaches it reports it). No span is freed here: the definitions hold token trees.
 /// The text of each body lowered is folded into `digest` (the file's, see
-/// [`crate::parse::cache::digest`], which counts a lazy body by its macros only): what
+/// [`crate::parse::cache::digest`], which counts a body by being there): what
 /// it declares is part of the items the later stages see.
 pub fn lower_invoking(
     items: &mut [Item],
