@@ -50,30 +50,49 @@ impl LoweredSlot {
         }
     }
 
-    /// The stored cache; an empty one when there is none, or it is unreadable or foreign.
-    pub(super) fn read(&self) -> LoweredCache {
-        let bytes = std::fs::read(&self.file).unwrap_or_default();
-        LoweredCache::from_bytes(bytes, self.build)
+    /// The delta file beside the whole one (`lowered.delta` beside `lowered.bin`).
+    fn delta(&self) -> PathBuf {
+        self.file.with_extension("delta")
     }
 
-    /// Stores `cache` when it changed (silently not, when it cannot), written aside and
-    /// renamed so that a concurrent run never reads half of it.
+    /// The stored cache, its whole file and its delta; an empty one when there is none, or
+    /// it is unreadable or foreign.
+    pub(super) fn read(&self) -> LoweredCache {
+        let whole = std::fs::read(&self.file).unwrap_or_default();
+        let delta = std::fs::read(self.delta()).unwrap_or_default();
+        LoweredCache::from_files(whole, delta, self.build)
+    }
+
+    /// Stores `cache` when it changed (silently not, when it cannot): its delta only when
+    /// it [writes one](LoweredCache::writes_delta), else the whole (and the delta, now in
+    /// it, removed). Each file is written aside and renamed, so that a concurrent run never
+    /// reads half of one.
     pub(super) fn write(&self, cache: &LoweredCache) {
         let Some(dir) = self.file.parent().filter(|_| cache.changed()) else {
             return;
         };
-        let tmp = self
-            .file
-            .with_extension(format!("tmp{}", std::process::id()));
+        let delta = cache.writes_delta();
+        let file = if delta {
+            self.delta()
+        } else {
+            self.file.clone()
+        };
+        let tmp = file.with_extension(format!("tmp{}", std::process::id()));
         let written = std::fs::create_dir_all(dir).and_then(|()| {
             let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-            cache.write_to(self.build, &mut out)?;
+            cache.write_to(self.build, delta, &mut out)?;
             out.into_inner()
                 .map_err(std::io::IntoInnerError::into_error)?;
-            std::fs::rename(&tmp, &self.file)
+            std::fs::rename(&tmp, &file)
         });
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
+        match written {
+            Ok(()) if !delta => {
+                let _ = std::fs::remove_file(self.delta());
+            }
+            Ok(()) => {}
+            Err(_) => {
+                let _ = std::fs::remove_file(&tmp);
+            }
         }
     }
 }

@@ -9,6 +9,15 @@
 //! never reads it), the entries (key, length, bytes), and a checksum of all that precedes
 //! it. A file that is truncated, corrupt, of another format or of another build is an
 //! empty cache.
+//!
+//! A cache is kept in two such files: the whole of it, and a delta beside it, with the
+//! entries added since the whole was written. A run that added little (a warm run after
+//! an edit: one file, a few walks) writes the delta only, not megabytes it did not change
+//! ([`LoweredCache::writes_delta`]); one that added much, or has stale entries to drop,
+//! writes the whole again, and the delta is then empty. The delta's entry of a key wins
+//! over the whole's. An entry is used only when it is the right one (found by a content
+//! key, or checked when found, as the cache of walks does), so two files from different
+//! runs only ever miss, never mislead.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -69,7 +78,14 @@ pub struct LoweredCache {
     /// Whether files lowered in this run are added (not when nothing is stored: then
     /// encoding them would be work for nothing).
     read_only: bool,
+    /// The entries read from the delta file, and how many bytes the whole file had.
+    delta: KeySet,
+    whole_len: usize,
 }
+
+/// The delta is written instead of the whole while what it would hold is at most this
+/// part of the whole (a quarter).
+const DELTA_SHARE: usize = 4;
 
 impl LoweredCache {
     /// The encoded entry of `key`.
@@ -149,12 +165,31 @@ impl LoweredCache {
     pub fn from_bytes(bytes: Vec<u8>, build: u128) -> LoweredCache {
         match index(&bytes, build) {
             Some(found) => LoweredCache {
+                whole_len: bytes.len(),
                 stored: bytes,
                 found,
                 ..LoweredCache::default()
             },
             None => LoweredCache::default(),
         }
+    }
+
+    /// The cache stored in the whole file `whole` and its `delta`, whose entries win
+    /// (either is left out when it is not a file of `build`).
+    pub fn from_files(whole: Vec<u8>, delta: Vec<u8>, build: u128) -> LoweredCache {
+        let mut cache = LoweredCache::from_bytes(whole, build);
+        let Some(found) = index(&delta, build) else {
+            return cache;
+        };
+        let base = cache.stored.len();
+        cache.stored.extend_from_slice(&delta);
+        // The delta's entry of a key wins: written later (the cache of walks keys an entry
+        // by its node, and checks what it read when it is found).
+        for (key, (at, len)) in found {
+            cache.found.insert(key, (base + at, len));
+            cache.delta.insert(key);
+        }
+        cache
     }
 
     /// Whether writing would change the stored cache: an entry added, or unused ones that
@@ -171,18 +206,35 @@ impl LoweredCache {
         self.len().saturating_sub(live) <= live
     }
 
-    /// Writes the cache for a lint of `build` to `w`, one entry at a time. Entries this run
-    /// did not use are kept while they are no more than the used ones
-    /// ([`LoweredCache::keeps_unused`]), else dropped.
-    pub fn write_to(&self, build: u128, w: &mut dyn Write) -> io::Result<()> {
-        let keep_unused = self.keeps_unused();
-        let mut entries: Vec<(Key, &[u8])> = self
-            .found
-            .keys()
+    /// Whether this cache is written as a delta beside the whole file read: nothing stale
+    /// is to be dropped, and the delta's live entries and the added ones come to at most
+    /// a [`DELTA_SHARE`] of the whole.
+    pub fn writes_delta(&self) -> bool {
+        let bytes: usize = self.delta_entries().map(|(_, b)| b.len()).sum();
+        self.whole_len > 0 && self.keeps_unused() && bytes * DELTA_SHARE <= self.whole_len
+    }
+
+    /// The delta's entries: those read from it that this run used or kept, and the added.
+    fn delta_entries(&self) -> impl Iterator<Item = (Key, &[u8])> {
+        let live = |k: &&Key| self.used.contains(*k) || self.kept.contains(*k);
+        (self.delta.iter().filter(live))
             .chain(self.added.keys())
-            .filter(|k| keep_unused || self.used.contains(k) || self.kept.contains(k))
             .filter_map(|k| Some((*k, self.get(*k)?)))
-            .collect();
+    }
+
+    /// Writes the cache for a lint of `build` to `w`: the whole of it, or only its delta
+    /// when `delta` ([`LoweredCache::writes_delta`]). In the whole, entries this run did
+    /// not use are kept while they are no more than the used ones
+    /// ([`LoweredCache::keeps_unused`]), else dropped.
+    pub fn write_to(&self, build: u128, delta: bool, w: &mut dyn Write) -> io::Result<()> {
+        let keep_unused = self.keeps_unused();
+        let mut entries: Vec<(Key, &[u8])> = match delta {
+            true => self.delta_entries().collect(),
+            false => (self.found.keys().chain(self.added.keys()))
+                .filter(|k| keep_unused || self.used.contains(k) || self.kept.contains(k))
+                .filter_map(|k| Some((*k, self.get(*k)?)))
+                .collect(),
+        };
         entries.sort_unstable_by_key(|e| e.0);
         let mut sum = xxhash_rust::xxh3::Xxh3::new();
         let mut put = |w: &mut dyn Write, bytes: &[u8]| {
@@ -201,11 +253,12 @@ impl LoweredCache {
         w.write_all(&sum.digest().to_le_bytes())
     }
 
-    /// [`LoweredCache::write_to`] into a buffer (`None` when nothing changed).
+    /// The whole cache, as [`LoweredCache::write_to`] writes it, into a buffer (`None` when
+    /// nothing changed).
     pub fn to_bytes(&self, build: u128) -> Option<Vec<u8>> {
         let mut out = Vec::new();
         self.changed()
-            .then(|| self.write_to(build, &mut out).ok().map(|()| out))?
+            .then(|| self.write_to(build, false, &mut out).ok().map(|()| out))?
     }
 }
 
@@ -337,6 +390,62 @@ mod tests {
         back.insert(9, vec![9]);
         let kept = LoweredCache::from_bytes(back.to_bytes(1).unwrap(), 1);
         assert_eq!((kept.len(), kept.get(9)), (1, Some(&[9u8][..])));
+    }
+
+    /// A run that adds little writes the delta only: with the whole file it gives every
+    /// entry; a delta entry the next run does not use leaves the delta; a run that adds
+    /// much, or has stale entries to drop, writes the whole.
+    #[test]
+    fn a_small_change_is_written_as_a_delta() {
+        let mut c = LoweredCache::default();
+        for k in 0..8 {
+            c.insert(k, vec![k as u8; 100]);
+        }
+        let whole = c.to_bytes(1).unwrap();
+        let run = |delta: &[u8], used: &[Key], added: &[(Key, usize)]| {
+            let mut c = LoweredCache::from_files(whole.clone(), delta.to_vec(), 1);
+            used.iter().for_each(|&k| c.mark_used(k));
+            added
+                .iter()
+                .for_each(|&(k, n)| c.insert(k, vec![k as u8; n]));
+            c
+        };
+        let written = |c: &LoweredCache, delta| {
+            let mut out = Vec::new();
+            c.write_to(1, delta, &mut out).unwrap();
+            out
+        };
+        let all: Vec<Key> = (0..8).collect();
+        let first = run(&[], &all, &[(100, 10)]);
+        assert!(first.writes_delta());
+        let delta = written(&first, true);
+        let back = LoweredCache::from_files(whole.clone(), delta.clone(), 1);
+        assert_eq!((back.len(), back.get(100)), (9, Some(&[100u8; 10][..])));
+        // 100 not used again: the next delta holds 101 only.
+        let second = run(&delta, &all, &[(101, 10)]);
+        let delta = written(&second, true);
+        let back = LoweredCache::from_files(whole.clone(), delta, 1);
+        assert_eq!(
+            (back.len(), back.get(100), back.get(101).map(<[u8]>::len)),
+            (9, None, Some(10))
+        );
+        // A key the delta holds again (the cache of walks re-stores a node): the delta's.
+        let third = run(&[], &all, &[(3, 10)]);
+        let back = LoweredCache::from_files(whole.clone(), written(&third, true), 1);
+        assert_eq!((back.len(), back.get(3)), (8, Some(&[3u8; 10][..])));
+        // Past a quarter of the whole, or with stale entries to drop: the whole.
+        assert!(run(&[], &all, &[(102, 200)]).writes_delta());
+        assert!(!run(&[], &all, &[(102, 300)]).writes_delta());
+        assert!(!run(&[], &[0, 1], &[(103, 1)]).writes_delta());
+        // A delta of another build, or without a whole: not read, then the whole written.
+        let foreign = written(&run(&[], &all, &[(104, 1)]), true);
+        assert_eq!(
+            LoweredCache::from_files(whole.clone(), foreign.clone(), 2).len(),
+            0
+        );
+        assert_eq!(LoweredCache::from_files(whole, foreign.clone(), 1).len(), 9);
+        let alone = LoweredCache::from_files(Vec::new(), foreign, 1);
+        assert_eq!((alone.len(), alone.writes_delta()), (1, false));
     }
 
     #[test]
