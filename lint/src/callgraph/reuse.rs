@@ -176,25 +176,15 @@ pub(super) fn keep_bodies(
 /// of that: its `Self` and its bound arguments and type parameters.
 pub(super) fn node_key(world: Key, map: &DefMap<'_>, ids: &specialise::Ids, f: FnId) -> Key {
     use std::fmt::Write;
-    let mut h = Hasher(xxhash_rust::xxh3::Xxh3::new());
-    h.0.update(&world.to_le_bytes());
+    let mut h = crate::source::KeyWriter::new();
+    h.update(&world.to_le_bytes());
     let (base, known) = ids.order(f);
-    h.0.update(&base.to_le_bytes());
-    h.0.update(known.as_bytes());
+    h.update(&base.to_le_bytes());
+    h.update(known.as_bytes());
     if !known.is_empty() {
         let fd = map.func(f);
         let (args, params) = (map.arg_specs.get(&f), map.param_specs.get(&f));
         let _ = write!(h, "\u{1f}{:?}{args:?}{params:?}", fd.self_override);
     }
-    h.0.digest128()
-}
-
-/// A `fmt::Write` into a hash (a key from `Debug` text, without the text).
-struct Hasher(xxhash_rust::xxh3::Xxh3);
-
-impl std::fmt::Write for Hasher {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.0.update(s.as_bytes());
-        Ok(())
-    }
+    h.key()
 }

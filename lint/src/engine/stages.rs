@@ -287,7 +287,7 @@ fn world(
     opts: Core<'_>,
 ) -> u128 {
     use std::fmt::Write;
-    let mut h = Hasher(xxhash_rust::xxh3::Xxh3::new());
+    let mut h = crate::source::KeyWriter::new();
     for f in sources.files() {
         let _ = write!(h, "{:?}\u{1f}", f.path);
     }
@@ -309,17 +309,7 @@ fn world(
     let cfg = opts.config;
     let _ = write!(h, "{:?} {:?} {:?}", cfg.roots, cfg.sinks, cfg.allow);
     let _ = write!(h, "{} {}", opts.eager_bodies, opts.walk_every_fn);
-    h.0.digest128()
-}
-
-/// A `fmt::Write` into a hash (a key from `Debug` text, without the text).
-struct Hasher(xxhash_rust::xxh3::Xxh3);
-
-impl std::fmt::Write for Hasher {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.0.update(s.as_bytes());
-        Ok(())
-    }
+    h.key()
 }
 
 /// Each crate's `#[cfg]` context.

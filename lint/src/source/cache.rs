@@ -60,6 +60,37 @@ impl Hasher for KeyHasher {
     }
 }
 
+/// A [`Key`] made from `Debug` or `Display` text written into it (`write!`), without the
+/// text: the world of the cache of walks and its nodes' keys.
+pub struct KeyWriter(xxhash_rust::xxh3::Xxh3);
+
+impl KeyWriter {
+    pub fn new() -> Self {
+        KeyWriter(xxhash_rust::xxh3::Xxh3::new())
+    }
+
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    pub fn key(&self) -> Key {
+        self.0.digest128()
+    }
+}
+
+impl Default for KeyWriter {
+    fn default() -> Self {
+        KeyWriter::new()
+    }
+}
+
+impl std::fmt::Write for KeyWriter {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.update(s.as_bytes());
+        Ok(())
+    }
+}
+
 type KeyMap<V> = HashMap<Key, V, BuildHasherDefault<KeyHasher>>;
 type KeySet = HashSet<Key, BuildHasherDefault<KeyHasher>>;
 

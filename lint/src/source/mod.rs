@@ -6,7 +6,7 @@ mod cache;
 mod loader;
 mod spans;
 
-pub use cache::{Key, LoweredCache, SharedCache};
+pub use cache::{Key, KeyWriter, LoweredCache, SharedCache};
 pub use loader::{DiskLoader, Loader, MemLoader};
 pub use spans::{
     SpanCtx, span_ctx, with_fixed_span, with_span_ctx, with_span_file, with_span_file_at,
