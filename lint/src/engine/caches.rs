@@ -113,7 +113,10 @@ pub(super) struct CachingDisk {
     cancel: Option<Arc<AtomicBool>>,
 }
 
-/// The name of the cache of walks beside `lowered.bin` (`callgraph::reuse`).
+/// The names of the caches beside `lowered.bin`: of lazy fn bodies, of `macro_rules!`
+/// expansions, of walks (`callgraph::reuse`).
+pub(super) const BODIES: &str = "bodies.bin";
+pub(super) const EXPANSIONS: &str = "expansions.bin";
 pub(super) const WALKS: &str = "walks.bin";
 
 impl Loader for CachingDisk {

@@ -3,7 +3,7 @@
 //! attached after it ([`complete`]). What the core reads of the workspace stage is
 //! [`Inputs`], so that two runs on equal inputs are the same run (`speculate.rs`).
 
-use super::caches::{CachingDisk, LoweredSlot, WALKS};
+use super::caches::{BODIES, CachingDisk, EXPANSIONS, LoweredSlot, WALKS};
 use super::{Analysis, Core, analyze_crates_with, sort};
 use crate::config::{self, Config};
 use crate::diagnostics::Diagnostic;
@@ -93,8 +93,8 @@ pub(super) fn run_until(
     sources.set_bodies(bodies.map(SharedCache::new));
     sources.set_expansions(expansions.map(SharedCache::new));
     sources.set_walks(walks);
-    let bodies_slot = slot.as_ref().map(|s| s.named("bodies.bin"));
-    let expansions_slot = slot.as_ref().map(|s| s.named("expansions.bin"));
+    let bodies_slot = slot.as_ref().map(|s| s.named(BODIES));
+    let expansions_slot = slot.as_ref().map(|s| s.named(EXPANSIONS));
     let read_time = start.elapsed();
     let core = Core {
         config: &cfg,
@@ -122,7 +122,7 @@ fn read_caches(slot: Option<&LoweredSlot>) -> [Option<LoweredCache>; 4] {
     let Some(slot) = slot else {
         return Default::default();
     };
-    let names = ["bodies.bin", "expansions.bin", WALKS];
+    let names = [BODIES, EXPANSIONS, WALKS];
     let read = |name: &str| slot.named(name).read();
     std::thread::scope(|scope| {
         let spawned = names.map(|name| {

@@ -151,14 +151,19 @@ mod tests {
         "fn broken( {",
     ];
 
-    #[test]
-    fn a_lowered_file_comes_back_with_its_current_id() {
-        let job = FileJob {
+    /// A crate's `src/lib.rs`, under the default cfg.
+    fn lib_rs() -> FileJob {
+        FileJob {
             path: "/w/src/lib.rs".into(),
             cfg: 0,
             mod_dir: "/w/src".into(),
             declared_at: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_lowered_file_comes_back_with_its_current_id() {
+        let job = lib_rs();
         let cfg = CfgCtx::default();
         for text in TEXTS {
             let stored = parse_text(&job, 3, text, &cfg, false);
@@ -245,12 +250,7 @@ mod tests {
     /// body declares, the macros a lazy body names).
     #[test]
     fn the_digest_is_the_lowering_but_where_its_text_stands() {
-        let job = FileJob {
-            path: "/w/src/lib.rs".into(),
-            cfg: 0,
-            mod_dir: "/w/src".into(),
-            declared_at: None,
-        };
+        let job = lib_rs();
         let cfg = CfgCtx::default();
         let text = "pub fn a(x: u8) { b(x); }\npub fn b(_x: u8) { let _y = 1; }\n";
         let of =
