@@ -75,6 +75,11 @@ impl LevelOverrides {
         Ok(())
     }
 
+    /// Appends `later`'s overrides after these.
+    pub fn extend(&mut self, later: &LevelOverrides) {
+        self.steps.extend_from_slice(&later.steps);
+    }
+
     /// Whether no override was given.
     pub fn is_empty(&self) -> bool {
         self.steps.is_empty()

@@ -461,6 +461,39 @@ fn config_levels_apply_and_bad_entries_are_config_errors() {
 }
 
 #[test]
+fn unresolved_calls_are_reported_as_the_flags_and_the_config_levels_say() {
+    // The CLI has the core make no `unresolved-call-in-no-sync` diagnostic when the levels
+    // allow it: each way of raising or lowering it must still decide what is shown.
+    let fixture = manifest("unresolved-calls");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("levels.toml");
+    let warn = "levels = { \"unresolved-call-in-no-sync\" = \"warn\" }\n";
+    std::fs::write(&config, warn).expect("config written");
+    let config = config.display().to_string();
+    let shown = |flags: &[&str]| {
+        let mut args = vec![
+            "--manifest-path",
+            fixture.as_str(),
+            "--message-format=short",
+        ];
+        args.extend(flags);
+        let run = lint(&args);
+        assert_eq!(run.exit, 0, "{}{}", run.stdout, run.stderr);
+        run.stdout
+            .matches(": warning[unresolved-call-in-no-sync]:")
+            .count()
+    };
+    assert_eq!(shown(&[]), 0, "allowed by default");
+    let flagged = shown(&["-W", "unresolved-call-in-no-sync"]);
+    assert_eq!(flagged, 4, "the fixture's unresolved calls");
+    assert_eq!(shown(&["--config", &config]), flagged, "config levels");
+    let lowered = ["--config", &config, "-A", "unresolved-call-in-no-sync"];
+    assert_eq!(shown(&lowered), 0, "the command line wins");
+    let hidden = ["-W", "unresolved-call-in-no-sync", "-A", "warnings"];
+    assert_eq!(shown(&hidden), 0, "`-A warnings` hides them");
+}
+
+#[test]
 fn color_flag_is_honoured_in_human_output() {
     let demo = manifest("demo");
     let always = lint(&["--manifest-path", &demo, "--color", "always"]);

@@ -113,7 +113,15 @@ enum Report<'g> {
     Unresolved(FnId, FnId, &'g Unresolved),
 }
 
-/// Findings and reachable unresolved calls for every root.
+/// What [`find`] makes diagnostics of, besides the findings.
+#[derive(Debug, Clone, Copy)]
+pub struct Wanted {
+    /// The unresolved calls the roots reach (`unresolved-call-in-no-sync`, allowed by
+    /// default: thousands of diagnostics on a large workspace, made only to be hidden).
+    pub unresolved: bool,
+}
+
+/// Findings and, when [`Wanted`], reachable unresolved calls for every root.
 ///
 /// The roots are searched in parallel (a search reads only the graph; what a callee
 /// reaches is a function of the graph alone, so each thread's memo of it holds what any
@@ -123,7 +131,7 @@ pub fn find(
     map: &DefMap<'_>,
     g: &CallGraph,
     sources: &SourceMap,
-    roots: &[FnId],
+    (roots, wanted): (&[FnId], Wanted),
 ) -> Vec<Diagnostic> {
     let mut is_root = vec![false; map.fns.len()];
     for &r in roots {
@@ -134,7 +142,7 @@ pub fn find(
     let searched: Vec<Result<Searched<'_>, crate::net::Caught>> = roots
         .par_iter()
         .map_init(fresh, |(s, reach), &root| {
-            let out = crate::net::catch(|| search(map, g, s, (root, is_root), reach));
+            let out = crate::net::catch(|| search(map, g, s, (root, is_root), reach, wanted));
             if out.is_err() {
                 // The search's state is unknown after a panic: start the next root afresh.
                 (*s, *reach) = fresh();
@@ -177,10 +185,14 @@ fn search<'g>(
     s: &mut Search,
     (root, is_root): (FnId, &[bool]),
     reach: &mut HashMap<FnId, Reach<'g>>,
+    wanted: Wanted,
 ) -> Searched<'g> {
     crate::net::failpoint("search", &map.func(root).name);
     let chains = root_chains(map, g, s, (root, is_root), reach);
     let mut calls = Vec::new();
+    if !wanted.unresolved {
+        return (chains, calls);
+    }
     for f in s.run(map, g, (root, is_root), true) {
         // Another root's own unresolved calls are reported by its own search.
         if f == root || !is_root[f as usize] {

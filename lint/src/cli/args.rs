@@ -4,6 +4,7 @@
 
 use crate::diagnostics::Level;
 use crate::engine::Options;
+use crate::levels::{LevelError, LevelOverrides};
 use crate::render::Format;
 use crate::workspace::WorkspaceOptions;
 use clap::{ArgMatches, Args, FromArgMatches, Parser};
@@ -94,6 +95,7 @@ impl Cli {
             speculate: false,
             drop_late_guess: false,
             exiting: false,
+            levels: None,
         }
     }
 }
@@ -327,6 +329,15 @@ impl OutputArgs {
     /// `-D/-W/-A` as `(level, code)`, in command-line order.
     pub fn levels(&self) -> &[(Level, String)] {
         &self.levels
+    }
+
+    /// [`OutputArgs::levels`] parsed, in order; the first unknown code's error.
+    pub fn level_overrides(&self) -> Result<LevelOverrides, LevelError> {
+        let mut overrides = LevelOverrides::default();
+        for (level, code) in &self.levels {
+            overrides.push_name(*level, code)?;
+        }
+        Ok(overrides)
     }
 
     /// `--write-baseline FILE`.

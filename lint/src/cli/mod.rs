@@ -80,6 +80,9 @@ fn run_with(
     opts.speculate = std::env::var_os("NOSYNC_LINT_SPECULATE").is_none_or(|v| v != "0");
     opts.drop_late_guess = true;
     opts.exiting = exiting;
+    // The run reports only what the levels leave: what they allow need not be made (a
+    // bad code is reported after the analysis, exit status 2; everything is made then).
+    opts.levels = cli.output.level_overrides().ok();
     let mut analysis = match engine::analyze(&opts, &mut progress) {
         Ok(analysis) => analysis,
         Err(e) => {

@@ -6,7 +6,8 @@
 use super::caches::{BODIES, CachingDisk, EXPANSIONS, LoweredSlot, WALKS};
 use super::{Analysis, Core, analyze_crates_with, sort};
 use crate::config::{self, Config};
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{Code, Diagnostic, Level};
+use crate::levels::LevelOverrides;
 use crate::source::{DiskLoader, LoweredCache, SharedCache, SourceMap};
 use crate::workspace::{CrateSpec, MetadataTable, Workspace};
 use std::path::PathBuf;
@@ -101,6 +102,7 @@ pub(super) fn run_until(
         eager_bodies: opts.eager_bodies,
         walk_every_fn: opts.walk_every_fn,
         exiting: opts.exiting,
+        unresolved_calls: made(opts, &cfg, Code::UnresolvedCallInNoSync),
     };
     let loader = CachingDisk::new(slot, hold).cancelled_by(cancel);
     let (root, crates) = (inputs.root.clone(), inputs.crates.clone());
@@ -114,6 +116,21 @@ pub(super) fn run_until(
         config_time,
         read_time,
     })
+}
+
+/// Whether diagnostics of `code` are made: always, unless the caller reports only what the
+/// levels leave ([`super::Options::levels`]) and the config's levels, then the caller's,
+/// allow the code.
+fn made(opts: &super::Options, cfg: &Config, code: Code) -> bool {
+    let Some(given) = &opts.levels else {
+        return true;
+    };
+    let mut levels = LevelOverrides::default();
+    for l in &cfg.levels {
+        levels.push(l.target, l.level);
+    }
+    levels.extend(given);
+    levels.level_of(code) != Level::Allow
 }
 
 /// The caches of `slot`'s build, read in parallel (they are read before the core starts):

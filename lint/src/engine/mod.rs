@@ -6,6 +6,7 @@
 //! (tests give it files in memory; `stages.rs`).
 
 use crate::diagnostics::{Diagnostic, Span};
+use crate::levels::LevelOverrides;
 use crate::source::SourceMap;
 use crate::workspace::{self, CrateSpec, WorkspaceOptions};
 use std::path::PathBuf;
@@ -47,6 +48,12 @@ pub struct Options {
     /// a tenth of a warm run's CPU, on the cores that render the answer). Off by default: a
     /// test runs many analyses in one process.
     pub exiting: bool,
+    /// The command line's level overrides, given by a caller that reports only what the
+    /// levels leave (the CLI): a code that the config's `levels`, then these, allow is not
+    /// made at all (`unresolved-call-in-no-sync`: thousands of diagnostics on a large
+    /// workspace, allowed by default). `None` (the default): every diagnostic is made,
+    /// whatever its level.
+    pub levels: Option<LevelOverrides>,
 }
 
 /// Figures `-v` prints.

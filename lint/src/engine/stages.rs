@@ -26,20 +26,24 @@ pub fn analyze_crates(
         eager_bodies: false,
         walk_every_fn: false,
         exiting: false,
+        unresolved_calls: true,
     };
     analyze_crates_with(root, crates, core, files, sources)
 }
 
 /// What the core is given besides the crates and files: the config, whether every fn
 /// body is lowered with its file ([`Options::eager_bodies`]), whether every fn is
-/// walked into the call graph ([`Options::walk_every_fn`]) and whether the process exits
-/// after this analysis ([`Options::exiting`]: its tables are then not freed).
+/// walked into the call graph ([`Options::walk_every_fn`]), whether the process exits
+/// after this analysis ([`Options::exiting`]: its tables are then not freed) and whether
+/// the unresolved calls the roots reach are made into `unresolved-call-in-no-sync`
+/// diagnostics (not when the levels allow them: see [`Options::levels`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Core<'c> {
     pub config: &'c Config,
     pub eager_bodies: bool,
     pub walk_every_fn: bool,
     pub exiting: bool,
+    pub unresolved_calls: bool,
 }
 
 /// [`analyze_crates`] with the core's options.
@@ -186,7 +190,15 @@ fn core(
             map.modules[map.func(f).module as usize].krate,
         )
     });
-    diags.extend(analysis::find(&map, &graph, &sources, &roots_sorted));
+    let wanted = analysis::Wanted {
+        unresolved: opts.unresolved_calls,
+    };
+    diags.extend(analysis::find(
+        &map,
+        &graph,
+        &sources,
+        (&roots_sorted, wanted),
+    ));
     lap(&mut stats, "analysis");
     stats.files = sources.files().len();
     stats.lines = sources.files().iter().map(|f| f.lines()).sum();

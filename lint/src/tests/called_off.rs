@@ -49,6 +49,7 @@ fn run(off: bool) -> (crate::Analysis, usize) {
         eager_bodies: false,
         walk_every_fn: false,
         exiting: false,
+        unresolved_calls: true,
     };
     let a = analyze_crates_with(root, vec![spec("t", file)], core, &files, sources);
     let stored = *files.stored.lock().unwrap();

@@ -16,6 +16,7 @@ fn demand(src: &str) -> crate::Analysis {
         eager_bodies: false,
         walk_every_fn: false,
         exiting: false,
+        unresolved_calls: true,
     };
     analyze_crates_with(root, crates, core, &files, sources)
 }

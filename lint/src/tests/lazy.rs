@@ -35,6 +35,7 @@ fn analyze(src: &str, eager_bodies: bool) -> crate::Analysis {
         eager_bodies,
         walk_every_fn: false,
         exiting: false,
+        unresolved_calls: true,
     };
     let sources = SourceMap::new(Path::new(ROOT));
     analyze_crates_with(root, vec![spec("t", file)], core, &files, sources)

@@ -44,6 +44,7 @@ fn both_walks(cfg: &Config, analyze: impl Fn(Core<'_>) -> crate::Analysis) -> cr
         eager_bodies: false,
         walk_every_fn,
         exiting: false,
+        unresolved_calls: true,
     };
     let (demand, every) = (analyze(core(false)), analyze(core(true)));
     assert_eq!(
