@@ -45,7 +45,7 @@ pub struct SourceFile {
 impl SourceFile {
     fn new(path: PathBuf, display: PathBuf, text: String) -> Self {
         let indexed = &text[..indexed_len(&text)];
-        let lines = indexed.bytes().filter(|&b| b == b'\n').count() + 1;
+        let lines = newlines(indexed.as_bytes()) + 1;
         SourceFile {
             path,
             display,
@@ -75,6 +75,14 @@ impl SourceFile {
     pub fn lines(&self) -> usize {
         self.lines
     }
+}
+
+/// The `\n` bytes of `bytes`, counted in blocks of 255 whose `u8` sums cannot overflow,
+/// which the compiler vectorises 32 bytes at a time (a plain `filter().count()` took 4: a
+/// fiftieth of a warm run, which reads every file).
+fn newlines(bytes: &[u8]) -> usize {
+    let block = |b: &[u8]| b.iter().map(|&c| u8::from(c == b'\n')).sum::<u8>();
+    bytes.chunks(255).map(|b| usize::from(block(b))).sum()
 }
 
 /// How much of `text` is indexed (and spanned): spans are `u32` offsets, so a larger file
@@ -307,7 +315,8 @@ mod tests {
         assert!(map.text(Path::new("src/lib.rs")).is_some());
         // As the line index counts them (`\r\n` ends a line at its `\n`, a last line
         // without one is a line).
-        for text in ["", "a", "a\n", "a\r\nb", "\n\n\u{e9}\n x"] {
+        let long = "\n".repeat(600) + &"x\n".repeat(300);
+        for text in ["", "a", "a\n", "a\r\nb", "\n\n\u{e9}\n x", &long] {
             let id = map.add(format!("/w/src/{}.rs", text.len()).into(), text.into());
             let f = map.file(id);
             let end = TextSize::new(text.len() as u32);
