@@ -600,3 +600,51 @@ fn walks_come_from_the_cache_unless_the_edit_can_change_them() {
     let _ = fs::remove_dir_all(&dir);
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
+
+/// `-v`'s "N of M files read".
+fn files_read(times: &str) -> Option<(usize, usize)> {
+    let words: Vec<&str> = times.split_whitespace().collect();
+    let at = words.windows(3).position(|w| w[1..] == ["files", "read"])?;
+    let read = words.get(at.checked_sub(2)?)?;
+    Some((read.parse().ok()?, words[at].parse().ok()?))
+}
+
+/// The stamp table on disk: once a tree has settled, a run reads only the texts it needs
+/// (the files its diagnostics point into, and a file edited since), the others looked up
+/// by the hash their stamps vouch for; it prints what a `--no-cache` run prints.
+#[test]
+fn a_settled_file_is_not_read_again_unless_it_changed() {
+    let (dir, manifest) = two_crate_workspace("nosync-cache-stamps");
+    write(&dir, "src/lib.rs", WALK_LIB);
+    write(&dir, "src/a.rs", WALK_A);
+    write(&dir, "src/ops.rs", WALK_OPS);
+    write(&dir, "src/fast.rs", WALK_FAST);
+    // A stamp vouches only for a file last changed some seconds before it was taken
+    // (`source::Stamp::vouches_for`): the tree must have settled before the first run.
+    std::thread::sleep(std::time::Duration::from_millis(3_200));
+    let args: Vec<String> = ["cargo-nosync-lint", "--manifest-path", &manifest, "-v"]
+        .map(str::to_owned)
+        .to_vec();
+    let read = |what: &str, expected: (usize, usize), failed: &mut Vec<String>| {
+        let cold = timeless(run(&with(&args, &["--no-cache"])));
+        let warm = run(&args);
+        let got = files_read(&times(&warm.2));
+        if got != Some(expected) {
+            failed.push(format!("{what}: {got:?} files read, not {expected:?}"));
+        }
+        if timeless(warm) != cold {
+            failed.push(format!("{what}: the run differs from --no-cache"));
+        }
+    };
+    let mut failed = Vec::new();
+    read("first run", (5, 5), &mut failed);
+    read("nothing edited", (0, 5), &mut failed);
+    // The edited file (its metadata is not the stamped one), and the files the finding
+    // now points into: the root's (src/lib.rs) and the sink's (gpu/src/lib.rs).
+    let ops = WALK_OPS.replacen("Fast.go();", "Fast.go();\n    gpu::wait();", 1);
+    assert_ne!(ops, WALK_OPS);
+    write(&dir, "src/ops.rs", &ops);
+    read("a sink call added to ops.rs", (3, 5), &mut failed);
+    let _ = fs::remove_dir_all(&dir);
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}

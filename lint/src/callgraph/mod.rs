@@ -260,7 +260,7 @@ pub fn build(
     let mut diags = Vec::new();
     let mut lowered = Bodies::default();
     let declared = map.fns.len();
-    let mut walks = reuse.map(|r| reuse::Walks::new(r, sources));
+    let mut walks = reuse.map(reuse::Walks::new);
     let mut front = frontier::Frontier::new(map, walk);
     let mut walked: Vec<Option<Walked>> = Vec::new();
     let mut wave = front.first_wave(map, roots);

@@ -48,7 +48,6 @@ use crate::parse::ir::{Body, FileId};
 use crate::resolve::{DefMap, FnId};
 use crate::source::{Key, LoweredCache, SourceMap, SpanCtx, with_span_ctx};
 use rayon::prelude::*;
-use std::sync::OnceLock;
 
 /// The cache of walks as the core is given it: the world it is valid in, the entries,
 /// and how many of the nodes walked this run came from it.
@@ -61,28 +60,23 @@ pub struct Reuse {
     pub walked: usize,
 }
 
-/// What one run's build looks up and stores with: the cache, and the hash of each file's
-/// text, taken when first asked for.
+/// What one run's build looks up and stores with: the cache.
 pub(super) struct Walks<'r> {
     pub reuse: &'r mut Reuse,
-    texts: Vec<OnceLock<u64>>,
 }
 
 /// A node's entry: the texts it was walked with (file, hash), and its walk.
-type Entry = (Vec<(FileId, u64)>, Walked);
+type Entry = (Vec<(FileId, u128)>, Walked);
 
 impl<'r> Walks<'r> {
-    pub fn new(reuse: &'r mut Reuse, sources: &SourceMap) -> Self {
-        let texts = (0..sources.files().len())
-            .map(|_| OnceLock::new())
-            .collect();
-        Walks { reuse, texts }
+    pub fn new(reuse: &'r mut Reuse) -> Self {
+        Walks { reuse }
     }
 
-    fn text_hash(&self, sources: &SourceMap, file: FileId) -> Option<u64> {
-        let slot = self.texts.get(file as usize)?;
-        let text = || xxhash_rust::xxh3::xxh3_64(sources.file(file).text.as_bytes());
-        Some(*slot.get_or_init(text))
+    /// The hash of `file`'s text ([`crate::source::SourceFile::hash`]: known without
+    /// reading the text when its stamp vouches for it).
+    fn text_hash(&self, sources: &SourceMap, file: FileId) -> Option<u128> {
+        sources.files().get(file as usize).map(|f| f.hash)
     }
 
     /// Each node of `wave`: its key (a node with a body; [`node_key`]) and its walk from
@@ -110,7 +104,7 @@ impl<'r> Walks<'r> {
         let bytes = self.reuse.store.get(key)?;
         let (texts, mut w): Entry =
             with_span_ctx(SpanCtx::Raw, || postcard::from_bytes(bytes)).ok()?;
-        let same = |&(file, hash): &(FileId, u64)| self.text_hash(sources, file) == Some(hash);
+        let same = |&(file, hash): &(FileId, u128)| self.text_hash(sources, file) == Some(hash);
         if !texts.iter().all(same) {
             return None;
         }
@@ -162,10 +156,7 @@ pub(super) fn keep_bodies(
         return;
     };
     let keys = reused.filter_map(|f| match &map.func(f).ir?.body {
-        Some(Body::Lazy(l)) => {
-            let text = &sources.file(l.span.file).text;
-            Some(crate::parse::cache::body_key(l, text))
-        }
+        Some(Body::Lazy(l)) => Some(crate::parse::cache::body_key(l)),
         _ => None,
     });
     cache.keep(keys.collect::<Vec<_>>());

@@ -258,6 +258,9 @@ fn write_stats(a: &Analysis, err: &mut dyn Write) -> std::io::Result<()> {
     if let Some((hits, all)) = s.walks_cached {
         phases.push(format!("{hits} of {all} walked nodes from the cache"));
     }
+    if let Some((read, all)) = s.texts_read {
+        phases.push(format!("{read} of {all} files read (the others unchanged)"));
+    }
     if let Some(verdict) = &s.speculation {
         phases.push(speculation(verdict));
     }

@@ -3,7 +3,7 @@
 //! hands it back ([`CachingDisk`]), or holds it until the run is known to be the answer
 //! (a speculative run, `speculate.rs`).
 
-use crate::source::{DiskLoader, Loader, LoweredCache};
+use crate::source::{DiskLoader, Loader, LoweredCache, Reader, Stamp};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -118,6 +118,8 @@ pub(super) struct CachingDisk {
 pub(super) const BODIES: &str = "bodies.bin";
 pub(super) const EXPANSIONS: &str = "expansions.bin";
 pub(super) const WALKS: &str = "walks.bin";
+/// The stamp table: each file's stamp and text hash when it was last read (`source::Text`).
+pub(super) const STAMPS: &str = "stamps.bin";
 
 impl Loader for CachingDisk {
     fn read(&self, path: &Path) -> std::io::Result<String> {
@@ -126,6 +128,14 @@ impl Loader for CachingDisk {
 
     fn file(&self, path: &Path) -> Option<PathBuf> {
         DiskLoader.file(path)
+    }
+
+    fn stamp(&self, path: &Path) -> Option<Stamp> {
+        DiskLoader.stamp(path)
+    }
+
+    fn reader(&self) -> Option<Reader> {
+        DiskLoader.reader()
     }
 
     fn store_lowered(&self, cache: LoweredCache) {

@@ -3,7 +3,7 @@
 //! attached after it ([`complete`]). What the core reads of the workspace stage is
 //! [`Inputs`], so that two runs on equal inputs are the same run (`speculate.rs`).
 
-use super::caches::{BODIES, CachingDisk, EXPANSIONS, LoweredSlot, WALKS};
+use super::caches::{BODIES, CachingDisk, EXPANSIONS, LoweredSlot, STAMPS, WALKS};
 use super::{Analysis, Core, analyze_crates_with, sort};
 use crate::config::{self, Config};
 use crate::diagnostics::{Code, Diagnostic, Level};
@@ -53,6 +53,7 @@ pub(super) struct Ran {
     pub loader: CachingDisk,
     bodies_slot: Option<LoweredSlot>,
     expansions_slot: Option<LoweredSlot>,
+    stamps_slot: Option<LoweredSlot>,
     config_time: Duration,
     read_time: Duration,
 }
@@ -70,13 +71,29 @@ pub(super) fn run(
 }
 
 /// [`run`], called off when `cancel` is set: the core stops at its next stage (what it
-/// lowered by then is held all the same), and the result is not an answer.
+/// lowered by then is held all the same), and the result is not an answer. A run that
+/// read a file whose text was not the one its stamp vouched for (the file changed on disk
+/// meanwhile: [`SourceMap::stale`]) runs again reading every file, its caches not stored.
 pub(super) fn run_until(
     inputs: &Inputs,
     opts: &super::Options,
     hold: bool,
     ahead: Option<LoweredCache>,
     cancel: Option<Arc<AtomicBool>>,
+) -> anyhow::Result<Ran> {
+    let ran = run_once(inputs, opts, (hold, ahead, cancel.clone()), true)?;
+    if !ran.analysis.sources.stale() {
+        return Ok(ran);
+    }
+    run_once(inputs, opts, (hold, None, cancel), false)
+}
+
+/// One run of [`run_until`]; `stamps`: with the stamp table (when the caches are used).
+fn run_once(
+    inputs: &Inputs,
+    opts: &super::Options,
+    (hold, ahead, cancel): (bool, Option<LoweredCache>, Option<Arc<AtomicBool>>),
+    stamps: bool,
 ) -> anyhow::Result<Ran> {
     let start = Instant::now();
     let (cfg, mut sources, config_diags) = load_config(inputs, opts)?;
@@ -85,7 +102,7 @@ pub(super) fn run_until(
     let slot = (inputs.target_dir.as_deref())
         .filter(|_| opts.workspace.cache)
         .and_then(LoweredSlot::of);
-    let [mut lowered, bodies, expansions, walks] = read_caches(slot.as_ref());
+    let [mut lowered, bodies, expansions, walks, stamp_table] = read_caches(slot.as_ref());
     if let Some(found) = ahead {
         let cache = lowered.get_or_insert_with(LoweredCache::read_only);
         cache.add_ahead(found);
@@ -94,8 +111,10 @@ pub(super) fn run_until(
     sources.set_bodies(bodies.map(SharedCache::new));
     sources.set_expansions(expansions.map(SharedCache::new));
     sources.set_walks(walks);
+    sources.set_stamps(stamp_table.filter(|_| stamps));
     let bodies_slot = slot.as_ref().map(|s| s.named(BODIES));
     let expansions_slot = slot.as_ref().map(|s| s.named(EXPANSIONS));
+    let stamps_slot = slot.as_ref().map(|s| s.named(STAMPS));
     let read_time = start.elapsed();
     let core = Core {
         config: &cfg,
@@ -113,6 +132,7 @@ pub(super) fn run_until(
         loader,
         bodies_slot,
         expansions_slot,
+        stamps_slot,
         config_time,
         read_time,
     })
@@ -134,12 +154,12 @@ fn made(opts: &super::Options, cfg: &Config, code: Code) -> bool {
 }
 
 /// The caches of `slot`'s build, read in parallel (they are read before the core starts):
-/// lowered files, lazy bodies, expansions, walks. None without a slot (`--no-cache`).
-fn read_caches(slot: Option<&LoweredSlot>) -> [Option<LoweredCache>; 4] {
+/// lowered files, lazy bodies, expansions, walks, stamps. None without a slot (`--no-cache`).
+fn read_caches(slot: Option<&LoweredSlot>) -> [Option<LoweredCache>; 5] {
     let Some(slot) = slot else {
         return Default::default();
     };
-    let names = [BODIES, EXPANSIONS, WALKS];
+    let names = [BODIES, EXPANSIONS, WALKS, STAMPS];
     let read = |name: &str| slot.named(name).read();
     std::thread::scope(|scope| {
         let spawned = names.map(|name| {
@@ -150,11 +170,17 @@ fn read_caches(slot: Option<&LoweredSlot>) -> [Option<LoweredCache>; 4] {
         });
         let lowered = slot.read();
         // A thread that could not start, or panicked: that cache read here, or empty.
-        let [bodies, expansions, walks] = spawned.map(|s| match s {
+        let [bodies, expansions, walks, stamps] = spawned.map(|s| match s {
             Ok(handle) => handle.join().unwrap_or_default(),
             Err(name) => read(name),
         });
-        [Some(lowered), Some(bodies), Some(expansions), Some(walks)]
+        [
+            Some(lowered),
+            Some(bodies),
+            Some(expansions),
+            Some(walks),
+            Some(stamps),
+        ]
     })
 }
 
@@ -195,6 +221,10 @@ pub(super) fn complete(
     a.stats.bodies_cached = write_shared(ran.bodies_slot.as_ref(), a.sources.take_bodies());
     let made = a.sources.take_expansions();
     a.stats.expansions_cached = write_shared(ran.expansions_slot.as_ref(), made);
+    a.stats.texts_read = Some(a.sources.texts_read());
+    if let (Some(slot), Some(table)) = (&ran.stamps_slot, a.sources.take_stamps()) {
+        slot.write(&table);
+    }
     let write_time = loader.join() + start.elapsed();
     a.stats
         .phases

@@ -83,6 +83,9 @@ pub struct Stats {
     /// With the cache of `macro_rules!` expansions: how many came from it, of how many
     /// (invocation, definition) pairs tried.
     pub expansions_cached: Option<(usize, usize)>,
+    /// With the stamp table: how many files' texts were read (with the file, or late),
+    /// of how many files (the others were vouched for by their stamps, see `source::Text`).
+    pub texts_read: Option<(usize, usize)>,
     /// With the cache of walks: how many walked nodes (fns and specialised nodes with a
     /// body) came from it, of how many.
     pub walks_cached: Option<(usize, usize)>,

@@ -178,7 +178,11 @@ fn core(
     diags.extend(d);
     if let Some(reuse) = reuse {
         stats.walks_cached = Some((reuse.reused, reuse.walked));
-        files.store_walks(reuse.store);
+        // A stale run's walks may have read a late text that is not the one they were
+        // keyed by: not stored (the edge runs again, `SourceMap::stale`).
+        if !sources.stale() {
+            files.store_walks(reuse.store);
+        }
     }
     lap(&mut stats, "callgraph");
     // By position, then crate: of two copies of one root (a file included by two

@@ -63,6 +63,7 @@ pub fn blank(text: &str) -> Option<(String, HashMap<u32, Recorded>, Cuts)> {
             Recorded {
                 hi: hi as u32,
                 macros,
+                text: crate::source::text_hash(text.get(lo..hi)?),
             },
         );
     }

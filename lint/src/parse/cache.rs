@@ -23,9 +23,10 @@ pub type Lowered = (Vec<Item>, Vec<(String, SpanIr)>);
 /// What lowering one file gives: the lowered file or why it did not parse.
 pub type Lowering = Result<Lowered, ParseErr>;
 
-/// The key of the file `path` with text `text`, its `mod` files in `mod_dir`, under `cfg`,
-/// its fn bodies lowered `eager`ly or kept lazy.
-pub fn key(path: &Path, mod_dir: &Path, cfg: &CfgCtx, text: &str, eager: bool) -> Key {
+/// The key of the file `path` whose text hashes to `text` ([`crate::source::SourceFile::hash`]:
+/// a file vouched for by its stamp is looked up without being read), its `mod` files in
+/// `mod_dir`, under `cfg`, its fn bodies lowered `eager`ly or kept lazy.
+pub fn key(path: &Path, mod_dir: &Path, cfg: &CfgCtx, text: u128, eager: bool) -> Key {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     let mut field = |bytes: &[u8]| {
         h.update(&(bytes.len() as u64).to_le_bytes());
@@ -41,7 +42,7 @@ pub fn key(path: &Path, mod_dir: &Path, cfg: &CfgCtx, text: &str, eager: bool) -
     }
     field(&[u8::from(cfg.test)]);
     field(&[u8::from(eager)]);
-    field(text.as_bytes());
+    field(&text.to_le_bytes());
     h.digest128()
 }
 
@@ -84,18 +85,18 @@ pub fn digest(lowering: &Lowering) -> Option<Key> {
 /// syntax error (message, byte range in the file).
 pub type BodyLowering = Result<(Block, Vec<Item>, Vec<(String, SpanIr)>), ParseErr>;
 
-/// The key of a lazy body: its text and the directory of its statement macros' `mod`
-/// files (a body's lowering reads no `#[cfg]`), not where it stands: an entry holds its
-/// spans and its syntax error's range relative to the body's start ([`encode_body`]), so a
-/// body moved by an edit above it is found again.
-pub fn body_key(body: &LazyBody, text: &str) -> Key {
+/// The key of a lazy body: its text (by its hash, [`LazyBody::text`]: the file's text is
+/// not read for it) and the directory of its statement macros' `mod` files (a body's
+/// lowering reads no `#[cfg]`), not where it stands: an entry holds its spans and its
+/// syntax error's range relative to the body's start ([`encode_body`]), so a body moved by
+/// an edit above it is found again.
+pub fn body_key(body: &LazyBody) -> Key {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(b"lazy body, relative");
     let dir = body.mod_dir.as_os_str().as_encoded_bytes();
     h.update(&(dir.len() as u64).to_le_bytes());
     h.update(dir);
-    let src = text.get(body.span.lo as usize..body.span.hi as usize);
-    h.update(src.unwrap_or_default().as_bytes());
+    h.update(&body.text.to_le_bytes());
     h.digest128()
 }
 
@@ -136,6 +137,7 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8], file: FileId) -> Option<T> {
 mod tests {
     use super::*;
     use crate::parse::{FileJob, parse_text};
+    use crate::source::text_hash;
 
     /// Files with every kind of span: nosync attributes with errors, malformed escapes,
     /// `mod` declarations, macros, nested items, closures, matches; and a parse error.
@@ -177,7 +179,7 @@ mod tests {
             assert!(stored.is_err() || encode(&stored, 4).is_none());
         }
         let mut store = LoweredCache::default();
-        let k = key(&job.path, &job.mod_dir, &cfg, TEXTS[5], false);
+        let k = key(&job.path, &job.mod_dir, &cfg, text_hash(TEXTS[5]), false);
         let (bytes, digest) =
             encode_file(&parse_text(&job, 1, TEXTS[5], &cfg, false), 1).expect("encodes");
         store.insert(k, bytes);
@@ -197,13 +199,21 @@ mod tests {
         use crate::source::{SharedCache, SourceMap};
         let text = "fn a() { let x = f(1); x.go(); nosync::allow_sync(); }\nfn b() { let = ; }\n";
         let bodies = [(7, 55), (65, 76)];
-        let body = |file, (lo, hi)| LazyBody {
+        // As lowering a file records it: the hash of the body's text in that file.
+        let body = |sources: &SourceMap, file, (lo, hi): (u32, u32)| LazyBody {
             span: SpanIr { file, lo, hi },
             mod_dir: Path::new("/w/src").into(),
             macros: Vec::new(),
+            text: text_hash(
+                sources
+                    .file(file)
+                    .text
+                    .get(lo as usize..hi as usize)
+                    .unwrap_or_default(),
+            ),
         };
         let lowered = |sources: &SourceMap, file, at| {
-            let out = lower_body(&body(file, at), sources);
+            let out = lower_body(&body(sources, file, at), sources);
             out.map(|b| (b.block, b.nested, b.diags))
         };
         // Run one: the file is the only one; run two: it is the second.
@@ -290,20 +300,38 @@ mod tests {
             test: false,
         };
         let (p, d) = (Path::new("/w/src/lib.rs"), Path::new("/w/src"));
-        let k = key(p, d, &cfg, "fn a() {}", false);
-        assert_eq!(k, key(p, d, &CfgCtx::default(), "fn a() {}", false));
-        assert_ne!(k, key(p, d, &cfg, "fn a() {}", true));
-        assert_ne!(k, key(p, d, &cfg, "fn a() {} ", false));
+        let k = key(p, d, &cfg, text_hash("fn a() {}"), false);
+        assert_eq!(
+            k,
+            key(p, d, &CfgCtx::default(), text_hash("fn a() {}"), false)
+        );
+        assert_ne!(k, key(p, d, &cfg, text_hash("fn a() {}"), true));
+        assert_ne!(k, key(p, d, &cfg, text_hash("fn a() {} "), false));
         assert_ne!(
             k,
-            key(Path::new("/v/src/lib.rs"), d, &cfg, "fn a() {}", false)
+            key(
+                Path::new("/v/src/lib.rs"),
+                d,
+                &cfg,
+                text_hash("fn a() {}"),
+                false
+            )
         );
-        assert_ne!(k, key(p, Path::new("/w/src/lib"), &cfg, "fn a() {}", false));
-        assert_ne!(k, key(p, d, &with_fast, "fn a() {}", false));
+        assert_ne!(
+            k,
+            key(
+                p,
+                Path::new("/w/src/lib"),
+                &cfg,
+                text_hash("fn a() {}"),
+                false
+            )
+        );
+        assert_ne!(k, key(p, d, &with_fast, text_hash("fn a() {}"), false));
         let test = CfgCtx {
             test: true,
             ..CfgCtx::default()
         };
-        assert_ne!(k, key(p, d, &test, "fn a() {}", false));
+        assert_ne!(k, key(p, d, &test, text_hash("fn a() {}"), false));
     }
 }

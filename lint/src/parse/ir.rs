@@ -305,6 +305,11 @@ pub struct LazyBody {
     /// The last segment of every `name!` invoked in the body, at any depth, sorted and
     /// deduplicated: a body invoking a `macro_rules!` name is lowered before expansion.
     pub macros: Vec<String>,
+    /// The hash of the body's text, braces included (`source::text_hash`): its key in the
+    /// cache of lazy bodies ([`crate::parse::cache::body_key`]), known without reading the
+    /// file's text. Not in a file's digest, which counts a lazy body by the macros it names.
+    #[serde(with = "body_text")]
+    pub text: u128,
 }
 
 /// A lowered block: its statements and the span of its closing brace (drops happen there).
@@ -420,6 +425,22 @@ pub enum Expr {
 /// stored as the path's text, read back as the one `Arc` of the last directory this thread
 /// read when it is the same (bodies are read file by file), so that a cached file's bodies
 /// do not allocate and validate a path each (a twentieth of a warm run).
+/// A lazy body's [`LazyBody::text`], serialized as 0 where spans are erased (a digest: a
+/// statement edited in the body leaves the file's digest as it was).
+mod body_text {
+    use crate::source::{SpanCtx, span_ctx};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(text: &u128, s: S) -> Result<S::Ok, S::Error> {
+        let erased = span_ctx() == Some(SpanCtx::Erased);
+        (if erased { 0 } else { *text }).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
+        u128::deserialize(d)
+    }
+}
+
 mod shared_dir {
     use serde::de::{self, Deserializer, Visitor};
     use serde::{Serialize, Serializer};

@@ -31,6 +31,8 @@ use std::path::Path;
 pub struct Recorded {
     pub hi: u32,
     pub macros: Vec<String>,
+    /// The hash of the body's text ([`LazyBody::text`]).
+    pub text: u128,
 }
 
 /// The bodies of one file kept lazy, by start offset (in the file's text), where their
@@ -185,7 +187,7 @@ pub fn lower_body(body: &LazyBody, sources: &SourceMap) -> Result<LoweredBody, B
     let lowering = match sources.bodies() {
         None => lower_text(body, text),
         Some(store) => {
-            let key = cache::body_key(body, text);
+            let key = cache::body_key(body);
             match store.get(key).and_then(|b| cache::decode_body(&b, body)) {
                 Some(found) => found,
                 None => {

@@ -285,6 +285,7 @@ impl Lower<'_> {
             },
             mod_dir: lazy.mod_dir.clone(),
             macros: rec.macros.clone(),
+            text: rec.text,
         })
     }
 }

@@ -244,22 +244,25 @@ fn parse_one(
     cfgs: &[CfgCtx],
     eager: bool,
 ) -> (FileResult, Cached, Key) {
-    let text = &sources.file(id).text;
+    let file = sources.file(id);
     let default_cfg = CfgCtx::default();
     let cfg = cfgs.get(job.cfg).unwrap_or(&default_cfg);
     let Some(store) = sources.lowered() else {
-        let lowering = lower_file(job, id, text, cfg, eager);
+        let lowering = lower_file(job, id, &file.text, cfg, eager);
         return (file_result(lowering, id, sources), None, 0);
     };
-    let key = cache::key(&job.path, &job.mod_dir, cfg, text, eager);
+    let key = cache::key(&job.path, &job.mod_dir, cfg, file.hash, eager);
     if let Some((found, digest)) = cache::lookup(store, key, id) {
         let res = file_result(Some(found), id, sources);
         return (res, Some((key, None)), digest);
     }
+    let text: &str = &file.text;
     let lowering = lower_file(job, id, text, cfg, eager);
-    // A file that panicked is not stored: the next run tries again.
+    // A file that panicked is not stored: the next run tries again; nor one whose text,
+    // read late, was not the one its key was made of (checked when read: the run is then
+    // stale, `source::Text`).
     let encoded = (lowering.as_ref())
-        .filter(|_| store.takes_new())
+        .filter(|_| store.takes_new() && !sources.stale())
         .and_then(|l| cache::encode_file(l, id));
     let digest = match &encoded {
         Some((_, digest)) => *digest,

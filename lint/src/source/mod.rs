@@ -5,9 +5,10 @@
 mod cache;
 mod loader;
 mod spans;
+mod text;
 
 pub use cache::{Key, KeyWriter, LoweredCache, SharedCache};
-pub use loader::{DiskLoader, Loader, MemLoader};
+pub use loader::{DiskLoader, Loader, MemLoader, Stamp};
 pub use spans::{
     SpanCtx, span_ctx, with_fixed_span, with_span_ctx, with_span_file, with_span_file_at,
 };
@@ -18,6 +19,8 @@ use line_index::{LineIndex, TextSize, WideEncoding};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::atomic::Ordering;
+pub use text::{Known, Reader, Staleness, Text, hash as text_hash};
 
 /// Index of a file in the [`SourceMap`].
 pub type FileId = u32;
@@ -30,12 +33,14 @@ pub struct SpanIr {
     pub hi: u32,
 }
 
-/// One source file: its absolute path, the path diagnostics print, and its text.
+/// One source file: its absolute path, the path diagnostics print, its text (read late
+/// when the stamp table vouches for it, see [`Text`]) and the hash of its text.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
     pub path: PathBuf,
     pub display: PathBuf,
-    pub text: String,
+    pub text: Text,
+    pub hash: u128,
     /// Built on the first span into the file: most files of a run (a warm one, above all)
     /// never have one, and indexing every file was a twentieth of a warm run.
     index: OnceLock<LineIndex>,
@@ -49,9 +54,22 @@ impl SourceFile {
         SourceFile {
             path,
             display,
-            text,
+            hash: text::hash(&text),
+            text: Text::read(text),
             index: OnceLock::new(),
             lines,
+        }
+    }
+
+    /// A file known by an earlier run's read of it: its text read by `read` when needed.
+    fn late(path: PathBuf, display: PathBuf, known: Known, late: (Reader, &Staleness)) -> Self {
+        SourceFile {
+            text: Text::late(&path, late.0, known.hash, late.1),
+            path,
+            display,
+            hash: known.hash,
+            index: OnceLock::new(),
+            lines: usize::try_from(known.lines).unwrap_or(usize::MAX),
         }
     }
 
@@ -63,6 +81,10 @@ impl SourceFile {
     /// 1-based line and 1-based column (in chars, as rustc counts them) of a byte offset
     /// (one past the end, or inside a char, counts as the end, or the start of that char).
     pub fn line_col(&self, byte: usize) -> (usize, usize) {
+        if byte == 0 {
+            // Every text starts at 1:1 (a late text is not read for it).
+            return (1, 1);
+        }
         let byte = floor_char(&self.text, byte.min(u32::MAX as usize));
         let index = self.index();
         let at = index.line_col(TextSize::new(byte as u32));
@@ -100,9 +122,19 @@ fn floor_char(text: &str, at: usize) -> usize {
     at
 }
 
-/// A file read and indexed, to be added to a [`SourceMap`] ([`SourceMap::prepare`]).
+/// A file read (or vouched for by its stamp), to be added to a [`SourceMap`]
+/// ([`SourceMap::prepare`]), with what the stamp table is to record of it.
 #[derive(Debug)]
-pub struct ReadFile(SourceFile);
+pub struct ReadFile(SourceFile, Stamped);
+
+/// What the stamp table records of a file added: nothing (no table, or no stamp), its new
+/// stamp and hash (read now), or its entry kept (vouched for, read late if at all).
+#[derive(Debug)]
+enum Stamped {
+    No,
+    Read(Known),
+    Vouched,
+}
 
 /// All files the lint read, addressed by [`FileId`] or by their printed path.
 #[derive(Debug, Clone, Default)]
@@ -120,6 +152,16 @@ pub struct SourceMap {
     expansions: Option<SharedCache>,
     /// The cache of walks, when one is used (the call graph's, `callgraph::reuse`).
     walks: Option<LoweredCache>,
+    /// The stamp table, when one is used: each file's stamp and text hash when it was last
+    /// read, by [`stamp_key`]; a file whose stamp vouches for its entry is not read.
+    stamps: Option<LoweredCache>,
+    /// Raised when a text read late was not the one its stamp vouched for.
+    stale: Staleness,
+}
+
+/// The key of a file's entry in the stamp table: its path.
+fn stamp_key(path: &Path) -> Key {
+    xxhash_rust::xxh3::xxh3_128(path.as_os_str().as_encoded_bytes())
 }
 
 impl SourceMap {
@@ -179,6 +221,28 @@ impl SourceMap {
         self.walks.take()
     }
 
+    /// Uses `table` as the stamp table (`None`: every file is read).
+    pub fn set_stamps(&mut self, table: Option<LoweredCache>) {
+        self.stamps = table;
+    }
+
+    /// Takes the stamp table out, with this run's files recorded in it.
+    pub fn take_stamps(&mut self) -> Option<LoweredCache> {
+        self.stamps.take()
+    }
+
+    /// Whether a text read late was not the one its file's stamp vouched for: what the run
+    /// made of the files may not match them, and it is to be run again, reading every file.
+    pub fn stale(&self) -> bool {
+        self.stale.load(Ordering::Relaxed)
+    }
+
+    /// How many files' texts are in memory (read with the file, or late), of how many.
+    pub fn texts_read(&self) -> (usize, usize) {
+        let read = self.files.iter().filter(|f| f.text.is_read()).count();
+        (read, self.files.len())
+    }
+
     /// Takes the cache of lowered files out (no file is looked up in it any more).
     pub fn take_lowered(&mut self) -> Option<LoweredCache> {
         self.lowered.take()
@@ -198,14 +262,26 @@ impl SourceMap {
     /// threads can do in parallel through `&self`; [`SourceMap::insert`] adds it.
     pub fn prepare(&self, path: PathBuf, text: String) -> ReadFile {
         let display = self.display(&path);
-        ReadFile(SourceFile::new(path, display, text))
+        ReadFile(SourceFile::new(path, display, text), Stamped::No)
     }
 
     /// Adds a prepared file; returns its id (the id it has already when it was added).
     pub fn insert(&mut self, file: ReadFile) -> FileId {
-        let ReadFile(file) = file;
+        let ReadFile(file, stamped) = file;
         if let Some(&id) = self.by_path.get(&file.path) {
             return id;
+        }
+        if let Some(table) = &mut self.stamps {
+            let key = stamp_key(&file.path);
+            match stamped {
+                Stamped::Read(known) => {
+                    if let Ok(bytes) = postcard::to_stdvec(&known) {
+                        table.insert(key, bytes);
+                    }
+                }
+                Stamped::Vouched => table.mark_used(key),
+                Stamped::No => {}
+            }
         }
         let id = self.files.len() as FileId;
         self.by_display.insert(file.display.clone(), id);
@@ -239,8 +315,35 @@ impl SourceMap {
         if let Some(&id) = self.by_path.get(path) {
             return Ok(Ok(id));
         }
+        let stamp = self.stamps.as_ref().and_then(|_| files.stamp(path));
+        if let Some(file) = stamp.and_then(|now| self.vouched(files, path, &now)) {
+            return Ok(Err(file));
+        }
         let text = files.read(path)?;
-        Ok(Err(self.prepare(path.to_path_buf(), text)))
+        let ReadFile(file, _) = self.prepare(path.to_path_buf(), text);
+        let stamped = match stamp {
+            Some(stamp) => Stamped::Read(Known {
+                stamp,
+                hash: file.hash,
+                lines: file.lines as u64,
+            }),
+            None => Stamped::No,
+        };
+        Ok(Err(ReadFile(file, stamped)))
+    }
+
+    /// `path`, not read, when the stamp table's entry for it is vouched for by its stamp
+    /// `now` ([`Stamp::vouches_for`]) and `files` can read it later.
+    fn vouched(&self, files: &dyn Loader, path: &Path, now: &Stamp) -> Option<ReadFile> {
+        let bytes = self.stamps.as_ref()?.get(stamp_key(path))?;
+        let known: Known = postcard::from_bytes(bytes).ok()?;
+        if !known.stamp.vouches_for(now) {
+            return None;
+        }
+        let late = (files.reader()?, &self.stale);
+        let display = self.display(path);
+        let file = SourceFile::late(path.to_path_buf(), display, known, late);
+        Some(ReadFile(file, Stamped::Vouched))
     }
 
     pub fn file(&self, id: FileId) -> &SourceFile {

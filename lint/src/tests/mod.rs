@@ -235,6 +235,7 @@ mod pipeline;
 mod reach;
 mod resolution;
 mod scopes;
+mod stamps;
 mod std_paths;
 mod suggestions;
 mod types;

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 /// a macro by a name of `generating`: the definitions that may generate items
 /// ([`super::scope::Defs::item_names`]). A body that does not parse stays lazy (a root
 /// that reaches it reports it). No span is freed here: the definitions hold token trees.
-/// The text of each body lowered is folded into `digest` (the file's, see
+/// The text of each body lowered (its hash) is folded into `digest` (the file's, see
 /// [`crate::parse::cache::digest`], which counts a body by being there): what
 /// it declares is part of the items the later stages see.
 pub fn lower_invoking(
@@ -58,11 +58,9 @@ fn lower_fn(
         return;
     }
     if let Ok(lowered) = lower_body(lazy, sources) {
-        let text = &sources.file(lazy.span.file).text;
-        let body = text.get(lazy.span.lo as usize..lazy.span.hi as usize);
         let mut h = xxhash_rust::xxh3::Xxh3::new();
         h.update(&digest.to_le_bytes());
-        h.update(body.unwrap_or_default().as_bytes());
+        h.update(&lazy.text.to_le_bytes());
         *digest = h.digest128();
         diags.extend(lowered.diags);
         f.body = Some(Body::Lowered(lowered.block));

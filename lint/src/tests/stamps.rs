@@ -1,0 +1,132 @@
+//! The stamp table (`source::Text`): a run whose files' stamps vouch for the texts an
+//! earlier run read looks their lowerings up without reading them, reads only the texts it
+//! needs (the files its diagnostics point into), and says so; a text read late that is not
+//! the one its stamp vouched for makes the run stale.
+
+use super::*;
+use crate::source::{Loader, LoweredCache, Reader, Stamp};
+use std::sync::{Arc, Mutex};
+
+/// Files in memory whose stamps never change and always vouch, read late from `later`
+/// (the files as they are by then); keeps the lowered cache it is given back.
+struct Stamped {
+    files: MemLoader,
+    later: Arc<MemLoader>,
+    lowered: Mutex<Option<LoweredCache>>,
+}
+
+impl Loader for Stamped {
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        self.files.read(path)
+    }
+
+    fn file(&self, path: &Path) -> Option<PathBuf> {
+        self.files.file(path)
+    }
+
+    fn stamp(&self, _path: &Path) -> Option<Stamp> {
+        let (len, inode, device) = (1, 1, 1);
+        let (modified, changed, taken) = (0, 0, 10_000_000_000);
+        Some(Stamp {
+            len,
+            modified,
+            changed,
+            inode,
+            device,
+            taken,
+        })
+    }
+
+    fn reader(&self) -> Option<Reader> {
+        let later = self.later.clone();
+        Some(Arc::new(move |path: &Path| later.read(path)))
+    }
+
+    fn store_lowered(&self, cache: LoweredCache) {
+        *self.lowered.lock().unwrap() = Some(cache);
+    }
+}
+
+const LIB: &str =
+    "mod helper;\nmod quiet;\n\n#[nosync::no_sync]\nfn step() {\n    helper::wait();\n}\n";
+const HELPER: &str = "#[nosync::synchronizes]\npub fn wait() {}\n";
+const QUIET: &str = "pub fn idle() -> u32 {\n    1 + 1\n}\n";
+
+fn files(lib: &str) -> MemLoader {
+    let src = Path::new(ROOT).join("src");
+    MemLoader::new()
+        .with(src.join("lib.rs"), lib)
+        .with(src.join("helper.rs"), HELPER)
+        .with(src.join("quiet.rs"), QUIET)
+}
+
+/// One run over `files` (read late from `later`) with the stamp table and the lowered
+/// cache of the run before (empty ones for the first): the analysis, and the two caches
+/// as this run leaves them.
+fn run(
+    files: MemLoader,
+    later: MemLoader,
+    caches: (LoweredCache, LoweredCache),
+) -> (crate::Analysis, (LoweredCache, LoweredCache)) {
+    let root = PathBuf::from(ROOT);
+    let loader = Stamped {
+        files,
+        later: Arc::new(later),
+        lowered: Mutex::new(None),
+    };
+    let mut sources = SourceMap::new(&root);
+    sources.set_stamps(Some(caches.0));
+    sources.set_lowered(Some(caches.1));
+    let cfg = Config::default();
+    let lib = root.join("src/lib.rs");
+    let mut a = analyze_crates(root, vec![spec("t", lib)], &cfg, &loader, sources);
+    let stamps = a.sources.take_stamps().expect("the stamp table");
+    let lowered = loader
+        .lowered
+        .lock()
+        .unwrap()
+        .take()
+        .expect("the lowered files");
+    (a, (stamps, lowered))
+}
+
+/// Which of the crate's files were read, by name.
+fn read(a: &crate::Analysis) -> Vec<String> {
+    let names = a.sources.files().iter().filter(|f| f.text.is_read());
+    let name = |f: &crate::source::SourceFile| f.display.display().to_string();
+    names.map(name).collect()
+}
+
+#[test]
+fn files_vouched_for_by_their_stamps_are_read_only_when_needed() {
+    let (first, caches) = run(files(LIB), files(LIB), Default::default());
+    assert_eq!(
+        read(&first),
+        ["src/lib.rs", "src/helper.rs", "src/quiet.rs"]
+    );
+    assert_eq!(first.sources.texts_read(), (3, 3));
+    let (second, _) = run(files(LIB), files(LIB), caches);
+    assert_eq!(second.diagnostics, first.diagnostics);
+    assert_eq!(first.diagnostics.len(), 1, "{:#?}", first.diagnostics);
+    // The finding points into lib.rs (the call) and helper.rs (the sink); nothing into
+    // quiet.rs, which is looked up by its stamped hash and never read.
+    assert_eq!(read(&second), ["src/lib.rs", "src/helper.rs"]);
+    assert!(!second.sources.stale());
+    assert_eq!(second.stats.lines, first.stats.lines);
+}
+
+#[test]
+fn a_text_read_late_that_is_not_the_one_stamped_makes_the_run_stale() {
+    let (_, (stamps, _)) = run(files(LIB), files(LIB), Default::default());
+    // No lowered files: each is vouched for, not read, then read late to be lowered.
+    let caches = (stamps.clone(), LoweredCache::default());
+    let (fresh, (_, lowered)) = run(files(LIB), files(LIB), caches);
+    assert!(!fresh.sources.stale());
+    assert_eq!(lowered.counts(), (3, 3), "each file lowered and stored");
+    let edited = format!("// changed while the lint ran\n{LIB}");
+    let caches = (stamps, LoweredCache::default());
+    let (stale, (_, lowered)) = run(files(LIB), files(&edited), caches);
+    assert!(stale.sources.stale());
+    // Nothing lowered after the late text was not the stamped one is stored.
+    assert_eq!(lowered.counts().1, 0);
+}
