@@ -212,13 +212,13 @@ fn lint(args: &Args, cache: bool) -> Result<Out, String> {
     })
 }
 
-/// The metadata phase (`metadata (cache hit) 3.1 ms`) and the `N of M .. from the cache`
-/// parts of the `-v` time line.
+/// The metadata phase (`metadata (cache hit) 3.1 ms`), the `N of M .. from the cache`
+/// parts of the `-v` time line and how many files were read (`N of M files read ..`).
 fn cache_counts(line: &str) -> String {
-    let parts: Vec<&str> = line
-        .split(", ")
-        .filter(|p| p.contains(" from the cache") || p.starts_with("metadata"))
-        .collect();
+    let counted = |p: &&str| {
+        p.contains(" from the cache") || p.contains(" files read") || p.starts_with("metadata")
+    };
+    let parts: Vec<&str> = line.split(", ").filter(counted).collect();
     parts.join(", ")
 }
 
