@@ -85,6 +85,10 @@ pub(super) fn run_until(
     if !ran.analysis.sources.stale() {
         return Ok(ran);
     }
+    // The stale run's cache writes end before the next run writes the same files (each
+    // goes through one temporary name per process), and its tables are freed first.
+    ran.loader.join();
+    drop(ran);
     run_once(inputs, opts, (hold, None, cancel), false)
 }
 

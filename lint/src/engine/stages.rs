@@ -217,8 +217,9 @@ fn core(
     sort(&mut diags);
     // A file read by two crates reports its parse errors and missing modules once.
     diags.dedup();
-    if opts.exiting {
-        // The process ends after rendering: freeing these is work the exit does for free.
+    if opts.exiting && !sources.stale() {
+        // The process ends after rendering: freeing these is work the exit does for free
+        // (not after a stale run, which the edge runs again: `SourceMap::stale`).
         std::mem::forget((map, graph));
         std::mem::forget(parsed);
     } else {

@@ -421,10 +421,6 @@ pub enum Expr {
     Other(Vec<Expr>),
 }
 
-/// A directory shared by many values (every lazy body of a module holds its module's):
-/// stored as the path's text, read back as the one `Arc` of the last directory this thread
-/// read when it is the same (bodies are read file by file), so that a cached file's bodies
-/// do not allocate and validate a path each (a twentieth of a warm run).
 /// A lazy body's [`LazyBody::text`], serialized as 0 where spans are erased (a digest: a
 /// statement edited in the body leaves the file's digest as it was).
 mod body_text {
@@ -441,6 +437,10 @@ mod body_text {
     }
 }
 
+/// A directory shared by many values (every lazy body of a module holds its module's):
+/// stored as the path's text, read back as the one `Arc` of the last directory this thread
+/// read when it is the same (bodies are read file by file), so that a cached file's bodies
+/// do not allocate and validate a path each (a twentieth of a warm run).
 mod shared_dir {
     use serde::de::{self, Deserializer, Visitor};
     use serde::{Serialize, Serializer};
