@@ -444,6 +444,18 @@ fn walks_from_cache(times: &str) -> Option<(usize, usize)> {
     from_cache(times, ["walked", "nodes", "from"])
 }
 
+/// The two-crate workspace with the four files of the walks' tests (see below) in its
+/// `app` crate: the directory and the lint's arguments for it (with `-v`).
+fn walk_workspace(tag: &str) -> (PathBuf, Vec<String>) {
+    let (dir, manifest) = two_crate_workspace(tag);
+    write(&dir, "src/lib.rs", WALK_LIB);
+    write(&dir, "src/a.rs", WALK_A);
+    write(&dir, "src/ops.rs", WALK_OPS);
+    write(&dir, "src/fast.rs", WALK_FAST);
+    let args = ["cargo-nosync-lint", "--manifest-path", &manifest, "-v"];
+    (dir, args.map(str::to_owned).to_vec())
+}
+
 /// The cache of walks, edit by edit: each cached run prints what a `--no-cache` run of
 /// the same tree prints, and exactly the nodes the edit cannot change come from the
 /// cache: all but those of a file whose text changed (a line at its top, a statement in
@@ -456,14 +468,7 @@ fn walks_from_cache(times: &str) -> Option<(usize, usize)> {
 /// `gpu::fast_wait` when reached.
 #[test]
 fn walks_come_from_the_cache_unless_the_edit_can_change_them() {
-    let (dir, manifest) = two_crate_workspace("nosync-cache-walks");
-    write(&dir, "src/lib.rs", WALK_LIB);
-    write(&dir, "src/a.rs", WALK_A);
-    write(&dir, "src/ops.rs", WALK_OPS);
-    write(&dir, "src/fast.rs", WALK_FAST);
-    let args: Vec<String> = ["cargo-nosync-lint", "--manifest-path", &manifest, "-v"]
-        .map(str::to_owned)
-        .to_vec();
+    let (dir, args) = walk_workspace("nosync-cache-walks");
     let json = with(&args, &["--message-format", "json"]);
     let edit = |path: &str, from: &str, to: &str| {
         let text = fs::read_to_string(dir.join(path)).expect("a source file");
@@ -614,17 +619,10 @@ fn files_read(times: &str) -> Option<(usize, usize)> {
 /// by the hash their stamps vouch for; it prints what a `--no-cache` run prints.
 #[test]
 fn a_settled_file_is_not_read_again_unless_it_changed() {
-    let (dir, manifest) = two_crate_workspace("nosync-cache-stamps");
-    write(&dir, "src/lib.rs", WALK_LIB);
-    write(&dir, "src/a.rs", WALK_A);
-    write(&dir, "src/ops.rs", WALK_OPS);
-    write(&dir, "src/fast.rs", WALK_FAST);
+    let (dir, args) = walk_workspace("nosync-cache-stamps");
     // A stamp vouches only for a file last changed some seconds before it was taken
     // (`source::Stamp::vouches_for`): the tree must have settled before the first run.
     std::thread::sleep(std::time::Duration::from_millis(3_200));
-    let args: Vec<String> = ["cargo-nosync-lint", "--manifest-path", &manifest, "-v"]
-        .map(str::to_owned)
-        .to_vec();
     let read = |what: &str, expected: (usize, usize), failed: &mut Vec<String>| {
         let cold = timeless(run(&with(&args, &["--no-cache"])));
         let warm = run(&args);
