@@ -548,12 +548,13 @@ fn walks_come_from_the_cache_unless_the_edit_can_change_them() {
             "parse-error",
         ),
         (
-            "a `use` declared in a body of a.rs (the body is lowered with its file)",
+            "a `use` declared in an inner block of a body of a.rs (the body is lowered with \
+             its file: a top-level `use` would leave it lazy)",
             Box::new(|| {
                 edit(
                     "src/a.rs",
                     "two();\n}",
-                    "use std::fmt::Write as _;\n    two();\n}",
+                    "{ use std::fmt::Write as _; }\n    two();\n}",
                 )
             }),
             (0, 8),

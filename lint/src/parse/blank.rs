@@ -54,16 +54,20 @@ pub fn blank(text: &str) -> Option<(String, HashMap<u32, Recorded>, Cuts)> {
     let mut by_lo = HashMap::with_capacity(found.len());
     // The bodies are found in the text's order, none inside another; each is cut between
     // its ASCII braces, so every piece kept is whole chars.
-    for (lo, hi, macros) in found {
+    for (lo, hi, macros, uses) in found {
         out.push_str(text.get(at..lo + 1)?);
         at = hi - 1;
         cuts.push((out.len() as u32, (at - out.len()) as u32));
+        let uses = uses
+            .into_iter()
+            .map(|(a, b)| Some((a as u32, text.get(a..b)?.to_owned())));
         by_lo.insert(
             lo as u32,
             Recorded {
                 hi: hi as u32,
                 macros,
                 text: crate::source::text_hash(text.get(lo..hi)?),
+                uses: uses.collect::<Option<_>>()?,
             },
         );
     }
@@ -80,8 +84,9 @@ enum ItemKind {
     Container,
 }
 
-/// A body found: its `{`, one past its `}`, the macros it invokes.
-type Found = (usize, usize, Vec<String>);
+/// A body found: its `{`, one past its `}`, the macros it invokes, the byte ranges of the
+/// `use` declarations among its top-level statements.
+type Found = (usize, usize, Vec<String>, Vec<(usize, usize)>);
 
 struct Scanner<'a> {
     text: &'a str,
@@ -89,7 +94,7 @@ struct Scanner<'a> {
     i: usize,
     /// The tokens of the body being read, and the closers of the groups open in it: one
     /// allocation each for the file, not one per body and group.
-    toks: Vec<Tok>,
+    toks: Vec<(Tok, usize)>,
     stack: Vec<u8>,
 }
 
@@ -129,34 +134,58 @@ impl Scanner<'_> {
         let mut toks = std::mem::take(&mut self.toks);
         toks.clear();
         let read = self.group(b'}', Some(&mut toks));
-        let mut macros = Vec::new();
-        if read.is_some() && !toks.is_empty() && self.eligible(&toks, &mut macros) {
+        let (mut macros, mut uses) = (Vec::new(), Vec::new());
+        if read.is_some() && !toks.is_empty() && self.eligible(&toks, &mut macros, &mut uses) {
             macros.sort();
             macros.dedup();
-            found.push((lo, self.i, macros));
+            found.push((lo, self.i, macros, uses));
         }
         self.toks = toks;
         read
     }
 
-    /// Whether the tokens of a body (at any depth, in order) can neither declare an item,
-    /// carry an attribute nor name an escape; collects the names of the macros invoked.
-    fn eligible(&self, toks: &[Tok], macros: &mut Vec<String>) -> bool {
-        for (i, tok) in toks.iter().enumerate() {
-            match *tok {
+    /// Whether the tokens of a body (at any depth, in order, each with where it starts) can
+    /// neither declare an item, carry an attribute nor name an escape, but for `use`
+    /// declarations among its top-level statements, whose byte ranges go to `uses` (their
+    /// lowering is the fn's `nested` items, as an eager lowering makes them: [`use_decl`]);
+    /// collects the names of the macros invoked.
+    fn eligible(
+        &self,
+        toks: &[(Tok, usize)],
+        macros: &mut Vec<String>,
+        uses: &mut Vec<(usize, usize)>,
+    ) -> bool {
+        let (mut i, mut depth) = (0, 0usize);
+        while let Some(&(tok, at)) = toks.get(i) {
+            i += 1;
+            match tok {
+                Tok::Open(_) => depth += 1,
+                Tok::Close(_) => depth = depth.saturating_sub(1),
                 Tok::Punct { ch: b'#', .. } | Tok::Doc => return false,
+                Tok::Ident(a, b) if depth == 0 && &self.text[a..b] == "use" => {
+                    let statement = matches!(
+                        i.checked_sub(2).map(|j| toks[j].0),
+                        None | Some(Tok::Punct { ch: b';', .. } | Tok::Close(b'}'))
+                    );
+                    let Some((end, next)) = statement.then(|| self.use_decl(toks, i)).flatten()
+                    else {
+                        return false;
+                    };
+                    uses.push((at, end));
+                    i = next;
+                }
                 Tok::Ident(a, b) => {
                     let name = &self.text[a..b];
-                    let prev = match i.checked_sub(1).map(|j| toks[j]) {
+                    let prev = match i.checked_sub(2).map(|j| toks[j].0) {
                         Some(Tok::Punct { ch, .. }) => Some(ch as char),
                         _ => None,
                     };
-                    let next = toks.get(i + 1);
+                    let next = toks.get(i).map(|t| t.0);
                     if blocks_laziness(name, prev, matches!(next, Some(Tok::Ident(..)))) {
                         return false;
                     }
                     if next
-                        == Some(&Tok::Punct {
+                        == Some(Tok::Punct {
                             ch: b'!',
                             joint: false,
                         })
@@ -170,9 +199,32 @@ impl Scanner<'_> {
         true
     }
 
+    /// The `use` declaration whose tree starts at token `i` (after `use`): one past its `;`
+    /// and the token after it, when it is a plain path tree (identifiers that name no item
+    /// keyword or escape, `::`, `,`, `*` and braces: `use a::{b as _, c::*};`), else `None`
+    /// (`use<'a>` in a type, anything the scanner is not sure of: the body stays eager).
+    fn use_decl(&self, toks: &[(Tok, usize)], mut i: usize) -> Option<(usize, usize)> {
+        let mut depth = 0usize;
+        while let Some(&(tok, at)) = toks.get(i) {
+            i += 1;
+            match tok {
+                Tok::Punct { ch: b';', .. } if depth == 0 => return Some((at + 1, i)),
+                Tok::Punct {
+                    ch: b':' | b',' | b'*',
+                    ..
+                } => {}
+                Tok::Open(b'{') => depth += 1,
+                Tok::Close(b'}') => depth = depth.checked_sub(1)?,
+                Tok::Ident(a, b) if !blocks_laziness(&self.text[a..b], None, false) => {}
+                _ => return None,
+            }
+        }
+        None
+    }
+
     /// The tokens up to the `close` of a group just opened (pushed to `toks` when given,
     /// nested groups' included); `None` when the delimiters do not match.
-    fn group(&mut self, close: u8, toks: Option<&mut Vec<Tok>>) -> Option<()> {
+    fn group(&mut self, close: u8, toks: Option<&mut Vec<(Tok, usize)>>) -> Option<()> {
         let mut stack = std::mem::take(&mut self.stack);
         stack.clear();
         stack.push(close);
@@ -181,9 +233,13 @@ impl Scanner<'_> {
         read
     }
 
-    fn group_with(&mut self, stack: &mut Vec<u8>, mut toks: Option<&mut Vec<Tok>>) -> Option<()> {
+    fn group_with(
+        &mut self,
+        stack: &mut Vec<u8>,
+        mut toks: Option<&mut Vec<(Tok, usize)>>,
+    ) -> Option<()> {
         while let Some(&want) = stack.last() {
-            let (tok, _) = self.next()??;
+            let (tok, at) = self.next()??;
             match tok {
                 Tok::Open(open) => stack.push(closer(open)),
                 Tok::Close(c) if c == want => {
@@ -196,7 +252,7 @@ impl Scanner<'_> {
                 _ => {}
             }
             if let Some(toks) = toks.as_deref_mut() {
-                toks.push(tok);
+                toks.push((tok, at));
             }
         }
         Some(())

@@ -58,7 +58,11 @@ fn bodies_that_may_declare_items_or_name_escapes_stay_eager() {
                fn empty() {}\n\
                fn item() { fn inner() {} }\n\
                fn strukt() { struct A; }\n\
-               fn uses() { use std::mem; }\n\
+               fn uses() { use std::mem; mem::drop(1); use a::{b as _, c::*}; }\n\
+               fn inner_use() { if a { use std::mem; } }\n\
+               fn macro_use() { m!(use x;); }\n\
+               fn pub_use() { pub use a::b; }\n\
+               fn escape_use() { use nosync::allow_sync; }\n\
                fn konst() { const N: u8 = 1; }\n\
                fn stat() { static N: u8 = 1; }\n\
                fn uni() { union U { a: u8 } }\n\
@@ -73,9 +77,45 @@ fn bodies_that_may_declare_items_or_name_escapes_stay_eager() {
                fn last() -> u8 { 1 }\n";
     assert_eq!(
         lazy_fns(src),
-        ["plain", "in_impl", "provided", "last"],
-        "only bodies that can declare nothing and name no escape are lazy"
+        ["plain", "uses", "in_impl", "provided", "last"],
+        "only bodies that can declare nothing but top-level `use`s and name no escape are lazy"
     );
+    let (_, recorded, _) = crate::parse::blank::blank(src).expect("the scanner reads it");
+    let mut uses: Vec<&(u32, String)> = recorded.values().flat_map(|r| &r.uses).collect();
+    uses.sort();
+    let texts: Vec<&str> = uses
+        .iter()
+        .map(|(at, t)| &src[*at as usize..][..t.len()])
+        .collect();
+    let recorded_texts: Vec<&str> = uses.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(texts, recorded_texts, "each where it stands");
+    assert_eq!(texts, ["use std::mem;", "use a::{b as _, c::*};"]);
+}
+
+#[test]
+fn a_lazy_body_declares_its_top_level_uses_as_an_eager_one_does() {
+    // The body stays lazy; its `use`s are the fn's nested items all the same, so the calls
+    // through them resolve when a root reaches it, at the same places.
+    let src = with_prelude(
+        "#[synchronizes] fn wait() {}\n\
+         mod inner { #[synchronizes] pub fn block() {} }\n\
+         #[no_sync] fn root() { use inner::block as b; b(); use self::wait as w; w(); }\n",
+    );
+    assert!(
+        lazy_fns(&src).contains(&"root".to_owned()),
+        "{:?}",
+        lazy_fns(&src)
+    );
+    insta::assert_snapshot!(chains_both(&src), @"
+    6:47 sync-in-no-sync: `root` is #[no_sync] but reaches a host-blocking call: `block`
+      = this call reaches `t::inner::block`, which blocks the host
+      t::root -> t::inner::block (Blocks, exact, Deny)
+      via 6:47 t::root (exact)
+    6:73 sync-in-no-sync: `root` is #[no_sync] but reaches a host-blocking call: `wait`
+      = this call reaches `t::wait`, which blocks the host
+      t::root -> t::wait (Blocks, exact, Deny)
+      via 6:73 t::root (exact)
+    ");
 }
 
 #[test]
