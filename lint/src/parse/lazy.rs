@@ -12,7 +12,7 @@
 //!
 //! A body is eligible when no token of it, at any depth, could declare an item (item
 //! keywords), carry an attribute (`#`) or name an escape, but for `use` declarations among
-//! its top-level statements (a plain path tree: `blank.rs`'s `use_decl`): then its lowering
+//! its top-level statements (a plain path tree: `blank/body.rs`'s `use_decl`): then its lowering
 //! adds nothing to `FnIr::nested` but those `use`s, which the file's lowering adds itself
 //! (each parsed on its own where it stands, `Lower::body_uses`: an eager lowering puts a
 //! body's top-level items first among `nested`, in order), and statement macro calls (whose
@@ -26,6 +26,7 @@ use super::ir::{Block, Item, LazyBody};
 use super::lower::Lower;
 use crate::diagnostics::{Code, Diagnostic};
 use crate::source::SourceMap;
+use crate::source::SpanIr;
 use nosync_syntax::Escape;
 use proc_macro2::{Spacing, TokenStream, TokenTree};
 use std::collections::HashMap;
@@ -258,4 +259,54 @@ fn lower_text(body: &LazyBody, text: &str) -> BodyLowering {
 
 fn floor(text: &str, at: usize) -> usize {
     super::floor_char(text, at)
+}
+
+impl<'a> Lower<'a> {
+    /// The lazy body `b` stands for, when it is one of the bodies replaced by `{}`, and the
+    /// `use` declarations among its top-level statements.
+    pub(super) fn lazy_body(&self, b: &syn::Block) -> Option<(LazyBody, &'a [(u32, String)])> {
+        let lazy = self.lazy?;
+        if !b.stmts.is_empty() || self.fixed.is_some() {
+            return None;
+        }
+        let (lo, hi) = lazy.cuts.range(b.brace_token.span.join().byte_range());
+        let rec = lazy.by_lo.get(&lo)?;
+        let body = LazyBody {
+            span: SpanIr {
+                file: self.file,
+                lo: lo + self.offset,
+                hi: hi + self.offset,
+            },
+            mod_dir: lazy.mod_dir.clone(),
+            macros: rec.macros.clone(),
+            text: rec.text,
+        };
+        (rec.hi == hi).then_some((body, &rec.uses[..]))
+    }
+
+    /// The `use` declarations of a lazy body (each starting at its offset in the text), as
+    /// its eager lowering adds them to the fn's `nested` items (`Stmt::Item`): each parsed
+    /// on its own, its spans placed where it stands. One that does not parse is left to the
+    /// body's own lowering, which reports the body's syntax error when a root reaches it.
+    pub(super) fn body_uses(&mut self, uses: &[(u32, String)], nested: &mut Vec<Item>) {
+        let dir = self.mod_dir.clone();
+        for (at, text) in uses {
+            let Ok(item) = syn::parse_str::<syn::Item>(text) else {
+                continue;
+            };
+            let mut alone = Lower {
+                offset: self.offset + at,
+                fixed: None,
+                inner: Vec::new(),
+                attr_renames: Vec::new(),
+                invalid: Vec::new(),
+                lazy: None,
+                mod_dir: dir.clone(),
+                file_dir: self.file_dir.clone(),
+                ..*self
+            };
+            nested.extend(alone.items(std::slice::from_ref(&item), &dir, false));
+            self.invalid.append(&mut alone.invalid);
+        }
+    }
 }

@@ -271,56 +271,6 @@ impl Lower<'_> {
     }
 }
 
-impl<'a> Lower<'a> {
-    /// The lazy body `b` stands for, when it is one of the bodies replaced by `{}`, and the
-    /// `use` declarations among its top-level statements.
-    fn lazy_body(&self, b: &syn::Block) -> Option<(LazyBody, &'a [(u32, String)])> {
-        let lazy = self.lazy?;
-        if !b.stmts.is_empty() || self.fixed.is_some() {
-            return None;
-        }
-        let (lo, hi) = lazy.cuts.range(b.brace_token.span.join().byte_range());
-        let rec = lazy.by_lo.get(&lo)?;
-        let body = LazyBody {
-            span: SpanIr {
-                file: self.file,
-                lo: lo + self.offset,
-                hi: hi + self.offset,
-            },
-            mod_dir: lazy.mod_dir.clone(),
-            macros: rec.macros.clone(),
-            text: rec.text,
-        };
-        (rec.hi == hi).then_some((body, &rec.uses[..]))
-    }
-
-    /// The `use` declarations of a lazy body (each starting at its offset in the text), as
-    /// its eager lowering adds them to the fn's `nested` items (`Stmt::Item`): each parsed
-    /// on its own, its spans placed where it stands. One that does not parse is left to the
-    /// body's own lowering, which reports the body's syntax error when a root reaches it.
-    fn body_uses(&mut self, uses: &[(u32, String)], nested: &mut Vec<Item>) {
-        let dir = self.mod_dir.clone();
-        for (at, text) in uses {
-            let Ok(item) = syn::parse_str::<syn::Item>(text) else {
-                continue;
-            };
-            let mut alone = Lower {
-                offset: self.offset + at,
-                fixed: None,
-                inner: Vec::new(),
-                attr_renames: Vec::new(),
-                invalid: Vec::new(),
-                lazy: None,
-                mod_dir: dir.clone(),
-                file_dir: self.file_dir.clone(),
-                ..*self
-            };
-            nested.extend(alone.items(std::slice::from_ref(&item), &dir, false));
-            self.invalid.append(&mut alone.invalid);
-        }
-    }
-}
-
 pub fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
     match item {
         syn::Item::Fn(i) => &i.attrs,
