@@ -1,9 +1,10 @@
-//! The lint's accuracy on real GPU code: a labelled corpus of roots in candle, cubecl and
-//! dfdx (`accuracy/corpus.toml`), scored against the release lint's JSON output.
+//! The lint's accuracy on real GPU code: a labelled corpus of roots in library crates from the
+//! registry (candle, cubecl, dfdx) and in application repos at a pinned commit
+//! (`accuracy/corpus.toml`), scored against the lint's JSON output.
 //!
 //! `corpus_is_well_formed` runs in CI. `accuracy_on_real_crates` needs the crates from the
-//! registry and a release build, so it is ignored by default; docs/accuracy.md gives the
-//! command and the rules, and the table it printed on main.
+//! registry, the application repos' checkouts and a release build, so it is ignored by
+//! default; docs/accuracy.md gives the command and the rules, and the tables it printed.
 
 #[path = "accuracy/corpus.rs"]
 mod corpus;
@@ -22,7 +23,7 @@ fn corpus_is_well_formed() {
 }
 
 #[test]
-#[ignore = "needs the real crates (cargo fetches candle, cubecl, dfdx) and a release build: see docs/accuracy.md"]
+#[ignore = "needs the real crates (cargo fetches them), the application repos' checkouts (NOSYNC_ACCURACY_GIT) and a release build: see docs/accuracy.md"]
 fn accuracy_on_real_crates() {
     let c = corpus::load();
     assert_eq!(corpus::problems(&c), Vec::<String>::new());
@@ -31,8 +32,16 @@ fn accuracy_on_real_crates() {
         PathBuf::from,
     );
     let batch = corpus::batches(&c).expect("no cycle");
+    let only = std::env::var("NOSYNC_ACCURACY_ONLY").ok();
+    let only: Option<Vec<&str>> = only.as_deref().map(|o| o.split(',').collect());
     let mut scored = Vec::new();
     for repo in &c.repo {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.contains(&repo.name.as_str()))
+        {
+            continue;
+        }
         let mine: Vec<usize> = (0..c.root.len())
             .filter(|&i| c.root[i].repo == repo.name)
             .collect();
@@ -50,6 +59,7 @@ fn accuracy_on_real_crates() {
             }
         }
     }
+    std::fs::create_dir_all(&dir).expect("accuracy dir");
     let report = format!(
         "{}\nMistakes:\n\n{}",
         score::tables(&scored),
@@ -87,17 +97,27 @@ fn lint_bin() -> PathBuf {
     )
 }
 
-/// Writes the probe crate and the config of batch `b`, runs the lint on it, and returns
-/// what it said about each root (in the order of `roots`).
+/// Writes the config of batch `b` (and, for a registry repo, the probe crate), runs the lint
+/// on the probe or the application's workspace, and returns what it said about each root (in
+/// the order of `roots`).
 fn lint_repo(dir: &Path, repo: &Repo, roots: &[&Root], b: usize) -> Vec<Said> {
+    std::fs::create_dir_all(dir).expect("accuracy dir");
     let config = dir.join(format!("nosync-accuracy-{b}.toml"));
-    write_probe(dir, repo, roots, &config);
+    write_config(repo, roots, &config);
+    let manifest = if repo.is_app() {
+        app_workspace(repo).join("Cargo.toml")
+    } else {
+        write_probe(dir, repo);
+        dir.join("Cargo.toml")
+    };
+    fetch(repo, &manifest);
     let out = Command::new(lint_bin())
         .arg("--manifest-path")
-        .arg(dir.join("Cargo.toml"))
+        .arg(&manifest)
         .arg("--config")
         .arg(&config)
         .args(["--format", "json"])
+        .args(&repo.args)
         .output()
         .expect("the lint runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -113,7 +133,74 @@ fn lint_repo(dir: &Path, repo: &Repo, roots: &[&Root], b: usize) -> Vec<Said> {
     roots.iter().map(|r| said_about(r, &messages)).collect()
 }
 
-fn write_probe(dir: &Path, repo: &Repo, roots: &[&Root], config_path: &Path) {
+/// The directory of the application repos' checkouts: `NOSYNC_ACCURACY_GIT`, else `git/`
+/// in the accuracy directory.
+fn checkouts() -> PathBuf {
+    std::env::var_os("NOSYNC_ACCURACY_GIT").map_or_else(
+        || Path::new(env!("CARGO_TARGET_TMPDIR")).join("accuracy/git"),
+        PathBuf::from,
+    )
+}
+
+/// The application's workspace directory: `<checkouts>/<name>/<workspace>`, cloned and
+/// checked out at the corpus commit when absent; an existing checkout must be at that commit.
+fn app_workspace(repo: &Repo) -> PathBuf {
+    let (url, commit) = (repo.git.as_deref(), repo.commit.as_deref());
+    let (url, commit) = (url.expect("git"), commit.expect("commit"));
+    let dir = checkouts().join(&repo.name);
+    if !dir.exists() {
+        git(None, &["clone", "--quiet", url, &dir.to_string_lossy()]);
+        git(Some(&dir), &["checkout", "--quiet", commit]);
+    }
+    let head = git(Some(&dir), &["rev-parse", "HEAD"]);
+    assert_eq!(
+        head.trim(),
+        commit,
+        "{} is not at the corpus commit of {}: check out {commit} there",
+        dir.display(),
+        repo.name
+    );
+    dir.join(repo.workspace.as_deref().unwrap_or("."))
+}
+
+fn git(dir: Option<&Path>, args: &[&str]) -> String {
+    let mut cmd = Command::new("git");
+    if let Some(dir) = dir {
+        cmd.arg("-C").arg(dir);
+    }
+    let out = cmd.args(args).output().expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The config of a batch: its roots, and the repo's extra sinks.
+fn write_config(repo: &Repo, roots: &[&Root], config_path: &Path) {
+    let mut config = toml::Table::new();
+    let paths = roots.iter().map(|r| toml::Value::from(r.path.as_str()));
+    config.insert("roots".into(), toml::Value::Array(paths.collect()));
+    config.insert("sinks".into(), toml::Value::Array(repo.sinks.clone()));
+    let config = toml::to_string(&config).expect("config serialises");
+    write_if_changed(config_path, &config);
+}
+
+/// Downloads the dependencies (an application's as its lock file pins them).
+fn fetch(repo: &Repo, manifest: &Path) {
+    let status = Command::new(env!("CARGO"))
+        .arg("fetch")
+        .args(repo.is_app().then_some("--locked"))
+        .arg("--manifest-path")
+        .arg(manifest)
+        .status()
+        .expect("cargo fetch runs");
+    assert!(status.success(), "cargo fetch for {}", repo.name);
+}
+
+fn write_probe(dir: &Path, repo: &Repo) {
     std::fs::create_dir_all(dir.join("src")).expect("probe dir");
     let manifest = format!(
         "[package]\nname = \"probe-{}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[dependencies]\n{}\n\n[workspace]\n",
@@ -125,19 +212,6 @@ fn write_probe(dir: &Path, repo: &Repo, roots: &[&Root], config_path: &Path) {
         &dir.join("src/lib.rs"),
         "//! Probe: the corpus roots live in the dependencies.\n",
     );
-    let mut config = toml::Table::new();
-    let paths = roots.iter().map(|r| toml::Value::from(r.path.as_str()));
-    config.insert("roots".into(), toml::Value::Array(paths.collect()));
-    config.insert("sinks".into(), toml::Value::Array(repo.sinks.clone()));
-    let config = toml::to_string(&config).expect("config serialises");
-    write_if_changed(config_path, &config);
-    let status = Command::new(env!("CARGO"))
-        .arg("fetch")
-        .arg("--manifest-path")
-        .arg(dir.join("Cargo.toml"))
-        .status()
-        .expect("cargo fetch runs");
-    assert!(status.success(), "cargo fetch for {}", repo.name);
 }
 
 fn write_if_changed(path: &Path, text: &str) {
@@ -146,12 +220,14 @@ fn write_if_changed(path: &Path, text: &str) {
     }
 }
 
-/// A diagnostic of the JSON stream: code, level, message text, and the finding's root/sink.
+/// A diagnostic of the JSON stream: code, level, message text, primary span (file relative
+/// to the workspace, line), and the finding's root/sink.
 #[derive(Debug)]
 struct Message {
     code: String,
     level: String,
     text: String,
+    site: (String, usize),
     root: Option<String>,
     sink: Option<String>,
 }
@@ -164,10 +240,17 @@ fn parse_messages(stdout: &str) -> Vec<Message> {
         };
         let m = &v["message"];
         let s = |x: &serde_json::Value| x.as_str().map(str::to_owned);
+        let spans = m["spans"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let primary = spans.iter().find(|s| s["is_primary"] == true);
+        let site = primary.map_or_else(Default::default, |p| {
+            let line = p["line_start"].as_u64().unwrap_or_default();
+            (s(&p["file_name"]).unwrap_or_default(), line as usize)
+        });
         out.push(Message {
             code: s(&m["code"]["code"]).unwrap_or_default(),
             level: s(&m["level"]).unwrap_or_default(),
             text: s(&m["message"]).unwrap_or_default(),
+            site,
             root: s(&v["nosync"]["root"]),
             sink: s(&v["nosync"]["sink"]),
         });
@@ -188,6 +271,7 @@ fn said_about(root: &Root, messages: &[Message]) -> Said {
         }
         if m.level == "error" {
             said.errors.push(m.code.clone());
+            said.error_sites.push(m.site.clone());
             said.sinks.extend(m.sink.clone());
         } else {
             said.warnings.push(m.code.clone());
@@ -232,4 +316,73 @@ fn reported_names_match_corpus_paths() {
         "candle_core::Tensor::to_vec1",
         "candle_core::Tensor::to_vec2"
     ));
+}
+
+/// A corpus of one application repo with a syncs root whose wait starts at `src/main.rs:10`.
+const APP: &str = r#"
+[[repo]]
+name = "app"
+git = "https://example.com/app"
+commit = "0123456789abcdef0123456789abcdef01234567"
+sinks = []
+
+[[root]]
+repo = "app"
+crate = "app"
+path = "app::step"
+label = "syncs"
+sink = "cudarc::driver::CudaStream::clone_dtoh"
+difficulty = "direct"
+sites = ["src/main.rs:10"]
+hops = ["step (src/main.rs:10): logits.to_vec1()"]
+"#;
+
+fn said(errors: &[(&str, &str, usize)]) -> Said {
+    Said {
+        errors: errors.iter().map(|e| e.0.to_owned()).collect(),
+        error_sites: errors.iter().map(|e| (e.1.to_owned(), e.2)).collect(),
+        ..Said::default()
+    }
+}
+
+#[test]
+fn syncs_roots_with_sites_are_scored_by_site() {
+    let c = corpus::parse(APP);
+    let root = &c.root[0];
+    let sync = "sync-in-no-sync";
+    let v = |errors: &[(&str, &str, usize)]| score::verdict(root, &said(errors));
+    let found = Verdict::TruePositive {
+        false_report: false,
+    };
+    assert_eq!(v(&[(sync, "src/main.rs", 10)]), found);
+    assert_eq!(
+        v(&[(sync, "src/main.rs", 10), (sync, "src/main.rs", 12)]),
+        Verdict::TruePositive { false_report: true }
+    );
+    assert_eq!(
+        v(&[(sync, "src/main.rs", 12)]),
+        Verdict::FalseNegative { false_report: true }
+    );
+    assert_eq!(
+        v(&[]),
+        Verdict::FalseNegative {
+            false_report: false
+        }
+    );
+    let mut row = score::Row::default();
+    row.add(root, Verdict::TruePositive { false_report: true });
+    assert_eq!((row.tally.tp, row.tally.fp), (1, 1));
+}
+
+#[test]
+fn application_repos_are_checked() {
+    let mut c = corpus::parse(APP);
+    let problems = corpus::problems(&c);
+    assert!(problems.contains(&"application repo `app`: 1 roots, at least 20".to_owned()));
+    c.root[0].sites.clear();
+    c.repo[0].commit = Some("abc".to_owned());
+    let problems = corpus::problems(&c);
+    assert!(problems.contains(&"repo `app`: `commit` is not 40 hex digits".to_owned()));
+    let needs = "root `app::step`: a syncs root of an application repo needs `sites`";
+    assert!(problems.contains(&needs.to_owned()), "{problems:?}");
 }

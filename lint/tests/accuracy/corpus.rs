@@ -12,7 +12,19 @@ pub enum Label {
     Clean,
 }
 
-pub const DIFFICULTIES: &[&str] = &["direct", "alias-?", "macro", "dyn", "cross-crate", "drop"];
+pub const DIFFICULTIES: &[&str] = &[
+    "direct",
+    "alias-?",
+    "macro",
+    "dyn",
+    "cross-crate",
+    "drop",
+    "fmt",
+    "iter",
+    "operator",
+    "closure",
+    "arg",
+];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -21,15 +33,34 @@ pub struct Corpus {
     pub root: Vec<Root>,
 }
 
-/// One probe crate: a library depending on a repo's crates, linted from outside.
+/// A repo of the corpus: either library crates from the registry (`deps`), linted from
+/// outside through a probe crate, or an application (`git` + `commit`), a workspace linted
+/// itself at that commit.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Repo {
     pub name: String,
-    /// `[dependencies]` lines of the probe's manifest.
+    /// `[dependencies]` lines of the probe's manifest (registry repos).
+    #[serde(default)]
     pub deps: Vec<String>,
+    /// The repository's URL (application repos).
+    pub git: Option<String>,
+    /// The commit linted, 40 hex digits (application repos).
+    pub commit: Option<String>,
+    /// The workspace's directory inside the checkout (default: its root).
+    pub workspace: Option<String>,
+    /// Extra lint arguments (`--features`, ...).
+    #[serde(default)]
+    pub args: Vec<String>,
     /// Extra config sinks (APIs outside the built-in cudarc 0.19 table).
     pub sinks: Vec<toml::Value>,
+}
+
+impl Repo {
+    /// Whether this is an application repo (a git workspace linted itself).
+    pub fn is_app(&self) -> bool {
+        self.git.is_some()
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -50,6 +81,11 @@ pub struct Root {
     pub calls: Vec<String>,
     /// The chain as read in the sources, one hop per entry.
     pub hops: Vec<String>,
+    /// Where the user must see an error (syncs roots of application repos): each call in the
+    /// root's body that starts a real wait, as `file:line` relative to the workspace. An
+    /// error anywhere else is a false report.
+    #[serde(default)]
+    pub sites: Vec<String>,
 }
 
 pub fn load() -> Corpus {
@@ -58,15 +94,24 @@ pub fn load() -> Corpus {
     toml::from_str(&text).expect("corpus.toml parses")
 }
 
+#[cfg(test)]
+pub fn parse(text: &str) -> Corpus {
+    toml::from_str(text).expect("the corpus parses")
+}
+
 /// Every problem of the corpus, as sentences (empty when it is well formed).
 pub fn problems(c: &Corpus) -> Vec<String> {
     let mut out = Vec::new();
     let repos: HashSet<&str> = c.repo.iter().map(|r| r.name.as_str()).collect();
+    for repo in &c.repo {
+        out.extend(repo_problems(repo));
+    }
     let mut seen = HashSet::new();
     for r in &c.root {
         let who = format!("root `{}`", r.path);
-        if !repos.contains(r.repo.as_str()) {
-            out.push(format!("{who}: repo `{}` is not declared", r.repo));
+        match c.repo.iter().find(|x| x.name == r.repo) {
+            None => out.push(format!("{who}: repo `{}` is not declared", r.repo)),
+            Some(repo) => out.extend(site_problems(&who, repo, r)),
         }
         if !seen.insert((r.repo.as_str(), r.path.as_str())) {
             out.push(format!("{who}: listed twice"));
@@ -86,6 +131,57 @@ pub fn problems(c: &Corpus) -> Vec<String> {
     out.extend(size_problems(c, repos.len()));
     out.extend(call_problems(c));
     out
+}
+
+fn repo_problems(r: &Repo) -> Vec<String> {
+    let who = format!("repo `{}`", r.name);
+    let mut out = Vec::new();
+    match (&r.git, &r.commit) {
+        (None, None) if r.deps.is_empty() => {
+            out.push(format!("{who}: neither `deps` nor `git` + `commit`"));
+        }
+        (None, None) => {
+            if r.workspace.is_some() {
+                out.push(format!("{who}: `workspace` is for application repos"));
+            }
+        }
+        (Some(_), Some(commit)) => {
+            if !r.deps.is_empty() {
+                out.push(format!("{who}: both `deps` and `git`"));
+            }
+            if commit.len() != 40 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+                out.push(format!("{who}: `commit` is not 40 hex digits"));
+            }
+        }
+        _ => out.push(format!("{who}: `git` and `commit` go together")),
+    }
+    out
+}
+
+/// `sites` are required for the syncs roots of application repos, and are `file:line`.
+fn site_problems(who: &str, repo: &Repo, r: &Root) -> Vec<String> {
+    let mut out = Vec::new();
+    if r.label != Label::Syncs && !r.sites.is_empty() {
+        out.push(format!("{who}: `sites` are for syncs roots"));
+    }
+    if repo.is_app() && r.label == Label::Syncs && r.sites.is_empty() {
+        out.push(format!(
+            "{who}: a syncs root of an application repo needs `sites`"
+        ));
+    }
+    for s in &r.sites {
+        if split_site(s).is_none() {
+            out.push(format!("{who}: site `{s}` is not `file:line`"));
+        }
+    }
+    out
+}
+
+/// `src/main.rs:12` as (`src/main.rs`, 12).
+pub fn split_site(site: &str) -> Option<(&str, usize)> {
+    let (file, line) = site.rsplit_once(':')?;
+    let line = line.parse().ok().filter(|&l| l > 0)?;
+    (!file.is_empty()).then_some((file, line))
 }
 
 fn call_problems(c: &Corpus) -> Vec<String> {
@@ -149,6 +245,15 @@ fn size_problems(c: &Corpus, repos: usize) -> Vec<String> {
     }
     if repos < 3 {
         out.push(format!("{repos} repos: at least 3"));
+    }
+    for repo in c.repo.iter().filter(|r| r.is_app()) {
+        let n = c.root.iter().filter(|r| r.repo == repo.name).count();
+        if n < 20 {
+            out.push(format!(
+                "application repo `{}`: {n} roots, at least 20",
+                repo.name
+            ));
+        }
     }
     out
 }

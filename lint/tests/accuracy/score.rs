@@ -1,6 +1,6 @@
 //! Scoring the lint's JSON output against the corpus labels (the rules are in docs/accuracy.md).
 
-use crate::corpus::{Label, Root};
+use crate::corpus::{Label, Root, split_site};
 use std::collections::BTreeMap;
 
 /// What the lint said about one root.
@@ -8,6 +8,9 @@ use std::collections::BTreeMap;
 pub struct Said {
     /// Codes of the error-level findings for the root.
     pub errors: Vec<String>,
+    /// Where each error-level finding is (its primary span: file relative to the workspace,
+    /// line), in the order of `errors`.
+    pub error_sites: Vec<(String, usize)>,
     /// Codes of the warning-level findings for the root.
     pub warnings: Vec<String>,
     /// The sinks of its error-level findings.
@@ -19,8 +22,11 @@ pub struct Said {
 /// The verdict on one root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
-    TruePositive,
-    FalseNegative,
+    /// A syncs root with an error at each of its sites (any error when it lists none);
+    /// `false_report`: it also has an error elsewhere (counted as a false positive too).
+    TruePositive { false_report: bool },
+    /// A syncs root missing an error at one of its sites (at all, when it lists none).
+    FalseNegative { false_report: bool },
     /// A clean or setup root with an error-level finding.
     FalsePositive,
     /// A clean root without an error-level finding.
@@ -39,8 +45,14 @@ pub fn verdict(root: &Root, said: &Said) -> Verdict {
     }
     let error = !said.errors.is_empty();
     match root.label {
-        Label::Syncs if said.errors.iter().any(|c| c == "sync-in-no-sync") => Verdict::TruePositive,
-        Label::Syncs => Verdict::FalseNegative,
+        Label::Syncs => {
+            let (found, false_report) = syncs_found(root, said);
+            if found {
+                Verdict::TruePositive { false_report }
+            } else {
+                Verdict::FalseNegative { false_report }
+            }
+        }
         Label::Clean | Label::Setup if error => Verdict::FalsePositive,
         Label::Clean => Verdict::TrueNegative,
         Label::Setup if said.warnings.iter().any(|c| c == "setup-sync-in-no-sync") => {
@@ -48,6 +60,38 @@ pub fn verdict(root: &Root, said: &Said) -> Verdict {
         }
         Label::Setup => Verdict::SetupSilent,
     }
+}
+
+/// Whether every site of a syncs root got a `sync-in-no-sync` error (without sites: whether
+/// one did), and whether an error is reported anywhere else (the user-facing view: an error on
+/// a call that does not wait, e.g. on a branch that cannot be taken, is false).
+fn syncs_found(root: &Root, said: &Said) -> (bool, bool) {
+    let real = |code: &str| code == "sync-in-no-sync";
+    if root.sites.is_empty() {
+        return (said.errors.iter().any(|c| real(c)), false);
+    }
+    let sites: Vec<(&str, usize)> = root.sites.iter().filter_map(|s| split_site(s)).collect();
+    let at_site = |(file, line): &(String, usize)| sites.contains(&(file.as_str(), *line));
+    let right = |i: usize| real(&said.errors[i]) && at_site(&said.error_sites[i]);
+    let all = sites.iter().all(|&(file, line)| {
+        (0..said.errors.len()).any(|i| right(i) && said.error_sites[i] == (file.to_owned(), line))
+    });
+    let wrong = (0..said.errors.len()).any(|i| !right(i));
+    (all, wrong)
+}
+
+/// How many of a syncs root's sites got an error.
+pub fn sites_found(root: &Root, said: &Said) -> usize {
+    root.sites
+        .iter()
+        .filter_map(|s| split_site(s))
+        .filter(|&(file, line)| {
+            said.errors
+                .iter()
+                .zip(&said.error_sites)
+                .any(|(c, (f, l))| c == "sync-in-no-sync" && f == file && *l == line)
+        })
+        .count()
 }
 
 /// Counts for one row of the table.
@@ -67,8 +111,14 @@ impl Tally {
     pub fn add(&mut self, v: Verdict) {
         self.roots += 1;
         match v {
-            Verdict::TruePositive => self.tp += 1,
-            Verdict::FalseNegative => self.fn_ += 1,
+            Verdict::TruePositive { false_report } => {
+                self.tp += 1;
+                self.fp += usize::from(false_report);
+            }
+            Verdict::FalseNegative { false_report } => {
+                self.fn_ += 1;
+                self.fp += usize::from(false_report);
+            }
             Verdict::FalsePositive => self.fp += 1,
             Verdict::TrueNegative => self.tn += 1,
             Verdict::SetupWarned => {
@@ -85,7 +135,8 @@ impl Tally {
         ratio(self.tp, self.tp + self.fn_ + unmatched_syncs)
     }
 
-    /// TP / (TP + FP), FP counting clean and setup roots with an error-level finding.
+    /// TP / (TP + FP), FP counting clean and setup roots with an error-level finding and
+    /// syncs roots with an error away from their sites.
     pub fn precision(&self) -> Option<f64> {
         ratio(self.tp, self.tp + self.fp)
     }
@@ -155,16 +206,56 @@ pub fn tables(scored: &[(&Root, Said, Verdict)]) -> String {
     out
 }
 
+/// The errors of a syncs root away from its sites.
+fn false_reports(root: &Root, said: &Said) -> String {
+    let wrong: Vec<(String, usize)> = said
+        .error_sites
+        .iter()
+        .filter(|(f, l)| {
+            !root
+                .sites
+                .iter()
+                .any(|s| split_site(s) == Some((f.as_str(), *l)))
+        })
+        .cloned()
+        .collect();
+    format!("false report at {}", sites_text(&wrong))
+}
+
+fn sites_text(sites: &[(String, usize)]) -> String {
+    let each: Vec<String> = sites.iter().map(|(f, l)| format!("{f}:{l}")).collect();
+    each.join(", ")
+}
+
 /// One line per root the lint got wrong (or could not analyse).
 pub fn mistakes(scored: &[(&Root, Said, Verdict)]) -> String {
     let mut out = String::new();
     for (root, said, v) in scored {
         let what = match v {
-            Verdict::FalseNegative => "miss".to_owned(),
+            Verdict::TruePositive {
+                false_report: false,
+            } => continue,
+            Verdict::TruePositive { false_report: true } => false_reports(root, said),
+            Verdict::FalseNegative { false_report } => {
+                let mut m = if root.sites.is_empty() {
+                    "miss".to_owned()
+                } else {
+                    format!(
+                        "miss ({} of {} sites reported)",
+                        sites_found(root, said),
+                        root.sites.len()
+                    )
+                };
+                if *false_report {
+                    m += &format!("; {}", false_reports(root, said));
+                }
+                m
+            }
             Verdict::FalsePositive => format!(
-                "false positive ({}) via {}",
+                "false positive ({}) via {} at {}",
                 said.errors.join(", "),
-                said.sinks.join(", ")
+                said.sinks.join(", "),
+                sites_text(&said.error_sites)
             ),
             Verdict::Unmatched => format!(
                 "unmatched: {}",
