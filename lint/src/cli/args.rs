@@ -45,6 +45,9 @@ pub struct Cli {
     /// Neither read nor write the caches in the target dir (`cargo metadata` runs, every file is parsed)
     #[arg(long)]
     pub no_cache: bool,
+    /// Evaluate `#[cfg]` for this target triple (default: the host), as `cargo build --target`
+    #[arg(long, value_name = "TRIPLE")]
+    pub target: Option<String>,
     /// No summary line
     #[arg(short, long)]
     pub quiet: bool,
@@ -88,6 +91,7 @@ impl Cli {
                 packages: self.packages.clone(),
                 exclude: self.exclude.clone(),
                 cache: !self.no_cache,
+                target: self.target.clone(),
             },
             config: self.config.clone(),
             eager_bodies: false,
@@ -177,7 +181,7 @@ struct RawOutputArgs {
 /// Flags of `cargo check` accepted so that the lint can stand in for it (rust-analyzer's
 /// `check.overrideCommand`, scripts that add cargo's usual flags). None changes what is
 /// analysed: the lint reads every target's sources whatever the target selection, never
-/// builds (so profiles, target triples, target directories, job counts, `-Z` flags and
+/// builds (so profiles, target directories, job counts, `-Z` flags and
 /// `--keep-going` have nothing to act on), and `cargo metadata` resolves the graph on its own
 /// (`--locked`/`--offline`/`--frozen` are not passed on). They are hidden from `--help`; their
 /// values are read by clap and dropped.
@@ -219,8 +223,6 @@ struct CargoCompat {
     release: bool,
     #[arg(long, hide = true, value_name = "NAME")]
     profile: Option<String>,
-    #[arg(long, hide = true, value_name = "TRIPLE")]
-    target: Vec<String>,
     #[arg(long, hide = true, value_name = "DIR")]
     target_dir: Option<PathBuf>,
     #[arg(short = 'j', long, hide = true, value_name = "N")]

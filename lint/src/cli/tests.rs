@@ -91,3 +91,20 @@ fn color_auto_follows_the_terminal_value_given_to_run() {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     assert_eq!(terminal.contains("\u{1b}["), !no_color, "{terminal}");
 }
+
+/// A `--target` rustc does not know is a tool error that says so, with rustc's words.
+#[test]
+fn an_unknown_target_is_a_tool_error() {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo/Cargo.toml");
+    let demo = demo.display().to_string();
+    let args = ["--manifest-path", &demo, "--no-cache", "--no-deps"];
+    let (exit, out, err) = lint(
+        &[&args[..], &["--target", "no-such-triple"]].concat(),
+        Terminal::No,
+    );
+    assert_eq!((exit, out.as_str()), (2, ""), "{err}");
+    let said = "error: cannot read the cfgs of target `no-such-triple`: ";
+    assert!(err.starts_with(said), "{err}");
+    assert!(err.ends_with("(from `rustc --print cfg`)\n"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

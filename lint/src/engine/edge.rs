@@ -8,8 +8,9 @@ use super::{Analysis, Core, analyze_crates_with, sort};
 use crate::config::{self, Config};
 use crate::diagnostics::{Code, Diagnostic, Level};
 use crate::levels::LevelOverrides;
+use crate::parse::cfg::TargetCfg;
 use crate::source::{DiskLoader, LoweredCache, SharedCache, SourceMap};
-use crate::workspace::{CrateSpec, MetadataTable, Workspace};
+use crate::workspace::{CrateSpec, MetadataTable, Workspace, WorkspaceOptions};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -120,12 +121,14 @@ fn run_once(
     let expansions_slot = slot.as_ref().map(|s| s.named(EXPANSIONS));
     let stamps_slot = slot.as_ref().map(|s| s.named(STAMPS));
     let read_time = start.elapsed();
+    let target = target_cfg(&opts.workspace)?;
     let core = Core {
         config: &cfg,
         eager_bodies: opts.eager_bodies,
         walk_every_fn: opts.walk_every_fn,
         exiting: opts.exiting,
         unresolved_calls: made(opts, &cfg, Code::UnresolvedCallInNoSync),
+        target: &target,
     };
     let loader = CachingDisk::new(slot, hold).cancelled_by(cancel);
     let (root, crates) = (inputs.root.clone(), inputs.crates.clone());
@@ -140,6 +143,22 @@ fn run_once(
         config_time,
         read_time,
     })
+}
+
+/// The cfgs of the build's target (`--target`, else the host), from rustc; every target
+/// predicate taken as true when rustc cannot tell the host's. `Err` when rustc refuses the
+/// given target.
+fn target_cfg(opts: &WorkspaceOptions) -> anyhow::Result<TargetCfg> {
+    match crate::workspace::target_cfgs(opts) {
+        Ok(Some(cfgs)) => Ok(TargetCfg::new(cfgs)),
+        Ok(None) => Ok(TargetCfg::default()),
+        Err(said) => {
+            let target = opts.target.as_deref().unwrap_or("the host");
+            anyhow::bail!(
+                "cannot read the cfgs of target `{target}`: {said} (from `rustc --print cfg`)"
+            )
+        }
+    }
 }
 
 /// Whether diagnostics of `code` are made: always, unless the caller reports only what the

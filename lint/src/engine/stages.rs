@@ -4,7 +4,7 @@
 use super::{Analysis, Stats, sort};
 use crate::config::Config;
 use crate::diagnostics::{Diagnostic, Span};
-use crate::parse::cfg::CfgCtx;
+use crate::parse::cfg::{CfgCtx, TargetCfg};
 use crate::source::{Loader, SourceMap};
 use crate::workspace::CrateSpec;
 use crate::{analysis, callgraph, net, parse, resolve};
@@ -27,6 +27,7 @@ pub fn analyze_crates(
         walk_every_fn: false,
         exiting: false,
         unresolved_calls: true,
+        target: TargetCfg::unknown(),
     };
     analyze_crates_with(root, crates, core, files, sources)
 }
@@ -36,7 +37,8 @@ pub fn analyze_crates(
 /// walked into the call graph ([`Options::walk_every_fn`]), whether the process exits
 /// after this analysis ([`Options::exiting`]: its tables are then not freed) and whether
 /// the unresolved calls the roots reach are made into `unresolved-call-in-no-sync`
-/// diagnostics (not when the levels allow them: see [`Options::levels`]).
+/// diagnostics (not when the levels allow them: see [`Options::levels`]), and the cfgs of
+/// the target `#[cfg]` predicates are evaluated for.
 #[derive(Debug, Clone, Copy)]
 pub struct Core<'c> {
     pub config: &'c Config,
@@ -44,6 +46,7 @@ pub struct Core<'c> {
     pub walk_every_fn: bool,
     pub exiting: bool,
     pub unresolved_calls: bool,
+    pub target: &'c TargetCfg,
 }
 
 /// [`analyze_crates`] with the core's options.
@@ -125,7 +128,7 @@ fn core(
         stats.phases.push((name, timer.elapsed()));
         timer = Instant::now();
     };
-    let cfgs: Vec<CfgCtx> = cfgs_of(&crates);
+    let cfgs: Vec<CfgCtx> = cfgs_of(&crates, opts.target);
     let roots: Vec<(PathBuf, usize)> = crates
         .iter()
         .enumerate()
@@ -326,16 +329,19 @@ fn world(
     let cfg = opts.config;
     let _ = write!(h, "{:?} {:?} {:?}", cfg.roots, cfg.sinks, cfg.allow);
     let _ = write!(h, "{} {}", opts.eager_bodies, opts.walk_every_fn);
+    let _ = write!(h, " {}", opts.target.key());
     h.key()
 }
 
-/// Each crate's `#[cfg]` context.
-fn cfgs_of(crates: &[CrateSpec]) -> Vec<CfgCtx> {
+/// Each crate's `#[cfg]` context: its features, on the run's target.
+fn cfgs_of(crates: &[CrateSpec], target: &TargetCfg) -> Vec<CfgCtx> {
+    let target = std::sync::Arc::new(target.clone());
     crates
         .iter()
         .map(|c| CfgCtx {
             features: c.features.clone(),
             test: false,
+            target: target.clone(),
         })
         .collect()
 }

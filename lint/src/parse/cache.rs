@@ -41,6 +41,7 @@ pub fn key(path: &Path, mod_dir: &Path, cfg: &CfgCtx, text: u128, eager: bool) -
         field(f.as_bytes());
     }
     field(&[u8::from(cfg.test)]);
+    field(&cfg.target.key().to_le_bytes());
     field(&[u8::from(eager)]);
     field(&text.to_le_bytes());
     h.digest128()
@@ -297,7 +298,7 @@ mod tests {
         let cfg = CfgCtx::default();
         let with_fast = CfgCtx {
             features: ["fast".to_owned()].into(),
-            test: false,
+            ..CfgCtx::default()
         };
         let (p, d) = (Path::new("/w/src/lib.rs"), Path::new("/w/src"));
         let k = key(p, d, &cfg, text_hash("fn a() {}"), false);
@@ -333,5 +334,13 @@ mod tests {
             ..CfgCtx::default()
         };
         assert_ne!(k, key(p, d, &test, text_hash("fn a() {}"), false));
+        let unix = CfgCtx {
+            target: std::sync::Arc::new(super::super::cfg::TargetCfg::new([(
+                "unix".to_owned(),
+                None,
+            )])),
+            ..CfgCtx::default()
+        };
+        assert_ne!(k, key(p, d, &unix, text_hash("fn a() {}"), false));
     }
 }

@@ -50,6 +50,7 @@ fn run(off: bool) -> (crate::Analysis, usize) {
         walk_every_fn: false,
         exiting: false,
         unresolved_calls: true,
+        target: crate::parse::cfg::TargetCfg::unknown(),
     };
     let a = analyze_crates_with(root, vec![spec("t", file)], core, &files, sources);
     let stored = *files.stored.lock().unwrap();

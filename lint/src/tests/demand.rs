@@ -17,6 +17,7 @@ fn demand(src: &str) -> crate::Analysis {
         walk_every_fn: false,
         exiting: false,
         unresolved_calls: true,
+        target: crate::parse::cfg::TargetCfg::unknown(),
     };
     analyze_crates_with(root, crates, core, &files, sources)
 }

@@ -36,6 +36,7 @@ fn analyze(src: &str, eager_bodies: bool) -> crate::Analysis {
         walk_every_fn: false,
         exiting: false,
         unresolved_calls: true,
+        target: crate::parse::cfg::TargetCfg::unknown(),
     };
     let sources = SourceMap::new(Path::new(ROOT));
     analyze_crates_with(root, vec![spec("t", file)], core, &files, sources)

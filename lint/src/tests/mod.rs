@@ -45,6 +45,7 @@ fn both_walks(cfg: &Config, analyze: impl Fn(Core<'_>) -> crate::Analysis) -> cr
         walk_every_fn,
         exiting: false,
         unresolved_calls: true,
+        target: crate::parse::cfg::TargetCfg::unknown(),
     };
     let (demand, every) = (analyze(core(false)), analyze(core(true)));
     assert_eq!(
@@ -221,6 +222,7 @@ fn with_prelude(body: &str) -> String {
 mod annotations;
 mod assoc;
 mod called_off;
+mod cfg;
 mod config;
 mod demand;
 mod dispatch;

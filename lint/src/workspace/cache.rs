@@ -201,6 +201,8 @@ fn options_key(opts: &WorkspaceOptions, manifest: &Path) -> u64 {
     (opts.all_features, opts.no_default_features, opts.no_deps).hash(&mut h);
     // The selection is stored, and `-p` / `--exclude` choose which members are checked.
     (&opts.packages, &opts.exclude).hash(&mut h);
+    // `--target` filters cargo's graph for its platform.
+    opts.target.hash(&mut h);
     for var in [
         "CARGO",
         "RUSTUP_TOOLCHAIN",

@@ -45,8 +45,8 @@ pub(super) fn metadata(
     let mut other = Vec::new();
     if ask == Ask::NoDeps {
         cmd.no_deps();
-    } else if let Some(host) = host_triple() {
-        other.extend(["--filter-platform".to_owned(), host.to_owned()]);
+    } else if let Some(triple) = opts.target.as_deref().or_else(|| host_triple()) {
+        other.extend(["--filter-platform".to_owned(), triple.to_owned()]);
     }
     if ask == Ask::Frozen {
         other.push("--frozen".to_owned());
@@ -166,6 +166,46 @@ pub(super) fn host_triple() -> Option<&'static str> {
 /// it too (a rustc that knows `--print host-tuple`); else the caller asks rustc itself.
 pub(super) fn host_cfg_text() -> Option<&'static str> {
     host().cfg.as_deref()
+}
+
+/// `rustc --print cfg`'s lines for `target` (the host's when `None`), asked once per
+/// process and target. `Ok(None)` when rustc cannot tell the host's; `Err` with rustc's
+/// words when it refuses the target.
+pub(super) fn target_cfg_text(target: Option<&str>) -> Result<Option<String>, String> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    type Asked = Mutex<HashMap<Option<String>, Result<Option<String>, String>>>;
+    static ASKED: std::sync::OnceLock<Asked> = std::sync::OnceLock::new();
+    let asked = ASKED.get_or_init(Default::default);
+    let key = target.map(str::to_owned);
+    if let Some(known) = asked.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return known;
+    }
+    let answer = match (target, host_cfg_text()) {
+        (None, Some(text)) => Ok(Some(text.to_owned())),
+        (None, None) => Ok(ask_cfg(None).ok()),
+        (Some(triple), _) => ask_cfg(Some(triple)).map(Some),
+    };
+    if let Ok(mut m) = asked.lock() {
+        m.insert(key, answer.clone());
+    }
+    answer
+}
+
+/// Runs `rustc --print cfg [--target triple]`: its output, or its error line.
+fn ask_cfg(target: Option<&str>) -> Result<String, String> {
+    let mut cmd = rustc();
+    cmd.args(["--print", "cfg"]);
+    if let Some(triple) = target {
+        cmd.args(["--target", triple]);
+    }
+    let out = cmd.output().map_err(|e| format!("cannot run rustc: {e}"))?;
+    if !out.status.success() {
+        let said = String::from_utf8_lossy(&out.stderr);
+        let line = said.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        return Err(line.strip_prefix("error: ").unwrap_or(line).to_owned());
+    }
+    String::from_utf8(out.stdout).map_err(|_| "rustc printed no UTF-8".to_owned())
 }
 
 pub(super) fn rustc() -> std::process::Command {

@@ -35,6 +35,28 @@ mod restrict;
 mod select;
 
 pub use cargo::{CargoFailed, is_status_line};
+
+/// One cfg of `rustc --print cfg`: `unix` is `("unix", None)`, `target_os="linux"` is
+/// `("target_os", Some("linux"))`.
+pub type TargetCfgPair = (String, Option<String>);
+
+/// The cfgs of the build's target (`opts.target`, else the host), as `(name, value)`
+/// pairs from `rustc --print cfg` (`--target` added when one is given), asked once per
+/// process and target. `Ok(None)` when rustc cannot tell the host's; `Err` (rustc's
+/// words) when it refuses the given target.
+pub fn target_cfgs(opts: &WorkspaceOptions) -> Result<Option<Vec<TargetCfgPair>>, String> {
+    use cargo_metadata::cargo_platform::Cfg;
+    use std::str::FromStr;
+    let Some(text) = cargo::target_cfg_text(opts.target.as_deref())? else {
+        return Ok(None);
+    };
+    let pair = |cfg: Cfg| match cfg {
+        Cfg::Name(name) => (name.to_string(), None),
+        Cfg::KeyPair(name, value) => (name.to_string(), Some(value)),
+    };
+    let cfgs = text.lines().filter_map(|l| Cfg::from_str(l).ok());
+    Ok(Some(cfgs.map(pair).collect()))
+}
 pub use guess::guess;
 
 use cargo::{Ask, host_cfg_text, host_triple, metadata, rustc};
@@ -66,6 +88,9 @@ pub struct WorkspaceOptions {
     /// Whether `cargo metadata`'s answer may come from, and goes to, the cache in the
     /// target dir ([`cache`]; `--no-cache` turns it off).
     pub cache: bool,
+    /// `--target`: the triple the build is for (the host's when `None`): the platform
+    /// cargo's graph is filtered for, and the cfgs `#[cfg]` predicates see.
+    pub target: Option<String>,
 }
 
 /// Where an extern crate name leads.

@@ -46,6 +46,7 @@ pub fn key(rules: Key, call: &MacroCallIr, krate: &str, cfg: &CfgCtx, pos: Posit
     for f in features {
         field(f.as_bytes());
     }
+    field(&cfg.target.key().to_le_bytes());
     h.digest128()
 }
 
@@ -99,7 +100,15 @@ mod tests {
         based.path_base = PathBuf::from("/w");
         let mut featured = CfgCtx::default();
         featured.features.insert("cuda".to_owned());
+        let windows = CfgCtx {
+            target: std::sync::Arc::new(crate::parse::cfg::TargetCfg::new([(
+                "windows".to_owned(),
+                None,
+            )])),
+            ..CfgCtx::default()
+        };
         let keys = [
+            key(rules, &call("a", 0), "crate", &windows, Position::Module),
             key(other_rules, &call("a", 0), "crate", &cfg, Position::Module),
             key(rules, &call("b", 0), "crate", &cfg, Position::Module),
             key(rules, &call("a", 0), ":: gpu", &cfg, Position::Module),
