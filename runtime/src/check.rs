@@ -72,6 +72,21 @@ pub(crate) fn from_hook(site: &'static SyncSite, frames: impl FnOnce() -> Vec<cr
     imp::from_hook(site, frames);
 }
 
+/// The CUPTI hook's report of a call that breaks a CUDA-graph capture (`why`), seen while the
+/// thread captures or inside a `capture_safe` scope, whatever the scope's kind: the driver
+/// rejects the call in an allow scope too. Recorded like a violation; with checks disabled or in
+/// `Mode::Allow`, nothing more. In `Error`/`Panic` it is kept for the end of the forbid scope
+/// when one is open, and reported on stderr at once when the thread captures outside every
+/// forbid scope (no scope end could surface it).
+#[cfg(all(feature = "cupti", not(nosync_off)))]
+pub(crate) fn from_hook_capture(
+    site: &'static SyncSite,
+    why: &'static str,
+    frames: impl FnOnce() -> Vec<crate::Frame>,
+) {
+    imp::from_hook_capture(site, why, frames);
+}
+
 #[cfg(not(nosync_off))]
 mod imp {
     use std::io::Write;
@@ -153,6 +168,45 @@ mod imp {
         let here = Location::caller();
         let violation =
             SyncViolation::new(site, here, scope_location, scope.function).with_frames(frames());
+        match channel {
+            Some(channel) => report(&violation, channel),
+            None => crate::deferred::push(violation, mode == Mode::Panic),
+        }
+    }
+
+    #[cfg(feature = "cupti")]
+    pub(super) fn from_hook_capture(
+        site: &'static SyncSite,
+        why: &'static str,
+        frames: impl FnOnce() -> Vec<crate::Frame>,
+    ) {
+        let flags = state::flags();
+        if flags & RECORD != 0 {
+            crate::report::record(site, true);
+        }
+        let mode = crate::mode();
+        if mode == Mode::Allow || !crate::is_enabled() {
+            return;
+        }
+        let scope = state::innermost();
+        let scoped = flags & (FORBID | state::CAPTURE_SAFE) != 0;
+        // `None`: kept for the end of the forbid scope.
+        let channel = match mode {
+            Mode::Error | Mode::Panic if scoped && !std::thread::panicking() => None,
+            Mode::Error | Mode::Panic if scoped => Some(Channel::Unwinding),
+            Mode::Log => Some(Channel::Log),
+            _ => Some(Channel::Warn),
+        };
+        if let Some(channel) = channel
+            && !first_report(site, channel)
+        {
+            return;
+        }
+        let here = Location::caller();
+        let violation =
+            SyncViolation::new(site, here, scope.location.unwrap_or(here), scope.function)
+                .with_frames(frames())
+                .breaking_capture(why, scoped);
         match channel {
             Some(channel) => report(&violation, channel),
             None => crate::deferred::push(violation, mode == Mode::Panic),

@@ -171,8 +171,8 @@ pub use future::{FutureExt, NoSync};
 pub use mode::{MODE_ENV, Mode, ParseModeError, mode, set_mode, with_mode};
 pub use report::{SiteCount, SyncReport, assert_no_sync, count_syncs};
 pub use scope::{
-    AllowGuard, ForbidGuard, allow, allow_sync, allow_sync_once, forbid, is_enabled, is_forbidden,
-    no_sync, set_enabled,
+    AllowGuard, CaptureSafeGuard, ForbidGuard, allow, allow_sync, allow_sync_once, capture_safe,
+    capture_safe_scope, forbid, is_enabled, is_forbidden, no_sync, set_enabled,
 };
 pub use site::{SyncKind, SyncSite};
 pub use violation::{Frame, SyncViolation};

@@ -16,6 +16,13 @@ pub fn forbid_fn(function: &'static str) -> ForbidGuard {
     crate::scope::forbid_at(Location::caller(), Some(function))
 }
 
+/// A `capture_safe` scope that names the `#[no_sync(capture_safe)]` function it belongs to.
+#[track_caller]
+#[inline]
+pub fn capture_safe_fn(function: &'static str) -> crate::CaptureSafeGuard {
+    crate::scope::capture_safe_at(Location::caller(), Some(function))
+}
+
 /// An allow scope for an `#[allow_sync(reason = "..")]` function. The reason is for readers and
 /// the lint; the runtime does not keep it.
 #[track_caller]

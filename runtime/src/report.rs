@@ -1,15 +1,23 @@
 //! Test support: `count_syncs` records every declared site; `assert_no_sync` demands none.
 
 use std::fmt;
+use std::time::Duration;
 
 use crate::{SyncKind, SyncSite};
 
-/// How often one site was declared inside a [`count_syncs`].
+#[cfg(feature = "cupti")]
+pub(crate) mod trace;
+
+/// How often one site was declared inside a [`count_syncs`], and how long the host waited in
+/// it (the CUPTI hook times the calls it sees, from the call's entry to its exit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SiteCount {
     site: &'static SyncSite,
     count: usize,
     forbidden: usize,
+    timed: usize,
+    waited: Duration,
+    max_wait: Duration,
 }
 
 impl SiteCount {
@@ -32,6 +40,30 @@ impl SiteCount {
     /// How many were not: outside any forbid scope, in an allow scope, or with checks disabled.
     pub fn allowed(&self) -> usize {
         self.count - self.forbidden
+    }
+
+    /// How many of the declarations were timed: the blocking CUDA calls the CUPTI hook saw
+    /// (a `declare_sync` of your own, or of `nosync::gpu`, is counted but not timed).
+    pub fn timed(&self) -> usize {
+        self.timed
+    }
+
+    /// The total time the host waited in the timed calls (entry to exit of the CUDA call).
+    pub fn waited(&self) -> Duration {
+        self.waited
+    }
+
+    /// The longest single wait among the timed calls.
+    pub fn max_wait(&self) -> Duration {
+        self.max_wait
+    }
+
+    fn merge(&mut self, other: &SiteCount) {
+        self.count += other.count;
+        self.forbidden += other.forbidden;
+        self.timed += other.timed;
+        self.waited += other.waited;
+        self.max_wait = self.max_wait.max(other.max_wait);
     }
 }
 
@@ -68,6 +100,11 @@ impl SyncReport {
         self.total() - self.forbidden()
     }
 
+    /// The total time the host waited in the calls the CUPTI hook timed.
+    pub fn waited(&self) -> Duration {
+        self.sites.iter().map(|s| s.waited).sum()
+    }
+
     /// How many declared syncs were of this kind.
     pub fn of_kind(&self, kind: SyncKind) -> usize {
         self.sites
@@ -95,18 +132,42 @@ impl SyncReport {
         self.sites.iter().find(|s| std::ptr::eq(s.site, site))
     }
 
+    /// Adds `delta` to its site's entry (a new entry, last, for a site not seen yet).
     #[cfg_attr(nosync_off, allow(dead_code))]
-    fn add(&mut self, site: &'static SyncSite, count: usize, forbidden: usize) {
-        match self.sites.iter_mut().find(|s| std::ptr::eq(s.site, site)) {
-            Some(entry) => {
-                entry.count += count;
-                entry.forbidden += forbidden;
-            }
-            None => self.sites.push(SiteCount {
-                site,
-                count,
-                forbidden,
-            }),
+    fn add(&mut self, delta: &SiteCount) {
+        match self
+            .sites
+            .iter_mut()
+            .find(|s| std::ptr::eq(s.site, delta.site))
+        {
+            Some(entry) => entry.merge(delta),
+            None => self.sites.push(*delta),
+        }
+    }
+}
+
+impl SiteCount {
+    #[cfg_attr(nosync_off, allow(dead_code))]
+    fn declared(site: &'static SyncSite, forbidden: bool) -> SiteCount {
+        SiteCount {
+            site,
+            count: 1,
+            forbidden: usize::from(forbidden),
+            timed: 0,
+            waited: Duration::ZERO,
+            max_wait: Duration::ZERO,
+        }
+    }
+
+    #[cfg_attr(not(all(feature = "cupti", not(nosync_off))), allow(dead_code))]
+    fn wait(site: &'static SyncSite, waited: Duration) -> SiteCount {
+        SiteCount {
+            site,
+            count: 0,
+            forbidden: 0,
+            timed: 1,
+            waited,
+            max_wait: waited,
         }
     }
 }
@@ -132,9 +193,27 @@ impl fmt::Display for SyncReport {
                 site.api,
                 site.kind.as_str()
             )?;
-            write!(f, " ({} forbidden): {}", s.forbidden, site.reason)?;
+            write!(f, " ({} forbidden)", s.forbidden)?;
+            if s.timed > 0 {
+                write!(
+                    f,
+                    ", waited {} (max {})",
+                    Millis(s.waited),
+                    Millis(s.max_wait)
+                )?;
+            }
+            write!(f, ": {}", site.reason)?;
         }
         Ok(())
+    }
+}
+
+/// A duration in milliseconds with three decimals (`12.345 ms`).
+pub(crate) struct Millis(pub(crate) Duration);
+
+impl fmt::Display for Millis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.3} ms", self.0.as_secs_f64() * 1e3)
     }
 }
 
@@ -172,12 +251,14 @@ pub fn assert_no_sync<R>(f: impl FnOnce() -> R) -> R {
 
 #[cfg(not(nosync_off))]
 pub(crate) use recording::record;
+#[cfg(all(feature = "cupti", not(nosync_off)))]
+pub(crate) use recording::record_wait;
 
 #[cfg(not(nosync_off))]
 mod recording {
     use std::cell::Cell;
 
-    use super::SyncReport;
+    use super::{SiteCount, SyncReport};
     use crate::SyncSite;
     use crate::state::{self, RECORD};
 
@@ -201,7 +282,18 @@ mod recording {
     pub(crate) fn record(site: &'static SyncSite, forbidden: bool) {
         with_reports(|reports| {
             if let Some(report) = reports.last_mut() {
-                report.add(site, 1, usize::from(forbidden));
+                report.add(&SiteCount::declared(site, forbidden));
+            }
+        });
+    }
+
+    /// Adds one timed wait at `site` to the innermost active report (the hook counted the call
+    /// at its entry with [`record`]).
+    #[cfg(feature = "cupti")]
+    pub(crate) fn record_wait(site: &'static SyncSite, waited: std::time::Duration) {
+        with_reports(|reports| {
+            if let Some(report) = reports.last_mut() {
+                report.add(&SiteCount::wait(site, waited));
             }
         });
     }
@@ -239,7 +331,7 @@ mod recording {
             let report = reports.pop().unwrap_or_default();
             if let Some(parent) = reports.last_mut() {
                 for s in &report.sites {
-                    parent.add(s.site, s.count, s.forbidden);
+                    parent.add(s);
                 }
             }
             (report, reports.is_empty())

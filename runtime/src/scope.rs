@@ -51,6 +51,10 @@ impl Scope {
         location: &'static Location<'static>,
         function: Option<&'static str>,
     ) -> Scope {
+        #[cfg(all(feature = "cupti", not(nosync_off)))]
+        if crate::hook::summary::tracing() {
+            crate::hook::summary::scope_span(true, forbid, Some(location), function);
+        }
         Scope {
             #[cfg(not(nosync_off))]
             opened: state::push(forbid, location, function),
@@ -64,6 +68,10 @@ impl Drop for Scope {
     fn drop(&mut self) {
         #[cfg(not(nosync_off))]
         {
+            #[cfg(feature = "cupti")]
+            if crate::hook::summary::tracing() {
+                crate::hook::summary::scope_span(false, self.opened.forbids(), None, None);
+            }
             state::pop(&self.opened);
             // Violations the CUPTI hook could not act on inside the driver surface here.
             if self.opened.forbids() && state::flags() & state::PENDING != 0 {
@@ -181,4 +189,70 @@ pub fn allow_sync_once<R>(f: impl FnOnce() -> R) -> R {
     } else {
         f()
     }
+}
+
+/// While alive: a forbid scope that also demands CUDA-graph capture safety. With the CUPTI
+/// hook installed, every call that would break a capture (see [`capture_safe`]) is reported as
+/// if the thread were capturing a stream. Created by [`capture_safe_scope`].
+#[must_use = "the scope ends when the guard is dropped; bind it with `let _guard = ..`"]
+pub struct CaptureSafeGuard {
+    // Dropped after `Drop::drop` below: the capture demand ends first, then the forbid scope
+    // (which surfaces the violations kept for it).
+    _forbid: ForbidGuard,
+}
+
+impl fmt::Debug for CaptureSafeGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CaptureSafeGuard")
+            .field("forbid", &self._forbid)
+            .finish()
+    }
+}
+
+impl Drop for CaptureSafeGuard {
+    #[inline]
+    fn drop(&mut self) {
+        #[cfg(not(nosync_off))]
+        state::capture_safe(false);
+        #[cfg(all(feature = "cupti", not(nosync_off)))]
+        crate::hook::watch(false);
+    }
+}
+
+#[inline]
+pub(crate) fn capture_safe_at(
+    loc: &'static Location<'static>,
+    function: Option<&'static str>,
+) -> CaptureSafeGuard {
+    let forbid = forbid_at(loc, function);
+    #[cfg(not(nosync_off))]
+    state::capture_safe(true);
+    #[cfg(all(feature = "cupti", not(nosync_off)))]
+    crate::hook::watch(true);
+    CaptureSafeGuard { _forbid: forbid }
+}
+
+/// Opens a `capture_safe` scope that lasts until the guard is dropped (see [`capture_safe`]).
+#[track_caller]
+#[inline]
+pub fn capture_safe_scope() -> CaptureSafeGuard {
+    capture_safe_at(Location::caller(), None)
+}
+
+/// Runs `f` inside a forbid scope that also demands CUDA-graph capture safety: besides every
+/// sync (a forbid scope's check), the CUPTI hook reports each call that would break a capture
+/// of mode global, as if the thread were capturing a stream: synchronous allocation and free,
+/// module loads and unloads, any use of the legacy default stream, async copies of pageable
+/// memory. For tests of code that runs under capture elsewhere. An allow scope inside does not
+/// allow these: the driver rejects them in a capture whatever the scope. Without the hook, it is
+/// a forbid scope.
+///
+/// ```
+/// # if nosync::COMPILED_OUT { return; }
+/// nosync::capture_safe(|| assert!(nosync::is_forbidden()));
+/// ```
+#[track_caller]
+pub fn capture_safe<R>(f: impl FnOnce() -> R) -> R {
+    let _guard = capture_safe_scope();
+    f()
 }

@@ -6,7 +6,9 @@
 //!   seen by the CUPTI hook wait to be surfaced at the end of the forbid scope (`deferred.rs`).
 //!   Bit 3: a `nosync::gpu` operation is making its driver call, which it has checked itself
 //!   (the hook stays quiet). Bit 4: a hooked runtime-API call is running; it was checked itself,
-//!   and the driver calls it makes are not checked again.
+//!   and the driver calls it makes are not checked again. Bit 5: a `capture_safe` scope is open
+//!   (`FAST.capture_safe` counts them). Bit 6: the thread is capturing a stream into a CUDA graph
+//!   (the hook's `capture.rs` keeps which).
 //! - `FAST.top`: the innermost live scope. Opening a scope swaps a new frame in and the guard keeps the
 //!   previous one; closing it in order swaps the previous one back (restore-previous-value).
 //! - `DEAD`: scopes closed out of order (their guard dropped while an inner guard was alive), with
@@ -24,6 +26,9 @@ pub(crate) const PENDING: u32 = 4;
 pub(crate) const QUIET: u32 = 8;
 #[cfg_attr(not(feature = "cupti"), allow(dead_code))]
 pub(crate) const IN_RUNTIME: u32 = 16;
+pub(crate) const CAPTURE_SAFE: u32 = 32;
+#[cfg_attr(not(feature = "cupti"), allow(dead_code))]
+pub(crate) const CAPTURING: u32 = 64;
 
 /// One scope. Token 0 is the thread's root, outside any scope. Bit 0 of the token says whether
 /// the scope forbids (the frame is all words: copying it never splits a store).
@@ -53,6 +58,8 @@ struct Fast {
     next_token: Cell<u64>,
     /// `DEAD.len()`, readable without touching the `Vec` (and its destructor registration).
     dead_len: Cell<usize>,
+    /// How many `capture_safe` scopes are open on this thread.
+    capture_safe: Cell<u32>,
 }
 
 thread_local! {
@@ -62,6 +69,7 @@ thread_local! {
             top: Cell::new(ROOT),
             next_token: Cell::new(2),
             dead_len: Cell::new(0),
+            capture_safe: Cell::new(0),
         }
     };
     static DEAD: Cell<Vec<(u64, Frame)>> = const { Cell::new(Vec::new()) };
@@ -175,6 +183,22 @@ fn with_dead(f: impl FnOnce(&mut Vec<(u64, Frame)>)) {
         f(&mut dead);
         FAST.with(|s| s.dead_len.set(dead.len()));
         cell.set(dead);
+    });
+}
+
+/// Opens (`true`) or closes a `capture_safe` scope: while one is open, calls that would break a
+/// CUDA-graph capture are reported as if the thread were capturing.
+#[inline]
+pub(crate) fn capture_safe(open: bool) {
+    FAST.with(|s| {
+        let depth = s.capture_safe.get();
+        let depth = if open {
+            depth.saturating_add(1)
+        } else {
+            depth.saturating_sub(1)
+        };
+        s.capture_safe.set(depth);
+        set_bit(&s.flags, CAPTURE_SAFE, depth > 0);
     });
 }
 

@@ -25,6 +25,9 @@ struct Inner {
     thread_name: Option<String>,
     /// The CUPTI hook's violations: the first stack frames outside cudarc and nosync.
     frames: Vec<Frame>,
+    /// A call that breaks a CUDA-graph capture: why, and whether a scope of the thread demanded
+    /// capture safety (else the thread was capturing outside every nosync scope).
+    capture: Option<(&'static str, bool)>,
 }
 
 /// One stack frame of the code that made a blocking CUDA call, as the CUPTI hook
@@ -66,6 +69,7 @@ impl SyncViolation {
             scope_function,
             thread_name,
             frames: Vec::new(),
+            capture: None,
         };
         SyncViolation {
             inner: Box::new(inner),
@@ -77,6 +81,20 @@ impl SyncViolation {
     pub(crate) fn with_frames(mut self, frames: Vec<Frame>) -> Self {
         self.inner.frames = frames;
         self
+    }
+
+    /// The same violation as a break of a CUDA-graph capture: `why` it breaks one, and whether
+    /// a forbid or `capture_safe` scope was open (else the thread captured outside every scope).
+    #[cfg_attr(any(not(feature = "cupti"), nosync_off), allow(dead_code))]
+    pub(crate) fn breaking_capture(mut self, why: &'static str, scoped: bool) -> Self {
+        self.inner.capture = Some((why, scoped));
+        self
+    }
+
+    /// For a call the CUPTI hook saw break a CUDA-graph capture (or that would break one, in a
+    /// `capture_safe` scope): why it breaks it. `None` for a sync.
+    pub fn capture_break(&self) -> Option<&'static str> {
+        self.inner.capture.map(|(why, _)| why)
     }
 
     /// The blocking operation.
@@ -116,6 +134,9 @@ impl SyncViolation {
 impl fmt::Display for SyncViolation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let i = &*self.inner;
+        if let Some((why, scoped)) = i.capture {
+            return capture_break(f, i, why, scoped);
+        }
         write!(
             f,
             "`{}` blocks the host ({}) inside ",
@@ -137,6 +158,28 @@ impl fmt::Display for SyncViolation {
     }
 }
 
+/// `` `cuMemAlloc_v2` breaks a CUDA-graph capture (why) inside #[no_sync] `f` (at) on thread
+/// `t`, called from ..; move it out of the capture ``.
+fn capture_break(f: &mut fmt::Formatter<'_>, i: &Inner, why: &str, scoped: bool) -> fmt::Result {
+    write!(f, "`{}` breaks a CUDA-graph capture ({why})", i.site.api)?;
+    match (scoped, i.scope_function) {
+        (false, _) => f.write_str(" while this thread captures a stream")?,
+        (true, Some(function)) => write!(f, " inside #[no_sync] `{function}`")?,
+        (true, None) => f.write_str(" inside a nosync scope")?,
+    }
+    if scoped {
+        let at = i.scope_location;
+        write!(f, " ({}:{})", at.file(), at.line())?;
+    }
+    if let Some(thread) = &i.thread_name {
+        write!(f, " on thread `{thread}`")?;
+    }
+    if let Some(frame) = i.frames.first() {
+        write!(f, ", called from {frame}")?;
+    }
+    f.write_str("; make the call before or after the capture")
+}
+
 impl fmt::Debug for SyncViolation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SyncViolation")
@@ -146,6 +189,7 @@ impl fmt::Debug for SyncViolation {
             .field("scope_function", &self.inner.scope_function)
             .field("thread_name", &self.inner.thread_name)
             .field("frames", &self.inner.frames)
+            .field("capture", &self.inner.capture)
             .finish()
     }
 }

@@ -24,7 +24,7 @@ pub(super) fn mark_all(map: &mut DefMap<'_>, sources: &SourceMap) -> Vec<Diagnos
             };
             let marks = &mut map.fns[id].marks;
             match args {
-                Args::NoSync => marks.root |= check_roots,
+                Args::NoSync | Args::NoSyncCaptureSafe => marks.root |= check_roots,
                 Args::Synchronizes { kind, .. } => {
                     marks.sink = args.sync_reason().map(str::to_owned);
                     marks.sink_kind = match kind {

@@ -103,7 +103,7 @@ fn malformed_attributes_are_located_and_ignored_as_the_macro_ignores_them() {
             "4:16 invalid-annotation: unknown argument `blocking`; expected `maybe` or `reason = \"...\"`",
             "5:32 invalid-annotation: `reason` must be a string literal, e.g. reason = \"waits for the copy\"",
             "7:3 invalid-annotation: #[allow_sync] needs a reason: #[allow_sync(reason = \"why this wait is fine here\")]",
-            "8:19 invalid-annotation: #[no_sync] takes no arguments; write `#[no_sync]`",
+            "8:19 invalid-annotation: #[no_sync] takes no arguments but `capture_safe`; write `#[no_sync]` or `#[no_sync(capture_safe)]`",
             "10:31 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `w`",
         ],
         "{out}"

@@ -25,8 +25,15 @@ pub(crate) fn expand(model: Model) -> TokenStream {
     };
     match args {
         Args::NoSync if sig.asyncness.is_some() => wrap_async(body, &name, &sig),
-        Args::NoSync if returns_violation(&item_attrs, &sig) => wrap_result(body, &name, &sig),
-        Args::NoSync => prepend(body, forbid_guard(&name)),
+        Args::NoSyncCaptureSafe if sig.asyncness.is_some() => {
+            let msg = "#[no_sync(capture_safe)] is not for an `async fn` (a capture belongs to \
+                       one thread); use #[no_sync], or `nosync::capture_safe(|| ..)` in its body";
+            return syn::Error::new(Span::call_site(), msg).to_compile_error();
+        }
+        Args::NoSync | Args::NoSyncCaptureSafe if returns_violation(&item_attrs, &sig) => {
+            wrap_result(body, &scope_guard(&args, &name), &sig);
+        }
+        Args::NoSync | Args::NoSyncCaptureSafe => prepend(body, scope_guard(&args, &name)),
         Args::AllowSync { reason } => prepend(body, allow_guard(&name, &reason.to_token_stream())),
         Args::Synchronizes { kind, reason } => {
             let reason = reason.map_or_else(|| default_reason(kind), |r| r.to_token_stream());
@@ -44,10 +51,15 @@ fn guard_ident() -> Ident {
     Ident::new("__nosync_guard", Span::mixed_site())
 }
 
-/// `let guard = forbid_fn("name");` as the first statement.
-fn forbid_guard(name: &str) -> TokenStream {
+/// `let guard = forbid_fn("name");` (or `capture_safe_fn`) as the first statement.
+fn scope_guard(args: &Args, name: &str) -> TokenStream {
     let guard = guard_ident();
-    quote!(let #guard = ::nosync::__private::forbid_fn(#name);)
+    match args {
+        Args::NoSyncCaptureSafe => {
+            quote!(let #guard = ::nosync::__private::capture_safe_fn(#name);)
+        }
+        _ => quote!(let #guard = ::nosync::__private::forbid_fn(#name);),
+    }
 }
 
 /// `let guard = allow_fn("name", "reason");` as the first statement.
@@ -73,18 +85,17 @@ fn returns_violation(attrs: &[syn::Attribute], sig: &Signature) -> bool {
 /// `return` (so `?` converts as before); before the scope ends, `finish` turns a violation kept
 /// for the scope into the fn's `Err` when `E: From<SyncViolation>` (autoref specialisation: the
 /// `ReturnViolation` impl on `Finish` is found before the `KeepViolation` impl on `&Finish`).
-fn wrap_result(body: &mut Block, name: &str, sig: &Signature) {
+fn wrap_result(body: &mut Block, open: &TokenStream, sig: &Signature) {
     let ReturnType::Type(_, ty) = &sig.output else {
         return;
     };
-    let guard = guard_ident();
     let (ret, result) = (
         Ident::new("__nosync_return", Span::mixed_site()),
         Ident::new("__nosync_result", Span::mixed_site()),
     );
     let stmts = &body.stmts;
     *body = parse_quote!({
-        let #guard = ::nosync::__private::forbid_fn(#name);
+        #open
         let #result = ::nosync::__private::call_once(move || {
             #[allow(unreachable_code, clippy::diverging_sub_expression)]
             if false {
@@ -232,6 +243,39 @@ mod tests {
         let guard = out.find("forbid_fn (\"step\")").expect(&out);
         assert!(guard < out.find("x + 1").expect(&out), "{out}");
         assert!(!out.contains("compile_error"), "{out}");
+    }
+
+    #[test]
+    fn capture_safe_opens_its_scope_also_around_a_result_and_refuses_async() {
+        let plain = check(
+            AttrName::NoSync,
+            quote!(capture_safe),
+            quote!(
+                fn step() {}
+            ),
+        );
+        assert!(plain.contains("capture_safe_fn (\"step\")"), "{plain}");
+        let result = check(
+            AttrName::NoSync,
+            quote!(capture_safe),
+            quote!(
+                fn step() -> Result<(), E> {
+                    Ok(())
+                }
+            ),
+        );
+        assert!(result.contains("capture_safe_fn (\"step\")"), "{result}");
+        assert!(result.contains("Finish :: of"), "{result}");
+        assert!(!result.contains("forbid_fn"), "{result}");
+        let future = check(
+            AttrName::NoSync,
+            quote!(capture_safe),
+            quote!(
+                async fn step() {}
+            ),
+        );
+        assert!(future.contains("compile_error"), "{future}");
+        assert!(future.contains("is not for an `async fn`"), "{future}");
     }
 
     #[test]

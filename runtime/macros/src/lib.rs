@@ -59,9 +59,13 @@ use crate::item::FnItem;
 /// A non-async function that *returns* a future is instrumented while it builds the future,
 /// not while the future runs; use `nosync::FutureExt::no_sync` on the future for that.
 ///
+/// `#[no_sync(capture_safe)]` opens a `nosync::capture_safe` scope instead
+/// (`capture_safe_fn("name")`): the same forbid scope, and the CUPTI hook also reports every
+/// call that would break a CUDA-graph capture. Not on an `async fn`.
+///
 /// # Rejected
 ///
-/// Any arguments; items that are not functions; `const fn`; a declaration without a body (put
+/// Any argument but `capture_safe`; items that are not functions; `const fn`; a declaration without a body (put
 /// the attribute on each implementation instead; an attribute on a trait declaration would not
 /// reach the implementations); a function also marked `#[synchronizes]`, `#[allow_sync]` or a
 /// second `#[no_sync]`.

@@ -28,8 +28,12 @@ pub(super) unsafe extern "C" fn on_api(
 ) {
     #[cfg(not(nosync_off))]
     {
-        // Outside any scope (and not counting) there is nothing to decide: one thread-local read.
-        if crate::state::flags() == 0 || data.is_null() {
+        // Outside any scope (not counting, not capturing) there is nothing to decide unless a
+        // report is on or a capture begins: one thread-local read, one relaxed load.
+        let idle = crate::state::flags() == 0
+            && !super::summary::on()
+            && !super::capture::Watched::begins(cbid);
+        if idle || data.is_null() {
             return;
         }
         let run = std::panic::AssertUnwindSafe(|| {
@@ -62,10 +66,14 @@ pub unsafe fn check_call(domain: Domain, cbid: u32, data: &CUpti_CallbackData, m
     if flags & QUIET != 0 {
         return; // a nosync::gpu operation checked this call itself
     }
+    let enter = data.callbackSite == CUpti_ApiCallbackSite::CUPTI_API_ENTER;
     let Some(row) = table::row(domain, cbid) else {
+        if let Some(watched) = super::capture::Watched::row(domain, cbid) {
+            // SAFETY: forwarded from the caller.
+            unsafe { super::calls::watched(watched, enter, data, flags) };
+        }
         return;
     };
-    let enter = data.callbackSite == CUpti_ApiCallbackSite::CUPTI_API_ENTER;
     match domain {
         // A runtime call is checked at its entry; the driver calls it makes are not checked
         // again (measured: CUDA 13's cudaDeviceSynchronize calls cuCtxSynchronize_v2).
@@ -73,15 +81,13 @@ pub unsafe fn check_call(domain: Domain, cbid: u32, data: &CUpti_CallbackData, m
         Domain::Driver if flags & IN_RUNTIME != 0 => return,
         Domain::Driver => {}
     }
-    if !enter {
-        return;
-    }
     // SAFETY: forwarded from the caller.
-    let args = unsafe { read_args(row.params, data.functionParams) };
-    let verdict = row.rule.decide(args, mem);
-    let declared = crate::gpu::granularity() == crate::gpu::Granularity::Declared;
-    if let Some(site) = table::site_for(row, verdict, declared) {
-        crate::check::from_hook(site, super::frame::capture);
+    unsafe {
+        if enter {
+            super::calls::enter_hooked(row, data, mem, flags);
+        } else {
+            super::calls::exit_hooked(row, data, flags);
+        }
     }
 }
 

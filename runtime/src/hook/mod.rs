@@ -30,18 +30,28 @@
 //! [`HookError`] naming the cause and where it looked; nothing else changes.
 
 mod callback;
+#[cfg(not(nosync_off))]
+mod calls;
+pub mod capture;
+#[cfg(all(test, not(nosync_off)))]
+mod flow_tests;
 mod frame;
 mod load;
+mod stack;
+pub(crate) mod summary;
 mod table;
 #[cfg(all(test, not(nosync_off)))]
 mod tests;
+mod waits;
 
 use std::path::PathBuf;
 use std::sync::{Mutex, Once, PoisonError};
 
 pub use frame::MAX_FRAMES;
 pub use load::CUPTI_ENV;
+pub use summary::{REPORT_ENV, waits};
 pub use table::{Domain, HOOKED, Hooked, Params, Rule};
+pub use waits::{WaitSite, Waited};
 
 /// `NOSYNC_HOOK=1` installs the hook when the first forbid scope opens (and keeps it for the
 /// process); `0` or unset does nothing.
@@ -126,6 +136,9 @@ struct Subscription {
     handle: cudarc::cupti::sys::CUpti_SubscriberHandle,
     hooks: usize,
     enabled: Vec<&'static Hooked>,
+    /// How many captures and `capture_safe` scopes want the watched queries and launches.
+    #[cfg_attr(nosync_off, allow(dead_code))]
+    watching: usize,
 }
 
 // SAFETY: the handle is an opaque token CUPTI accepts from any thread.
@@ -145,6 +158,7 @@ pub fn install() -> Result<Hook, HookError> {
     }
     load::driver()?;
     load::cupti()?;
+    summary::start_from_env();
     let mut sub = subscription();
     if let Some(sub) = sub.as_mut() {
         sub.hooks += 1;
@@ -187,6 +201,25 @@ impl Drop for Hook {
     }
 }
 
+/// A capture began or a `capture_safe` scope opened (`true`), or one of them ended: the watched
+/// calls that are frequent (stream queries, launches) have callbacks only while one is live.
+#[cfg_attr(nosync_off, allow(dead_code))]
+pub(crate) fn watch(on: bool) {
+    let mut sub = subscription();
+    let Some(s) = sub.as_mut() else {
+        return;
+    };
+    let before = s.watching;
+    s.watching = if on {
+        before + 1
+    } else {
+        before.saturating_sub(1)
+    };
+    if (before == 0) != (s.watching == 0) {
+        subscribe::set_watched(s.handle, s.watching > 0);
+    }
+}
+
 /// `NOSYNC_HOOK=1`: install on the first forbid scope, once per process. A failure is one line
 /// on stderr (a logger may not be installed yet), like an invalid `NOSYNC_MODE`.
 #[inline]
@@ -201,7 +234,16 @@ pub(crate) fn install_from_env_once() {
 fn install_from_env() {
     use std::io::Write;
     let value = std::env::var(HOOK_ENV).unwrap_or_default();
+    // A report asks for the hook too.
+    let report = std::env::var_os(REPORT_ENV).is_some_and(|v| !v.is_empty());
     let message = match value.trim() {
+        "" if report => match install() {
+            Ok(hook) => {
+                std::mem::forget(hook); // kept for the process
+                return;
+            }
+            Err(e) => format!("{REPORT_ENV} is set but the hook was not installed: {e}"),
+        },
         "" | "0" => return,
         "1" => match install() {
             Ok(hook) => {
@@ -268,7 +310,16 @@ mod subscribe {
         if r != CUptiResult::CUPTI_SUCCESS {
             return Err(cupti_error("cuptiSubscribe", r));
         }
-        let enabled: Vec<_> = HOOKED.iter().filter(|row| enable(handle, row)).collect();
+        let enabled: Vec<_> = HOOKED
+            .iter()
+            .filter(|row| enable(handle, row.domain, row.cbid, true))
+            .collect();
+        for w in super::capture::WATCHED
+            .iter()
+            .filter(|w| !w.while_capturing())
+        {
+            enable(handle, w.domain, w.cbid, true);
+        }
         if enabled.is_empty() {
             stop(handle);
             return Err(HookError::Cupti {
@@ -282,17 +333,30 @@ mod subscribe {
             handle,
             hooks: 1,
             enabled,
+            watching: 0,
         })
     }
 
-    fn enable(handle: sys::CUpti_SubscriberHandle, row: &super::Hooked) -> bool {
-        let domain = match row.domain {
+    /// Turns the callbacks of the watched queries and launches on or off.
+    #[cfg_attr(nosync_off, allow(dead_code))]
+    pub(super) fn set_watched(handle: sys::CUpti_SubscriberHandle, on: bool) {
+        for w in super::capture::WATCHED
+            .iter()
+            .filter(|w| w.while_capturing())
+        {
+            enable(handle, w.domain, w.cbid, on);
+        }
+    }
+
+    fn enable(handle: sys::CUpti_SubscriberHandle, domain: Domain, cbid: u32, on: bool) -> bool {
+        let domain = match domain {
             Domain::Driver => CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API,
             Domain::Runtime => CUpti_CallbackDomain::CUPTI_CB_DOMAIN_RUNTIME_API,
         };
         // SAFETY: `handle` is a live subscriber; an unknown id is refused with an error.
         unsafe {
-            sys::cuptiEnableCallback(1, handle, domain, row.cbid) == CUptiResult::CUPTI_SUCCESS
+            sys::cuptiEnableCallback(u32::from(on), handle, domain, cbid)
+                == CUptiResult::CUPTI_SUCCESS
         }
     }
 

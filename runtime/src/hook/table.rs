@@ -69,6 +69,8 @@ pub struct Hooked {
     pub may: SyncSite,
     /// Declared under `Granularity::Actual` when the rule says the call waits.
     pub does: SyncSite,
+    /// Reported when the call breaks a CUDA-graph capture (or would, in a `capture_safe` scope).
+    pub capture: SyncSite,
 }
 
 /// The layout of a row's `functionParams`, for the arguments the rule reads.
@@ -201,6 +203,7 @@ const fn row_of(
         params,
         may: SyncSite::new(api, reason, SyncKind::May),
         does: SyncSite::new(api, reason, SyncKind::Does),
+        capture: SyncSite::new(api, super::capture::BREAKS, SyncKind::Does),
     }
 }
 

@@ -101,12 +101,16 @@ pub enum Args<R = LitStr> {
     Synchronizes { kind: Kind, reason: Option<R> },
     /// `#[allow_sync(reason = "..")]`.
     AllowSync { reason: R },
+    /// `#[no_sync(capture_safe)]`: a `#[no_sync]` root that also demands CUDA-graph capture
+    /// safety at run time (the lint checks it as `#[no_sync]`). Last, so that data encoded
+    /// before it keeps its meaning.
+    NoSyncCaptureSafe,
 }
 
 impl<R> Args<R> {
     pub fn name(&self) -> AttrName {
         match self {
-            Args::NoSync => AttrName::NoSync,
+            Args::NoSync | Args::NoSyncCaptureSafe => AttrName::NoSync,
             Args::Synchronizes { .. } => AttrName::Synchronizes,
             Args::AllowSync { .. } => AttrName::AllowSync,
         }
@@ -116,6 +120,7 @@ impl<R> Args<R> {
     pub fn map_reason<S>(self, f: impl Fn(R) -> S) -> Args<S> {
         match self {
             Args::NoSync => Args::NoSync,
+            Args::NoSyncCaptureSafe => Args::NoSyncCaptureSafe,
             Args::Synchronizes { kind, reason } => Args::Synchronizes {
                 kind,
                 reason: reason.map(f),
@@ -149,13 +154,23 @@ impl Args<String> {
 pub fn parse(name: AttrName, tokens: TokenStream, attr: Span) -> syn::Result<Args> {
     match name {
         AttrName::NoSync if tokens.is_empty() => Ok(Args::NoSync),
+        AttrName::NoSync if is_capture_safe(&tokens) => Ok(Args::NoSyncCaptureSafe),
         AttrName::NoSync => Err(syn::Error::new_spanned(
             tokens,
-            "#[no_sync] takes no arguments; write `#[no_sync]`",
+            "#[no_sync] takes no arguments but `capture_safe`; write `#[no_sync]` or `#[no_sync(capture_safe)]`",
         )),
         AttrName::Synchronizes => parse_synchronizes(tokens),
         AttrName::AllowSync => parse_allow_sync(tokens, attr),
     }
+}
+
+/// `capture_safe`, alone.
+fn is_capture_safe(tokens: &TokenStream) -> bool {
+    let mut it = tokens.clone().into_iter();
+    matches!(
+        (it.next(), it.next()),
+        (Some(proc_macro2::TokenTree::Ident(id)), None) if id == "capture_safe"
+    )
 }
 
 /// Parses a whole attribute as syn reads it (`#[name]`, `#[name(..)]`, `#[name = ..]`), as the

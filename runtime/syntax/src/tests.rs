@@ -28,7 +28,24 @@ fn located(src: &str) -> Vec<(String, usize)> {
 fn no_sync_takes_nothing() {
     assert_eq!(check(AttrName::NoSync, quote!()), Ok(Args::NoSync));
     let err = check(AttrName::NoSync, quote!(reason = "x")).unwrap_err();
-    assert_eq!(err, "#[no_sync] takes no arguments; write `#[no_sync]`");
+    assert_eq!(
+        err,
+        "#[no_sync] takes no arguments but `capture_safe`; write `#[no_sync]` or `#[no_sync(capture_safe)]`"
+    );
+    assert_eq!(
+        check(AttrName::NoSync, quote!(capture_safe)),
+        Ok(Args::NoSyncCaptureSafe)
+    );
+    for wrong in [
+        quote!(capture_safe = true),
+        quote!(capture_safe, capture_safe),
+    ] {
+        assert_eq!(
+            check(AttrName::NoSync, wrong).unwrap_err(),
+            "#[no_sync] takes no arguments but `capture_safe`; write `#[no_sync]` or `#[no_sync(capture_safe)]`"
+        );
+    }
+    assert_eq!(Args::<String>::NoSyncCaptureSafe.name(), AttrName::NoSync);
 }
 
 #[test]

@@ -1,0 +1,229 @@
+//! What the callback does with one call, once it knows the call's row: the checks at a hooked
+//! call's entry (capture safety, then the sync check), the wait timed to its exit, and the
+//! capture calls watched. The callback (`callback.rs`) translates CUPTI's data and dispatches.
+
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::ffi::c_void;
+
+use cudarc::cupti::sys::{CUpti_CallbackData, cuLaunchKernel_params_st};
+
+use super::capture::{Break, CaptureMode, Captures, Class, Op, Watch, Watched};
+use super::table::{self, HOOKED, Hooked, Memory, Rule};
+use super::waits::{self, Entered};
+use super::{frame, stack, summary};
+use crate::SyncSite;
+use crate::state::{self, CAPTURE_SAFE, CAPTURING, FORBID, RECORD};
+
+thread_local! {
+    static CAPTURES: Cell<Captures> = const { Cell::new(Captures::new()) };
+}
+
+/// This thread's captures, for `f`.
+fn with_captures<R>(f: impl FnOnce(&mut Captures) -> R) -> Option<R> {
+    CAPTURES
+        .try_with(|cell| {
+            let mut captures = cell.take();
+            let r = f(&mut captures);
+            state::set_flag(CAPTURING, captures.capturing());
+            cell.set(captures);
+            r
+        })
+        .ok()
+}
+
+/// Reports what `op` breaks, if this thread captures or is in a `capture_safe` scope.
+fn check_capture(flags: u32, op: Op, site: &'static SyncSite) -> bool {
+    if flags & (CAPTURE_SAFE | CAPTURING) == 0 {
+        return false;
+    }
+    let safe_scope = flags & CAPTURE_SAFE != 0;
+    match with_captures(|c| c.check(safe_scope, op)).flatten() {
+        Some(broken) => {
+            crate::check::from_hook_capture(site, broken.reason(), frame::capture);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Writes the slot CUPTI keeps from this call's entry to its exit.
+///
+/// # Safety
+/// `data.correlationData` is null or CUPTI's slot for this call.
+unsafe fn set_slot(data: &CUpti_CallbackData, value: u64) {
+    if !data.correlationData.is_null() {
+        // SAFETY: forwarded.
+        unsafe { *data.correlationData = value };
+    }
+}
+
+/// The entry of a hooked call: the capture rules (while they apply), then the sync check; a
+/// call that declares a site is timed when a report wants it.
+///
+/// # Safety
+/// `data.functionParams` is null or points at the parameter struct of `row`'s call.
+pub(super) unsafe fn enter_hooked(
+    row: &'static Hooked,
+    data: &CUpti_CallbackData,
+    mem: &dyn Memory,
+    flags: u32,
+) {
+    // SAFETY: forwarded from the caller.
+    let args = unsafe { super::callback::read_args(row.params, data.functionParams) };
+    let verdict = row.rule.decide(args, mem);
+    // SAFETY: as above.
+    let stream = unsafe { stream_of(row, data.functionParams) };
+    let op = Op::Hooked {
+        class: Class::of(row, verdict),
+        stream,
+    };
+    let mut slot = 0;
+    let declared = crate::gpu::granularity() == crate::gpu::Granularity::Declared;
+    if !check_capture(flags, op, &row.capture)
+        && let Some(site) = table::site_for(row, verdict, declared)
+    {
+        crate::check::from_hook(site, frame::capture);
+        if flags & RECORD != 0 || summary::on() {
+            let entered = Entered {
+                row: HOOKED
+                    .iter()
+                    .position(|r| std::ptr::eq(r, row))
+                    .unwrap_or(0),
+                may: std::ptr::eq(site, &row.may),
+                forbidden: flags & FORBID != 0 && crate::is_enabled(),
+                start_ns: summary::now_ns(),
+            };
+            slot = entered.pack();
+        }
+    }
+    // SAFETY: CUPTI's slot for this call.
+    unsafe { set_slot(data, slot) };
+}
+
+/// The exit of a hooked call: its return code (inside a scope), and its wait, if timed.
+///
+/// # Safety
+/// `data` is the exit's callback data of a hooked call.
+pub(super) unsafe fn exit_hooked(row: &'static Hooked, data: &CUpti_CallbackData, flags: u32) {
+    let now = summary::now_ns();
+    // SAFETY: forwarded.
+    unsafe { check_return(data, flags, &row.capture) };
+    if data.correlationData.is_null() {
+        return;
+    }
+    // SAFETY: CUPTI's slot, written by this call's entry (or not: then the tag is missing).
+    let slot = unsafe { *data.correlationData };
+    let Some(wait) = waits::finish(slot, now) else {
+        return;
+    };
+    if flags & RECORD != 0 {
+        crate::report::record_wait(wait.site, wait.waited);
+    }
+    if summary::on() {
+        summary::add_wait(&wait, stack::hash());
+    }
+}
+
+/// A return of 900 or 901 inside any scope (or while capturing) is reported, even when the
+/// library discards it.
+///
+/// # Safety
+/// `data.functionReturnValue` is null or points at the call's result (at its exit).
+unsafe fn check_return(data: &CUpti_CallbackData, flags: u32, site: &'static SyncSite) {
+    let scoped = flags & (FORBID | RECORD | CAPTURE_SAFE | CAPTURING) != 0
+        || state::innermost().location.is_some();
+    if !scoped || data.functionReturnValue.is_null() {
+        return;
+    }
+    // SAFETY: forwarded; a `CUresult` and a `cudaError_t` are both C enums (an `int`).
+    let code = unsafe { *data.functionReturnValue.cast::<u32>() };
+    if let Some(broken) = Break::of_return(code) {
+        crate::check::from_hook_capture(site, broken.reason(), frame::capture);
+    }
+}
+
+/// The stream a hooked call takes, if it takes one: `cuStreamSynchronize`'s first parameter,
+/// an async copy's fourth (after destination, source and size).
+///
+/// # Safety
+/// `params` is null or points at the parameter struct of `row`'s call.
+unsafe fn stream_of(row: &Hooked, params: *const c_void) -> Option<u64> {
+    if params.is_null() {
+        return None;
+    }
+    let index = match row.rule {
+        Rule::Synchronize if row.does.api.starts_with("cuStream") => 0,
+        Rule::ToHostAsync | Rule::FromHostAsync | Rule::CopyAsync => 3,
+        _ => return None,
+    };
+    // SAFETY: these structs are pointer-sized fields up to and including `hStream`.
+    let raw = unsafe { *params.cast::<u64>().add(index) };
+    let ptsz = row.does.api.ends_with("_ptsz");
+    Some(if ptsz && raw == 0 { 2 } else { raw })
+}
+
+/// A watched call: a capture's begin or end (at its exit), a query or launch (at its entry).
+///
+/// # Safety
+/// `data.functionParams` is null or points at the parameter struct of `w`'s call.
+pub(super) unsafe fn watched(
+    w: &'static Watched,
+    enter: bool,
+    data: &CUpti_CallbackData,
+    flags: u32,
+) {
+    let params = data.functionParams;
+    if params.is_null() {
+        return;
+    }
+    // SAFETY: `hStream` is the first field of begin, end and query; a launch's is read from
+    // its struct.
+    let raw = unsafe {
+        match w.watch {
+            Watch::Launch => (*params.cast::<cuLaunchKernel_params_st>()).hStream as u64,
+            _ => *params.cast::<u64>(),
+        }
+    };
+    let stream = w.stream(raw);
+    if enter {
+        let op = match w.watch {
+            Watch::Query => Op::Query { stream },
+            Watch::Launch => Op::Launch { stream },
+            Watch::Begin { .. } | Watch::End => return,
+        };
+        check_capture(flags, op, &w.site);
+        return;
+    }
+    // SAFETY: forwarded.
+    unsafe { check_return(data, flags, &w.site) };
+    let code = if data.functionReturnValue.is_null() {
+        0
+    } else {
+        // SAFETY: the call's `CUresult`, at its exit.
+        unsafe { *data.functionReturnValue.cast::<u32>() }
+    };
+    match w.watch {
+        Watch::Begin { with_mode } if code == 0 => {
+            // SAFETY: `_v2`'s parameters are `{ hStream, mode }`.
+            let mode = with_mode.then(|| unsafe { *params.cast::<u32>().add(2) });
+            let mode = mode.map_or(CaptureMode::Global, CaptureMode::from_raw);
+            with_captures(|c| c.apply(Op::Begin { stream, mode }));
+            super::watch(true);
+            if summary::tracing() {
+                let name = format!("capture of stream {stream:#x}");
+                summary::span(true, "capture", Cow::Owned(name));
+            }
+        }
+        Watch::End => {
+            let ended = with_captures(|c| c.apply(Op::End { stream }));
+            if ended == Some(true) {
+                super::watch(false);
+                if summary::tracing() {
+                    summary::span(false, "capture", Cow::Borrowed(""));
+                }
+            }
+        }
+        _ => {}
+    }
+}
