@@ -1,5 +1,7 @@
 //! From each root, breadth-first searches of the call graph: one finding per (root, call
-//! site in the root, sink) that the call reaches, each with its shortest chain. Fixing one
+//! site in the root, sink) that the call reaches, each with its shortest chain (one-time
+//! setup sinks counting as one: a call that loads a module, then looks up its function,
+//! is one setup finding). Fixing one
 //! reported chain thus never reveals a violation that was there all along: every call of
 //! the root that reaches a sink is reported, and every sink it reaches. The search from a
 //! call's callee goes first over exact and inferred edges only, then over name-only edges
@@ -220,7 +222,8 @@ fn report(map: &DefMap<'_>, sources: &SourceMap, r: Result<Report<'_>, Diagnosti
 }
 
 /// One chain per (call site in `root`, sink the call reaches), in call-site order: a
-/// chain without a name-only hop before one with, then the shorter.
+/// chain without a name-only hop before one with, then the shorter. The setup sinks a
+/// call site reaches count as one sink: its best chain to any of them.
 fn root_chains<'g>(
     map: &DefMap<'_>,
     g: &'g CallGraph,
@@ -247,11 +250,17 @@ fn root_chains<'g>(
             let mut chain = Vec::with_capacity(suffix.len() + 1);
             chain.push(e);
             chain.extend(suffix.iter().copied());
-            match index.get(&(e.site, *sink)) {
+            // One-time setup reached from one call site is one finding, whichever
+            // setup sinks it reaches (a module load, then its function's lookup).
+            let key = match map.func(*sink).marks.sink_kind {
+                SinkKind::Setup => (e.site, NONE),
+                _ => (e.site, *sink),
+            };
+            match index.get(&key) {
                 Some(&i) if rank(&chain) < rank(&best[i]) => best[i] = chain,
                 Some(_) => {}
                 None => {
-                    index.insert((e.site, *sink), best.len());
+                    index.insert(key, best.len());
                     best.push(chain);
                 }
             }

@@ -2,7 +2,8 @@
 //! that is not in a [`Diagnostic`] is computed here, once, so that `render/` only formats.
 //!
 //! The input is the list the run ends with (baseline applied, levels set); a [`Report`]
-//! keeps the reported ones (level above `allow`), in order, each as an [`Item`] with its
+//! keeps the reported ones (level above `allow`), errors before warnings and otherwise in
+//! the order given (by file and place), each as an [`Item`] with its
 //! cargo package and target ([`cargo`]: cargo's metadata looked up, or cargo's defaults)
 //! and its line-free [`fingerprint`], next to the text of every file the spans point into.
 
@@ -59,7 +60,9 @@ impl<'a> Report<'a> {
         workspace: &Workspace<'_>,
     ) -> Report<'a> {
         let fallback = cargo::workspace_origin(workspace.metadata, workspace.manifest_path);
-        let shown = crate::levels::reported(diagnostics);
+        let mut shown = crate::levels::reported(diagnostics);
+        // Errors first, then warnings, each in the order the run gave them (by place).
+        shown.sort_by_key(|d| std::cmp::Reverse(d.level));
         let fingerprints = fingerprint::numbered(&shown);
         let items = shown
             .into_iter()
@@ -99,5 +102,44 @@ impl<'a> Report<'a> {
     pub fn internal_error(&self) -> bool {
         self.diagnostics()
             .any(|d| d.code == Code::InternalError && d.level == Level::Deny)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostics::Span;
+
+    /// Errors come first, then warnings, each kept in the order given; allowed ones are
+    /// left out.
+    #[test]
+    fn errors_before_warnings() {
+        let levels = [
+            Level::Warn,
+            Level::Deny,
+            Level::Allow,
+            Level::Warn,
+            Level::Deny,
+        ];
+        let diags: Vec<Diagnostic> = levels
+            .iter()
+            .enumerate()
+            .map(|(i, &level)| {
+                let mut at = Span::start_of(PathBuf::from("src/lib.rs"));
+                at.line_start = i + 1;
+                let mut d = Diagnostic::new(Code::SyncInNoSync, format!("d{i}"), at);
+                d.level = level;
+                d
+            })
+            .collect();
+        let sources = SourceMap::new(Path::new("/w"));
+        let workspace = Workspace {
+            manifest_path: Path::new("/w/Cargo.toml"),
+            metadata: None,
+            srcroot: None,
+        };
+        let report = Report::new(&diags, &sources, &workspace);
+        let order: Vec<&str> = report.diagnostics().map(|d| d.message.as_str()).collect();
+        assert_eq!(order, ["d1", "d4", "d0", "d3"]);
     }
 }

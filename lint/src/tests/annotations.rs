@@ -154,8 +154,8 @@ fn setup_is_its_own_kind() {
             "11:38 setup-sync-in-no-sync: `a` is #[no_sync] but reaches one-time setup that blocks the host: `CudaContext::load_module`",
             "11:49 setup-sync-in-no-sync: `a` is #[no_sync] but reaches one-time setup that blocks the host: `nvrtc::compile_ptx`",
             "11:69 sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`",
+            // `d.streams()` reaches `new_stream` and `fork`: one setup finding per call site.
             "12:30 setup-sync-in-no-sync: `b` is #[no_sync] but reaches one-time setup that blocks the host: `CudaContext::new_stream`",
-            "12:30 setup-sync-in-no-sync: `b` is #[no_sync] but reaches one-time setup that blocks the host: `CudaStream::fork`",
             "12:50 setup-sync-in-no-sync: `b` is #[no_sync] but reaches one-time setup that blocks the host: `CudaContext::new`",
         ],
         "{out}"
