@@ -12,6 +12,27 @@ pub const DROP: &str = "std::Drop";
 /// `core::ops::Deref`.
 pub const DEREF: &str = "std::Deref";
 
+/// `core::fmt::Debug`: `{:?}` shows a value with it.
+pub const DEBUG: &str = "std::Debug";
+/// `core::fmt::Display`: `{}` and `to_string()` show a value with it.
+pub const DISPLAY: &str = "std::Display";
+
+/// Whether std's `Debug` for the std type `canonical` shows its type arguments' values
+/// with their own `Debug` (`Vec<T>`, `Option<T>`, `Result<T, E>`; not `PhantomData<T>`).
+pub fn shows_elements_with_debug(canonical: &str) -> bool {
+    matches!(
+        canonical,
+        "std::Vec"
+            | "std::VecDeque"
+            | "std::Option"
+            | "std::Result"
+            | "std::HashMap"
+            | "std::BTreeMap"
+            | "std::HashSet"
+            | "std::BTreeSet"
+    )
+}
+
 /// The crate names that mean std (`core` and `alloc` are re-exported by it).
 pub fn is_std_crate(name: &str) -> bool {
     matches!(name, "std" | "core" | "alloc")

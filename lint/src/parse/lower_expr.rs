@@ -239,6 +239,9 @@ impl Lower<'_> {
             }
             return Expr::Escape;
         }
+        if let Some(e) = self.fmt_macro(name, &m.tokens) {
+            return e;
+        }
         let mut kids = Vec::new();
         let parser = Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated;
         if let Ok(args) = m.parse_body_with(parser) {

@@ -14,6 +14,7 @@ pub mod ir;
 pub mod lazy;
 pub(crate) mod lower;
 mod lower_expr;
+mod lower_fmt;
 pub(crate) mod lower_macro;
 mod lower_mod;
 mod prescan;

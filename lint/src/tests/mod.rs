@@ -228,6 +228,7 @@ mod demand;
 mod dispatch;
 mod external;
 mod findings;
+mod formatting;
 mod lazy;
 mod limits;
 mod macros;

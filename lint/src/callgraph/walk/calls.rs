@@ -109,6 +109,9 @@ impl Walker<'_, '_> {
         if let Some(&f) = self.map.builtin.get(&joined) {
             return self.call_fn(f, tags::edge(How::Path, WRITTEN), None, args, span, 1);
         }
+        if let Some(r) = self.call_external_trait(segs, args, span) {
+            return r;
+        }
         self.external_callbacks(segs, args, span);
         let args: Vec<Ty> = args.iter().map(|(t, _)| t.clone()).collect();
         (
@@ -185,6 +188,12 @@ impl Walker<'_, '_> {
             ret.get_or_insert(r);
         }
         if let Some(r) = ret {
+            return r;
+        }
+        if name == "to_string"
+            && args.is_empty()
+            && let Some(r) = self.call_to_string(&recv, span)
+        {
             return r;
         }
         if !known && recv.0 == Ty::Unknown && !STD_METHODS.contains(&name) {

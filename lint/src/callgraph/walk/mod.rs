@@ -6,6 +6,7 @@ mod blanket;
 mod calls;
 mod drops;
 mod external;
+mod formats;
 mod narrow;
 mod patterns;
 
