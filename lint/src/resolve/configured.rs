@@ -120,16 +120,32 @@ fn resolve_entry(map: &mut DefMap<'_>, path: &PathKind, sink: bool) -> Result<Ve
     if first == "cudarc" {
         return Ok(vec![cudarc_fn(map, segs, sink)?]);
     }
-    let krate = map.crates.iter().position(|c| c.name == *first).ok_or_else(|| {
-        format!("matches nothing: no analysed crate is named `{first}` (paths start with a crate name)")
-    })?;
     let refs: Vec<&str> = segs.iter().map(String::as_str).collect();
-    match map.resolve_path(map.crates[krate].root, &refs, false) {
-        Some(Def::Fn(f)) => Ok(vec![f]),
+    // A package's lib and bins may share a crate name: the path is looked up in each.
+    let found: Vec<Option<Def>> = crates_named(map, first)
+        .map(|k| map.resolve_path(map.crates[k].root, &refs, false))
+        .collect();
+    if found.is_empty() {
+        return Err(format!(
+            "matches nothing: no analysed crate is named `{first}` (paths start with a crate name)"
+        ));
+    }
+    if let Some(f) = found.iter().find_map(|d| match d {
+        Some(Def::Fn(f)) => Some(*f),
+        _ => None,
+    }) {
+        return Ok(vec![f]);
+    }
+    match found.into_iter().flatten().next() {
         Some(Def::Type(_) | Def::Trait(_)) => Err("names a type, not a function".to_owned()),
         Some(Def::Mod(_) | Def::Crate(_)) => Err("names a module, not a function".to_owned()),
         _ => Err("matches no function of the analysed crates".to_owned()),
     }
+}
+
+/// The analysed crates named `name` (a lib and the bins of its package may share it).
+fn crates_named<'m>(map: &'m DefMap<'_>, name: &'m str) -> impl Iterator<Item = usize> + 'm {
+    (0..map.crates.len()).filter(move |&k| map.crates[k].name == name)
 }
 
 /// `<Type as Trait>::method`: the method of that impl, or the trait's provided method
@@ -164,11 +180,12 @@ fn qualified(
 /// canonical path.
 fn find(map: &DefMap<'_>, p: &[String]) -> Option<Def> {
     let first = p.first()?;
-    let Some(krate) = map.crates.iter().position(|c| c.name == *first) else {
+    let mut krates = crates_named(map, first).peekable();
+    if krates.peek().is_none() {
         return Some(Def::Trait(crate::known::canonical_name(p)));
-    };
+    }
     let refs: Vec<&str> = p.iter().map(String::as_str).collect();
-    map.resolve_path(map.crates[krate].root, &refs, false)
+    krates.find_map(|k| map.resolve_path(map.crates[k].root, &refs, false))
 }
 
 /// A cudarc fn: from the built-in table, or (for `sinks`) a new external sink.

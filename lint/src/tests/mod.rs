@@ -79,6 +79,16 @@ fn analyze_tree(
     crates: &[(&str, &str)],
     deps: &[(usize, usize)],
 ) -> crate::Analysis {
+    analyze_tree_with(files, crates, deps, &Config::default())
+}
+
+/// [`analyze_tree`] with a configuration.
+fn analyze_tree_with(
+    files: &[(&str, &str)],
+    crates: &[(&str, &str)],
+    deps: &[(usize, usize)],
+    cfg: &Config,
+) -> crate::Analysis {
     let dir = PathBuf::from("/mem/tree");
     let mut mem = MemLoader::new();
     for (path, text) in files {
@@ -89,7 +99,7 @@ fn analyze_tree(
         let name = specs[b].name.clone();
         specs[a].deps.push((name, DepTarget::Analysed(b)));
     }
-    both_walks(&Config::default(), |core| {
+    both_walks(cfg, |core| {
         let (root, specs) = (dir.clone(), specs.clone());
         analyze_crates_with(root, specs, core, &mem, SourceMap::new(&dir))
     })

@@ -244,6 +244,28 @@ fn config_roots_sinks_and_errors() {
     ");
 }
 
+/// A package's lib and bin share a crate name (`app`); a config path is looked up in both,
+/// so the bin's modules can be named.
+#[test]
+fn config_paths_reach_a_bin_that_shares_its_libs_name() {
+    let text = "roots = [\"app::hot::step\"]\nsinks = [\"app::hot::wait\"]\n";
+    let (cfg, _, diags) = config_from_toml(text);
+    assert!(diags.is_empty());
+    let files = [
+        ("src/lib.rs", "pub fn util() {}\n"),
+        ("src/main.rs", "mod hot;\nfn main() { hot::step() }\n"),
+        ("src/hot.rs", "pub fn wait() {}\npub fn step() { wait() }\n"),
+    ];
+    let crates = [("app", "src/lib.rs"), ("app", "src/main.rs")];
+    let out = render(&analyze_tree_with(&files, &crates, &[], &cfg), true);
+    insta::assert_snapshot!(out, @"
+    src/hot.rs:2:17 sync-in-no-sync: `step` is a configured no-sync root but reaches a host-blocking call: `wait`
+      = this call reaches `app::hot::wait`, which blocks the host
+      via 2:17 app::hot::step (exact)
+      stats: 2 edges, 0 unresolved
+    ");
+}
+
 #[test]
 fn generic_struct_fields_take_the_receivers_arguments() {
     let src = with_prelude(
