@@ -130,6 +130,14 @@ fn lint_repo(dir: &Path, repo: &Repo, roots: &[&Root], b: usize) -> Vec<Said> {
         String::from_utf8_lossy(&out.stderr)
     );
     let messages = parse_messages(&stdout);
+    // Without cargo's graph the lint analyses a guessed selection: not the repo as built.
+    let fallback = messages.iter().find(|m| m.code == "workspace-fallback");
+    assert!(
+        fallback.is_none(),
+        "lint on {} batch {b}: {}",
+        repo.name,
+        fallback.map_or("", |m| m.text.as_str())
+    );
     roots.iter().map(|r| said_about(r, &messages)).collect()
 }
 
