@@ -34,6 +34,11 @@ pub struct LevelOverrides {
     steps: Vec<(Target, Level)>,
 }
 
+/// The known code (or `warnings`) closest to a mistyped `name`, for a "did you mean".
+pub fn closest_code(name: &str) -> Option<&'static str> {
+    crate::diagnostics::suggest::closest_code(name, &["warnings"])
+}
+
 /// Parses a code name as given to `-D` or `levels` (`warnings` included).
 pub fn parse_target(name: &str) -> Result<Target, LevelError> {
     let name = name.trim();

@@ -65,6 +65,7 @@ pub use config::load_file as load_config_file;
 pub use config::load_manifest as load_config_manifest;
 pub use source::{DiskLoader, Loader, MemLoader, SourceMap};
 /// Runs `cargo metadata` and selects the crates to analyse.
+pub use workspace::cache_dir::cache_dir;
 pub use workspace::load as load_workspace;
 pub use workspace::{CrateSpec, DepTarget, MetadataTable, WorkspaceOptions, is_status_line};
 

@@ -142,6 +142,15 @@ fn write(dir: &Path, path: &str, text: &str) {
     fs::write(p, text).expect("a written file");
 }
 
+/// The directory of the caches of the workspace at `dir`, in the target dir cargo gives
+/// it (`CARGO_TARGET_DIR` when set, else its own `target/`).
+fn cache_dir(dir: &Path) -> PathBuf {
+    let cwd = std::env::current_dir().expect("a current directory");
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| dir.join("target"), |t| cwd.join(t));
+    nosync_lint::cache_dir(&target, dir)
+}
+
 /// A fresh copy of the two-crate workspace (`APP` depending on `GPU`) in a temporary
 /// directory named after `tag`: the directory and its manifest's path.
 fn two_crate_workspace(tag: &str) -> (PathBuf, String) {
@@ -363,7 +372,7 @@ fn a_damaged_lowered_file_cache_is_ignored() {
         .to_vec();
     let cold = timeless(run(&with(&args, &["--no-cache"])));
     check_identical(&args).unwrap_or_else(|e| panic!("{e}"));
-    let file = dir.join("target/nosync-lint/lowered.bin");
+    let file = cache_dir(&dir).join("lowered.bin");
     let good = fs::read(&file).expect("the cache of lowered files");
     let mut flipped = good.clone();
     let last = flipped.len() - 1;

@@ -10,7 +10,7 @@ mod baseline_io;
 
 use crate::diagnostics::{Diagnostic, explain};
 use crate::engine::{self, Analysis};
-use crate::levels::LevelOverrides;
+use crate::levels::{LevelError, LevelOverrides, closest_code};
 use crate::render;
 use crate::report::{self, Report};
 use args::Cli;
@@ -81,7 +81,7 @@ fn run_with(
     opts.drop_late_guess = true;
     opts.exiting = exiting;
     // The run reports only what the levels leave: what they allow need not be made (a
-    // bad code is reported after the analysis, exit status 2; everything is made then).
+    // bad code was reported before the analysis, `early`).
     opts.levels = cli.output.level_overrides().ok();
     let mut analysis = match engine::analyze(&opts, &mut progress) {
         Ok(analysis) => analysis,
@@ -117,6 +117,10 @@ fn early(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Option<i32> {
         );
         return Some(2);
     }
+    if let Err(e) = cli.output.level_overrides() {
+        let _ = writeln!(err, "error: {}", level_error(&e));
+        return Some(2);
+    }
     let name = cli.output.explain()?;
     Some(match explain::explain_or_list(name) {
         Ok(text) => {
@@ -128,6 +132,17 @@ fn early(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Option<i32> {
             2
         }
     })
+}
+
+/// A bad `-D/-W/-A` code's message, with the closest known code as a "did you mean".
+fn level_error(e: &LevelError) -> String {
+    match e {
+        LevelError::UnknownCode { name, .. } => match closest_code(name) {
+            Some(near) => format!("{e}\n  = help: did you mean `{near}`?"),
+            None => e.to_string(),
+        },
+        LevelError::UnknownLevel { .. } => e.to_string(),
+    }
 }
 
 /// The final diagnostics: the baseline applied, then the config's and the command line's level
@@ -167,7 +182,7 @@ fn overrides(
     }
     for (level, code) in args.levels() {
         if let Err(e) = overrides.push_name(*level, code) {
-            let _ = writeln!(err, "error: {e}");
+            let _ = writeln!(err, "error: {}", level_error(&e));
             return Err(2);
         }
     }

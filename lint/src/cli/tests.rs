@@ -107,4 +107,34 @@ fn an_unknown_target_is_a_tool_error() {
     assert!(err.starts_with(said), "{err}");
     assert!(err.ends_with("(from `rustc --print cfg`)\n"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
+
+/// A mistyped code on the command line is a tool error before any analysis, with the
+/// closest known code as a "did you mean" (`-A`, `-D`, `-W` and `--explain` alike).
+#[test]
+fn a_mistyped_code_gets_the_closest_one() {
+    let known: Vec<&str> = crate::Code::ALL.iter().map(|c| c.as_str()).collect();
+    let known = known.join(", ");
+    let missing = "/nonexistent/nosync-lint-test/Cargo.toml";
+    let level = lint(
+        &["--manifest-path", missing, "-A", "sync-in-nosync"],
+        Terminal::No,
+    );
+    let expected = format!(
+        "error: unknown diagnostic code `sync-in-nosync`; known codes: warnings, {known}\n  \
+         = help: did you mean `sync-in-no-sync`?\n"
+    );
+    assert_eq!(level, (2, String::new(), expected));
+    let explain = lint(&["--explain", "setup-sync"], Terminal::No);
+    let expected = format!(
+        "error: no diagnostic code named `setup-sync`; known codes: {known}\n  \
+         = help: did you mean `setup-sync-in-no-sync`?\n"
+    );
+    assert_eq!(explain, (2, String::new(), expected));
+    let far = lint(
+        &["-D", "E0308", "--explain", "sync-in-no-sync"],
+        Terminal::No,
+    );
+    let expected =
+        format!("error: unknown diagnostic code `E0308`; known codes: warnings, {known}\n");
+    assert_eq!(far, (2, String::new(), expected));
 }

@@ -221,13 +221,11 @@ fn level_entry(
     diags: &mut Vec<Diagnostic>,
 ) -> Option<LevelEntry> {
     let target = levels::parse_target(code.get_ref()).map_err(|e| {
-        let codes = Code::ALL.iter().map(|c| c.as_str()).chain(["warnings"]);
-        let wrong = code.get_ref().trim();
-        diags.push(with_suggestion(
-            level_error(&e, code.span(), cx),
-            wrong,
-            codes,
-        ));
+        let d = level_error(&e, code.span(), cx);
+        diags.push(match levels::closest_code(code.get_ref()) {
+            Some(near) => d.with_help(format_args!("did you mean `{near}`?")),
+            None => d,
+        });
     });
     let level_at = level.span();
     let parsed = match level.into_inner() {

@@ -77,10 +77,14 @@ pub fn explain_or_list(name: &str) -> Result<&'static str, String> {
         Some(text) => Ok(text),
         None => {
             let known: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
-            Err(format!(
+            let mut message = format!(
                 "no diagnostic code named `{name}`; known codes: {}",
                 known.join(", ")
-            ))
+            );
+            if let Some(near) = super::suggest::closest_code(name, &[]) {
+                message.push_str(&format!("\n  = help: did you mean `{near}`?"));
+            }
+            Err(message)
         }
     }
 }

@@ -24,9 +24,34 @@ pub fn closest<'a>(wrong: &str, candidates: impl IntoIterator<Item = &'a str>) -
     best.map(|(_, c)| c)
 }
 
+/// The diagnostic code (or one of `extra`, such as `warnings`) meant by a mistyped `name`:
+/// the [`closest`] by edit distance, else the first whose name starts with it
+/// (`setup-sync` for `setup-sync-in-no-sync`).
+pub fn closest_code(name: &str, extra: &[&'static str]) -> Option<&'static str> {
+    let name = name.trim();
+    let names = || (super::Code::ALL.iter().map(|c| c.as_str())).chain(extra.iter().copied());
+    closest(name, names()).or_else(|| {
+        let long_enough = name.chars().count() >= 4;
+        names().find(|n| long_enough && *n != name && n.starts_with(name))
+    })
+}
+
 #[cfg(test)]
 mod tests {
-    use super::closest;
+    use super::{closest, closest_code};
+
+    #[test]
+    fn a_mistyped_or_shortened_code_is_suggested() {
+        assert_eq!(closest_code("sync-in-nosync", &[]), Some("sync-in-no-sync"));
+        assert_eq!(
+            closest_code("setup-sync", &[]),
+            Some("setup-sync-in-no-sync")
+        );
+        assert_eq!(closest_code("warning", &["warnings"]), Some("warnings"));
+        assert_eq!(closest_code("E0308", &[]), None);
+        assert_eq!(closest_code("sync", &[]), Some("sync-in-no-sync"));
+        assert_eq!(closest_code("syn", &[]), None);
+    }
 
     #[test]
     fn close_names_are_suggested_and_far_ones_not() {

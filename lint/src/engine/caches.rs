@@ -4,25 +4,29 @@
 //! (a speculative run, `speculate.rs`).
 
 use crate::source::{DiskLoader, Loader, LoweredCache, Reader, Stamp};
+use crate::workspace::cache_dir::{self, cache_dir};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Where the cache of lowered files lives (`<target>/nosync-lint/lowered.bin`), and the
-/// build of the lint that may read it: its version and its executable's size and time,
-/// so that a rebuilt lint never reads what another build lowered.
+/// Where the cache of lowered files lives (`lowered.bin` in the workspace's directory of
+/// the target dir, [`cache_dir`]), and the build of the lint that may read it: its version
+/// and its executable's size and time, so that a rebuilt lint never reads what another
+/// build lowered.
 #[derive(Debug, Clone)]
 pub(super) struct LoweredSlot {
     file: PathBuf,
     build: u128,
+    /// The workspace root whose caches these are.
+    root: PathBuf,
 }
 
 impl LoweredSlot {
-    /// The slot in `target_dir`; `None` when the running executable cannot be identified
-    /// (then nothing is cached).
-    pub(super) fn of(target_dir: &Path) -> Option<LoweredSlot> {
+    /// The slot of the workspace at `root` in `target_dir`; `None` when the running
+    /// executable cannot be identified (then nothing is cached).
+    pub(super) fn of(target_dir: &Path, root: &Path) -> Option<LoweredSlot> {
         let exe = std::env::current_exe().ok()?;
         let meta = std::fs::metadata(&exe).ok()?;
         let time = meta
@@ -35,11 +39,23 @@ impl LoweredSlot {
         h.update(exe.as_os_str().as_encoded_bytes());
         h.update(&meta.len().to_le_bytes());
         h.update(&time.as_nanos().to_le_bytes());
-        let dir = target_dir.join("nosync-lint");
+        let root = crate::paths::normalize(root);
+        let dir = cache_dir(&crate::paths::normalize(target_dir), &root);
         Some(LoweredSlot {
             file: dir.join("lowered.bin"),
             build: h.digest128(),
+            root,
         })
+    }
+
+    /// Marks the workspace's caches used by this run; the first run of a workspace in this
+    /// target dir prunes the others' ([`cache_dir::prune`]).
+    pub(super) fn mark_used(&self) {
+        if let Some(dir) = self.file.parent() {
+            if cache_dir::mark_used(dir, &self.root) {
+                cache_dir::prune(dir);
+            }
+        }
     }
 
     /// The slot of another cache beside this one (the same build).
@@ -47,6 +63,7 @@ impl LoweredSlot {
         LoweredSlot {
             file: self.file.with_file_name(name),
             build: self.build,
+            root: self.root.clone(),
         }
     }
 

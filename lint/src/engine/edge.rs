@@ -106,7 +106,7 @@ fn run_once(
     let start = Instant::now();
     let slot = (inputs.target_dir.as_deref())
         .filter(|_| opts.workspace.cache)
-        .and_then(LoweredSlot::of);
+        .and_then(|target| LoweredSlot::of(target, &inputs.root));
     let [mut lowered, bodies, expansions, walks, stamp_table] = read_caches(slot.as_ref());
     if let Some(found) = ahead {
         let cache = lowered.get_or_insert_with(LoweredCache::read_only);
@@ -247,6 +247,9 @@ pub(super) fn complete(
     a.stats.texts_read = Some(a.sources.texts_read());
     if let (Some(slot), Some(table)) = (&ran.stamps_slot, a.sources.take_stamps()) {
         slot.write(&table);
+    }
+    if let Some(slot) = &ran.stamps_slot {
+        slot.mark_used();
     }
     let write_time = loader.join() + start.elapsed();
     a.stats

@@ -115,6 +115,20 @@ fn malformed_attributes_are_located_and_ignored_as_the_macro_ignores_them() {
 }
 
 #[test]
+fn a_mistyped_attribute_argument_gets_the_closest_one() {
+    let src = with_prelude("#[synchronizes(reson = \"copies\")] fn a() {}\n");
+    let out = check(&src);
+    let lines: Vec<&str> = out.lines().filter(|l| !l.starts_with("  ")).collect();
+    assert_eq!(
+        lines,
+        [
+            "4:16 invalid-annotation: unknown argument `reson`; expected `maybe` or `reason = \"...\"`; did you mean `reason`?"
+        ],
+        "{out}"
+    );
+}
+
+#[test]
 fn malformed_escapes_are_located_and_still_escape() {
     let src = with_prelude(
         "#[synchronizes] fn w() {}\n\

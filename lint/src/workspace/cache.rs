@@ -1,5 +1,6 @@
-//! The workspace stage's answer kept between runs, in the target dir
-//! (`<target>/nosync-lint/metadata-<options>.json`, never beside the sources): the
+//! The workspace stage's answer kept between runs, in the workspace's directory of the
+//! target dir (`metadata-<options>.json` in [`super::cache_dir::cache_dir`], never beside
+//! the sources): the
 //! selected crates and the metadata of their packages and of the members, not the whole
 //! graph cargo printed (on candle 3.4 MB of JSON, whose parsing was most of a hit's 45 ms).
 //!
@@ -54,7 +55,7 @@ impl Slot {
             Some(t) => crate::paths::normalize(&std::env::current_dir().ok()?.join(t)),
             None => root.join("target"),
         };
-        let file = target.join("nosync-lint").join(format!(
+        let file = super::cache_dir::cache_dir(&target, &root).join(format!(
             "metadata-{:016x}.json",
             options_key(opts, &manifest)
         ));
@@ -114,6 +115,8 @@ impl Slot {
             let _ = std::fs::rename(&tmp, &self.file);
         }
         let _ = std::fs::remove_file(&tmp);
+        // A miss (cargo ran): the time to prune this target dir's caches.
+        super::cache_dir::prune(dir);
     }
 }
 

@@ -25,6 +25,7 @@
 //! before the fallback can start.
 
 pub mod cache;
+pub mod cache_dir;
 mod cargo;
 mod disk;
 mod guess;

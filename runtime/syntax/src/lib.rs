@@ -208,7 +208,11 @@ fn parse_synchronizes(tokens: TokenStream) -> syn::Result<Args> {
         } else if meta.path.is_ident("reason") {
             set_reason(&mut reason, &meta, "say how this function blocks the host")
         } else {
-            Err(unknown(&meta, "`maybe` or `reason = \"...\"`"))
+            Err(unknown(
+                &meta,
+                "`maybe` or `reason = \"...\"`",
+                &["maybe", "reason"],
+            ))
         }
     });
     parser.parse2(tokens)?;
@@ -227,7 +231,7 @@ fn parse_allow_sync(tokens: TokenStream, attr: Span) -> syn::Result<Args> {
         if meta.path.is_ident("reason") {
             set_reason(&mut reason, &meta, "say why waiting here is fine")
         } else {
-            Err(unknown(&meta, "`reason = \"...\"`"))
+            Err(unknown(&meta, "`reason = \"...\"`", &["reason"]))
         }
     });
     parser.parse2(tokens)?;
@@ -281,7 +285,9 @@ fn set_reason(slot: &mut Option<LitStr>, meta: &ParseNestedMeta, hint: &str) -> 
     Ok(())
 }
 
-fn unknown(meta: &ParseNestedMeta, expected: &str) -> syn::Error {
+/// An unknown argument's error: what the attribute takes, and the closest of `known` when
+/// one is near (at most a third of the name's characters edited, as cargo and rustc suggest).
+fn unknown(meta: &ParseNestedMeta, expected: &str, known: &[&str]) -> syn::Error {
     let path = meta
         .path
         .segments
@@ -289,9 +295,20 @@ fn unknown(meta: &ParseNestedMeta, expected: &str) -> syn::Error {
         .map(|s| s.ident.to_string())
         .collect::<Vec<_>>()
         .join("::");
-    meta.error(format_args!(
-        "unknown argument `{path}`; expected {expected}"
-    ))
+    let limit = (path.chars().count() / 3).max(1);
+    let near = known
+        .iter()
+        .map(|k| (strsim::levenshtein(&path, k), k))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, _)| d);
+    match near {
+        Some((_, near)) => meta.error(format_args!(
+            "unknown argument `{path}`; expected {expected}; did you mean `{near}`?"
+        )),
+        None => meta.error(format_args!(
+            "unknown argument `{path}`; expected {expected}"
+        )),
+    }
 }
 
 #[cfg(test)]

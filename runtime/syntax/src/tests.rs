@@ -162,6 +162,40 @@ fn synchronizes_rejections() {
 }
 
 #[test]
+fn a_mistyped_argument_gets_the_closest_one() {
+    let cases = [
+        (
+            AttrName::Synchronizes,
+            quote!(reson = "copies"),
+            "unknown argument `reson`; expected `maybe` or `reason = \"...\"`; did you mean `reason`?",
+        ),
+        (
+            AttrName::Synchronizes,
+            quote!(mayb, reason = "copies"),
+            "unknown argument `mayb`; expected `maybe` or `reason = \"...\"`; did you mean `maybe`?",
+        ),
+        (
+            AttrName::AllowSync,
+            quote!(reasons = "warm-up"),
+            "unknown argument `reasons`; expected `reason = \"...\"`; did you mean `reason`?",
+        ),
+        // Too far from every argument: no suggestion.
+        (
+            AttrName::Synchronizes,
+            quote!(blocking),
+            "unknown argument `blocking`; expected `maybe` or `reason = \"...\"`",
+        ),
+    ];
+    for (name, tokens, expected) in cases {
+        assert_eq!(
+            check(name, tokens.clone()),
+            Err(expected.to_owned()),
+            "{tokens}"
+        );
+    }
+}
+
+#[test]
 fn allow_sync_requires_a_reason() {
     assert_eq!(
         check(AttrName::AllowSync, quote!(reason = "warm-up")),

@@ -1,0 +1,8 @@
+use nosync::synchronizes;
+
+#[synchronizes(reson = "waits")]
+fn wait() {}
+
+fn main() {
+    wait();
+}
