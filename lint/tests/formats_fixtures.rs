@@ -560,3 +560,49 @@ fn every_fixture_renders_cargo_json_and_valid_sarif() {
         );
     }
 }
+
+/// `--no-deps` on a crate whose chains go into its dependencies says that they were not
+/// followed (a warning, exit 0), and an `allow` entry naming a dependency is no config
+/// error then (the dependency is not read), while it is one without `--no-deps` when it
+/// matches nothing.
+#[test]
+fn no_deps_says_when_chains_leave_the_workspace() {
+    let dir = demo_copy(|m| {
+        m.replace(
+            "[workspace]",
+            "[package.metadata.nosync-lint]\nallow = [\"nosync::no_such_fn\"]\n\n[workspace]",
+        )
+    });
+    let manifest = dir.path().join("Cargo.toml");
+    let run = lint_manifest(&manifest, &["--no-deps", "--no-cache", "-q"]);
+    assert_eq!(run.exit, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(
+            "warning[chains-leave-workspace]: with --no-deps, 22 calls reached from the no-sync \
+             roots could not be followed"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(
+            "= note: the members' dependencies are not read with --no-deps: `cudarc`, `nosync`"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("config-error"), "{}", run.stdout);
+    let full = lint_manifest(&manifest, &["--no-cache", "-q"]);
+    assert_eq!(full.exit, 1, "{}{}", full.stdout, full.stderr);
+    assert!(
+        full.stdout
+            .contains("error[config-error]: `nosync::no_such_fn` matches"),
+        "{}",
+        full.stdout
+    );
+    assert!(
+        !full.stdout.contains("chains-leave-workspace"),
+        "{}",
+        full.stdout
+    );
+}

@@ -107,6 +107,7 @@ fn an_unknown_target_is_a_tool_error() {
     assert!(err.starts_with(said), "{err}");
     assert!(err.ends_with("(from `rustc --print cfg`)\n"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
+}
 
 /// A mistyped code on the command line is a tool error before any analysis, with the
 /// closest known code as a "did you mean" (`-A`, `-D`, `-W` and `--explain` alike).

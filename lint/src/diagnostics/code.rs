@@ -67,6 +67,8 @@ codes! {
         "a `mod` declaration names a file that does not exist";
     ConfigError = "config-error", Deny,
         "the lint's configuration is invalid or names a path that matches nothing";
+    ChainsLeaveWorkspace = "chains-leave-workspace", Warn,
+        "with --no-deps, calls reached from the no-sync roots leave the workspace and are not followed";
     WorkspaceFallback = "workspace-fallback", Warn,
         "cargo could not resolve the dependency graph; it was rebuilt from the members and what is on disk";
     InternalError = "internal-error", Deny,

@@ -4,6 +4,7 @@
 //! [`Inputs`], so that two runs on equal inputs are the same run (`speculate.rs`).
 
 use super::caches::{BODIES, CachingDisk, EXPANSIONS, LoweredSlot, STAMPS, WALKS};
+use super::no_deps::{self, Unread};
 use super::{Analysis, Core, analyze_crates_with, sort};
 use crate::config::{self, Config};
 use crate::diagnostics::{Code, Diagnostic, Level};
@@ -28,6 +29,9 @@ pub(super) struct Inputs {
     pub crates: Vec<CrateSpec>,
     pub config_tables: Vec<(PathBuf, MetadataTable)>,
     pub target_dir: Option<PathBuf>,
+    /// The members' dependencies that are not analysed (`--no-deps` drops the configured
+    /// paths into them: `no_deps.rs`).
+    pub unread: Vec<Unread>,
 }
 
 impl Inputs {
@@ -40,6 +44,7 @@ impl Inputs {
                 .metadata
                 .as_ref()
                 .map(|m| m.target_directory.clone().into_std_path_buf()),
+            unread: no_deps::unread_deps(ws),
         }
     }
 }
@@ -101,7 +106,10 @@ fn run_once(
     stamps: bool,
 ) -> anyhow::Result<Ran> {
     let start = Instant::now();
-    let (cfg, mut sources, config_diags) = load_config(inputs, opts)?;
+    let (mut cfg, mut sources, config_diags) = load_config(inputs, opts)?;
+    if opts.workspace.no_deps {
+        no_deps::drop_unread(&mut cfg, &inputs.unread);
+    }
     let config_time = start.elapsed();
     let start = Instant::now();
     let slot = (inputs.target_dir.as_deref())
@@ -127,7 +135,9 @@ fn run_once(
         eager_bodies: opts.eager_bodies,
         walk_every_fn: opts.walk_every_fn,
         exiting: opts.exiting,
-        unresolved_calls: made(opts, &cfg, Code::UnresolvedCallInNoSync),
+        // `--no-deps` counts them (`chains-leave-workspace`).
+        unresolved_calls: opts.workspace.no_deps
+            || made(opts, &cfg, Code::UnresolvedCallInNoSync),
         target: &target,
     };
     let loader = CachingDisk::new(slot, hold).cancelled_by(cancel);

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 mod caches;
 mod edge;
+mod no_deps;
 mod speculate;
 mod stages;
 
@@ -150,6 +151,12 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
     };
     let mut a = edge::complete(ran, ws, ws_diags, phases);
     a.stats.speculation = verdict;
+    if opts.workspace.no_deps
+        && let Some(d) = no_deps::leaving(&a.diagnostics, &inputs.unread)
+    {
+        a.diagnostics.push(d);
+        sort(&mut a.diagnostics);
+    }
     Ok(a)
 }
 

@@ -17,11 +17,6 @@ use serde::Serialize;
 /// The schema URI written in `$schema`.
 pub const SCHEMA_URI: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
-/// Where the rules' help lives.
-const DOCS_URI: &str = concat!(
-    env!("CARGO_PKG_REPOSITORY"),
-    "/blob/main/lint/docs/diagnostics.md"
-);
 /// The fingerprint's key in `partialFingerprints`.
 pub const FINGERPRINT_KEY: &str = "nosyncChain/v1";
 
@@ -54,7 +49,6 @@ struct Driver {
     name: &'static str,
     version: &'static str,
     semantic_version: &'static str,
-    information_uri: &'static str,
     rules: Vec<Rule>,
 }
 
@@ -65,8 +59,8 @@ struct Rule {
     name: String,
     short_description: Text,
     full_description: Text,
+    /// The code's `--explain` text (no help URI: the text is the documentation).
     help: Help,
-    help_uri: String,
     default_configuration: Configuration,
     properties: RuleProperties,
 }
@@ -170,7 +164,6 @@ pub fn render(report: &Report<'_>) -> String {
                     name: "cargo-nosync-lint",
                     version: crate::VERSION,
                     semantic_version: crate::VERSION,
-                    information_uri: env!("CARGO_PKG_REPOSITORY"),
                     rules: Code::ALL.iter().map(|&code| rule(code)).collect(),
                 },
             },
@@ -205,7 +198,6 @@ fn rule(code: Code) -> Rule {
             text: help.to_owned(),
             markdown: help.to_owned(),
         },
-        help_uri: format!("{DOCS_URI}#{}", code.as_str()),
         default_configuration: Configuration {
             enabled: code.default_level() != Level::Allow,
             level: level_name(code.default_level()),
