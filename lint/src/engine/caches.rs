@@ -51,10 +51,10 @@ impl LoweredSlot {
     /// Marks the workspace's caches used by this run; the first run of a workspace in this
     /// target dir prunes the others' ([`cache_dir::prune`]).
     pub(super) fn mark_used(&self) {
-        if let Some(dir) = self.file.parent() {
-            if cache_dir::mark_used(dir, &self.root) {
-                cache_dir::prune(dir);
-            }
+        if let Some(dir) = self.file.parent()
+            && cache_dir::mark_used(dir, &self.root)
+        {
+            cache_dir::prune(dir);
         }
     }
 

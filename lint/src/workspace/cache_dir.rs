@@ -104,7 +104,7 @@ pub fn prune(dir: &Path) {
         }
     }
     // Newest first; `dir` itself is the one more kept.
-    kept.sort_by(|a, b| b.0.cmp(&a.0));
+    kept.sort_by_key(|k| std::cmp::Reverse(k.0));
     for (_, path) in kept.iter().skip(KEEP_WORKSPACES.saturating_sub(1)) {
         let _ = std::fs::remove_dir_all(path);
     }
@@ -144,7 +144,7 @@ fn prune_metadata(dir: &Path) {
             (time.unwrap_or(SystemTime::UNIX_EPOCH), e.path())
         })
         .collect();
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
     for (_, path) in found.iter().skip(KEEP_METADATA) {
         let _ = std::fs::remove_file(path);
     }
