@@ -136,8 +136,7 @@ fn run_once(
         walk_every_fn: opts.walk_every_fn,
         exiting: opts.exiting,
         // `--no-deps` counts them (`chains-leave-workspace`).
-        unresolved_calls: opts.workspace.no_deps
-            || made(opts, &cfg, Code::UnresolvedCallInNoSync),
+        unresolved_calls: opts.workspace.no_deps || made(opts, &cfg, Code::UnresolvedCallInNoSync),
         target: &target,
     };
     let loader = CachingDisk::new(slot, hold).cancelled_by(cancel);
