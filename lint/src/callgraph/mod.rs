@@ -8,6 +8,7 @@ mod frontier;
 mod returns;
 mod reuse;
 mod specialise;
+mod std_types;
 pub mod tags;
 
 pub use reuse::Reuse;

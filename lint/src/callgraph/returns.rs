@@ -44,6 +44,13 @@ pub fn std_assoc_ret(segs: &[String], args: &[Ty]) -> Option<Ty> {
     let first = || args.first().cloned().unwrap_or(Ty::Unknown);
     match (ty.as_str(), name.as_str()) {
         (t, "new") if WRAPPING_NEW.contains(&t) => Some(Ty::Adt(ty, vec![first()])),
+        // `std::slice::from_raw_parts(ptr as *const T, n)`: a `[T]`.
+        ("std::slice", "from_raw_parts" | "from_raw_parts_mut" | "from_ref" | "from_mut") => {
+            Some(Ty::Slice(Box::new(first())))
+        }
+        ("std::mem", "take" | "replace") => Some(first()),
+        ("std::iter", "once" | "repeat") => Some(super::std_types::iter_of(first())),
+        ("std::String", "new" | "from" | "with_capacity") => Some(Ty::Adt(ty, Vec::new())),
         ("std::Vec", _) => Some(Ty::Adt(ty, Vec::new())),
         ("std", "Some") => Some(Ty::Adt("std::Option".into(), vec![first()])),
         ("std", "Ok") => Some(Ty::Adt("std::Result".into(), vec![first()])),
@@ -107,10 +114,15 @@ fn adapter_ret(recv: &Ty, name: &str) -> Option<Ty> {
     }
 }
 
-/// The result of std methods that keep the receiver's type visible.
-pub fn std_method_ret(recv: &Ty, name: &str) -> Option<Ty> {
+/// The result of std method `recv.name(args)`: the receiver's type kept visible
+/// (`unwrap`, `clone`, `lock`, `map_err`), or what iterating, indexing and combinators
+/// give ([`super::std_types::method_ret`]).
+pub fn std_method_ret(recv: &Ty, name: &str, args: &[Ty]) -> Option<Ty> {
     let recv = &expand_known_alias(recv);
     if let Some(t) = adapter_ret(recv, name) {
+        return Some(t);
+    }
+    if let Some(t) = super::std_types::method_ret(recv, name, args) {
         return Some(t);
     }
     let is_any = |tys: &[&str]| recv.canon().is_some_and(|c| tys.contains(&c));

@@ -10,12 +10,15 @@
 //! | one impl of a trait, the concrete type unknown          | inferred (or the receiver's, if less) |
 //! | a value's `Drop` (scope end, `drop(x)`, `let _ = ..`)   | as sure as the value's type          |
 //! | a method of a value's impl of a trait of the crate of an unanalysed fn it is passed to | inferred (or the value's type's, if less) |
+//! | a fn item handed to a call as an argument (`.map(Tensor::relu)`) | inferred                |
 //! | the method's name alone                                 | name-only                            |
 //!
 //! A value's type is exact when it is written (a parameter, a `let` annotation, a
 //! struct literal, a cast, a path), and at least inferred when derived (a call's return
-//! type, a field, an unannotated `let`, a pattern binding, `?`): a type derived from a
-//! name-only call is name-only, and so is every call made on it.
+//! type, a field, an unannotated `let`, a pattern binding, `?`, an operator's `Output`, an
+//! index, a `for` pattern, a closure parameter): a type derived from a name-only call is
+//! name-only, and so is every call made on it. A name-only match is never made for a name
+//! std owns (`known::std::never_guessed`).
 
 use crate::diagnostics::Confidence;
 
@@ -35,6 +38,9 @@ pub enum How {
     /// A method of the impl, for a value's type, of a trait of the crate of an
     /// unanalysed fn that the value is passed to: the fn may call it.
     Callback,
+    /// A fn item handed to a call as an argument (`.map(Tensor::relu)`): the callee
+    /// is taken to call it.
+    Handed,
     /// A method with the call's name, the receiver's type being unknown.
     Name,
 }
@@ -46,6 +52,7 @@ pub fn edge(how: How, ty: Confidence) -> Confidence {
         How::Path => Confidence::Exact,
         How::Receiver | How::Drop => ty,
         How::AnyImpl | How::Callback => ty.max(Confidence::Inferred),
+        How::Handed => Confidence::Inferred,
         How::Name => Confidence::NameOnly,
     }
 }
@@ -75,6 +82,7 @@ mod tests {
             (How::Drop, Inferred, Inferred),
             (How::Callback, Exact, Inferred),
             (How::Callback, NameOnly, NameOnly),
+            (How::Handed, Exact, Inferred),
             (How::Name, Exact, NameOnly),
         ];
         for (how, ty, tag) in cases {

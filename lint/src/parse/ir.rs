@@ -410,7 +410,40 @@ pub enum Expr {
     /// `[a, b, ..]`, typed as an array of its first element's type.
     Array(Vec<Expr>),
     Block(Block),
-    Closure(Box<Expr>),
+    /// `|params| body`: each parameter's pattern and written type.
+    Closure {
+        params: Vec<(Pat, Option<TypeRef>)>,
+        body: Box<Expr>,
+    },
+    /// `for pat in iter { body }`.
+    For {
+        pat: Box<Pat>,
+        iter: Box<Expr>,
+        body: Block,
+    },
+    /// `base[index]`: a std container's element, or `Index::index` of the base's type.
+    Index {
+        base: Box<Expr>,
+        index: Box<Expr>,
+        span: SpanIr,
+    },
+    /// `a..b` and the other ranges: std's range type `kind` (`Range`, `RangeInclusive`,
+    /// `RangeFrom`, `RangeTo`, `RangeToInclusive`, `RangeFull`) of its bounds.
+    Range {
+        kind: String,
+        bounds: Vec<Expr>,
+    },
+    /// An operator: `-a`, `!a` (one operand), `a + b`, `a += b`, `a < b` (two), by the
+    /// method of the std trait it calls (`neg`, `not`, `add`, `add_assign`, `lt`); `&&`
+    /// and `||` have none (`""`).
+    Op {
+        method: String,
+        args: Vec<Expr>,
+        span: SpanIr,
+    },
+    /// A literal: the primitive type it has when that is written in it (`1f32`, `"s"`,
+    /// `true`), else `None` (an unsuffixed number takes its type from its context).
+    Lit(Option<String>),
     Cast {
         expr: Box<Expr>,
         ty: TypeRef,

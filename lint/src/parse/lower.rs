@@ -459,6 +459,13 @@ fn lower_seg(s: &syn::PathSegment) -> Seg {
             }
         }
     }
+    // `Fn(A, B) -> R` as rustc desugars it: `Fn<(A, B), Output = R>`.
+    if let syn::PathArguments::Parenthesized(p) = &s.arguments {
+        args.push(TypeRef::Tuple(p.inputs.iter().map(lower_type).collect()));
+        if let syn::ReturnType::Type(_, out) = &p.output {
+            bindings.push(("Output".to_owned(), lower_type(out)));
+        }
+    }
     let generics =
         (!args.is_empty() || !bindings.is_empty()).then(|| Box::new(Generics { args, bindings }));
     Seg {

@@ -119,7 +119,40 @@ impl Lower<'_> {
             E::Async(b) => self.block_expr(&b.block),
             E::Const(b) => self.block_expr(&b.block),
             E::TryBlock(b) => self.block_expr(&b.block),
-            E::Closure(c) => Expr::Closure(self.boxed(&c.body)),
+            E::Closure(c) => Expr::Closure {
+                params: c.inputs.iter().map(closure_param).collect(),
+                body: self.boxed(&c.body),
+            },
+            E::ForLoop(f) => Expr::For {
+                pat: Box::new(lower_pat(&f.pat, 0)),
+                iter: self.boxed(&f.expr),
+                body: self.nested_block(&f.body),
+            },
+            E::Index(i) => Expr::Index {
+                base: self.boxed(&i.expr),
+                index: self.boxed(&i.index),
+                span: self.sp(i.span()),
+            },
+            E::Range(r) => Expr::Range {
+                kind: range_kind(r).to_owned(),
+                bounds: self.exprs(r.start.iter().chain(r.end.iter()).map(|b| &**b)),
+            },
+            E::Binary(b) => Expr::Op {
+                method: binary_method(&b.op).to_owned(),
+                args: self.exprs([&*b.left, &*b.right]),
+                span: self.sp(b.op.span()),
+            },
+            E::Unary(u) => Expr::Op {
+                method: if matches!(u.op, syn::UnOp::Neg(_)) {
+                    "neg"
+                } else {
+                    "not"
+                }
+                .to_owned(),
+                args: vec![self.expr(&u.expr)],
+                span: self.sp(u.op.span()),
+            },
+            E::Lit(l) => Expr::Lit(lit_type(&l.lit)),
             E::Cast(c) => Expr::Cast {
                 expr: self.boxed(&c.expr),
                 ty: lower_type(&c.ty),
@@ -135,10 +168,6 @@ impl Lower<'_> {
             E::Array(a) => return Expr::Array(self.exprs(&a.elems)),
             E::Tuple(t) => return Expr::Tuple(self.exprs(&t.elems)),
             E::Assign(a) => self.exprs([&*a.left, &*a.right]),
-            E::Binary(b) => self.exprs([&*b.left, &*b.right]),
-            E::Unary(u) => self.exprs([&*u.expr]),
-            E::Index(i) => self.exprs([&*i.expr, &*i.index]),
-            E::Range(r) => self.exprs(r.start.iter().chain(r.end.iter()).map(|b| &**b)),
             E::Return(r) => self.exprs(r.expr.iter().map(|b| &**b)),
             E::Break(b) => self.exprs(b.expr.iter().map(|b| &**b)),
             E::Yield(y) => self.exprs(y.expr.iter().map(|b| &**b)),
@@ -151,7 +180,6 @@ impl Lower<'_> {
             E::Repeat(r) => self.exprs([&*r.expr, &*r.len]),
             E::If(i) => self.if_expr(i),
             E::While(w) => vec![self.expr(&w.cond), self.block_expr(&w.body)],
-            E::ForLoop(f) => vec![self.expr(&f.expr), self.block_expr(&f.body)],
             E::Loop(l) => vec![self.block_expr(&l.body)],
             E::Match(m) => return self.match_expr(m),
             _ => Vec::new(),
@@ -181,11 +209,15 @@ impl Lower<'_> {
     }
 
     fn block_expr(&mut self, b: &syn::Block) -> Expr {
+        Expr::Block(self.nested_block(b))
+    }
+
+    /// An inner block, whose items belong to the enclosing fn (see `Lower::inner`).
+    fn nested_block(&mut self, b: &syn::Block) -> Block {
         let mut nested = Vec::new();
         let block = self.block(b, &mut nested);
-        // Items of an inner block belong to the enclosing fn (see `Lower::inner`).
         self.inner.append(&mut nested);
-        Expr::Block(block)
+        block
     }
 
     fn call(&mut self, c: &syn::ExprCall) -> Expr {
@@ -353,6 +385,74 @@ fn split_calls(
         }
     }
     (pieces, groups)
+}
+
+/// A closure parameter: its pattern and its written type, if any.
+fn closure_param(p: &syn::Pat) -> (Pat, Option<TypeRef>) {
+    match p {
+        syn::Pat::Type(t) => (lower_pat(&t.pat, 0), Some(lower_type(&t.ty))),
+        p => (lower_pat(p, 0), None),
+    }
+}
+
+/// The std range type a range expression builds.
+fn range_kind(r: &syn::ExprRange) -> &'static str {
+    let closed = matches!(r.limits, syn::RangeLimits::Closed(_));
+    match (r.start.is_some(), r.end.is_some(), closed) {
+        (true, true, false) => "Range",
+        (true, true, true) => "RangeInclusive",
+        (true, false, _) => "RangeFrom",
+        (false, true, false) => "RangeTo",
+        (false, true, true) => "RangeToInclusive",
+        (false, false, _) => "RangeFull",
+    }
+}
+
+/// The method of the std operator trait a binary operator calls (`""` for `&&`, `||`).
+fn binary_method(op: &syn::BinOp) -> &'static str {
+    use syn::BinOp as B;
+    match op {
+        B::Add(_) => "add",
+        B::Sub(_) => "sub",
+        B::Mul(_) => "mul",
+        B::Div(_) => "div",
+        B::Rem(_) => "rem",
+        B::BitXor(_) => "bitxor",
+        B::BitAnd(_) => "bitand",
+        B::BitOr(_) => "bitor",
+        B::Shl(_) => "shl",
+        B::Shr(_) => "shr",
+        B::Eq(_) => "eq",
+        B::Ne(_) => "ne",
+        B::Lt(_) => "lt",
+        B::Le(_) => "le",
+        B::Gt(_) => "gt",
+        B::Ge(_) => "ge",
+        B::AddAssign(_) => "add_assign",
+        B::SubAssign(_) => "sub_assign",
+        B::MulAssign(_) => "mul_assign",
+        B::DivAssign(_) => "div_assign",
+        B::RemAssign(_) => "rem_assign",
+        B::BitXorAssign(_) => "bitxor_assign",
+        B::BitAndAssign(_) => "bitand_assign",
+        B::BitOrAssign(_) => "bitor_assign",
+        B::ShlAssign(_) => "shl_assign",
+        B::ShrAssign(_) => "shr_assign",
+        _ => "",
+    }
+}
+
+/// The primitive type a literal has when it is written in it.
+fn lit_type(l: &syn::Lit) -> Option<String> {
+    let suffix = match l {
+        syn::Lit::Str(_) => return Some("str".to_owned()),
+        syn::Lit::Bool(_) => return Some("bool".to_owned()),
+        syn::Lit::Char(_) => return Some("char".to_owned()),
+        syn::Lit::Int(i) => i.suffix(),
+        syn::Lit::Float(f) => f.suffix(),
+        _ => "",
+    };
+    (!suffix.is_empty()).then(|| suffix.to_owned())
 }
 
 /// Lowers a pattern (depth-limited: deeper sub-patterns bind nothing).

@@ -39,6 +39,13 @@ impl DefMap<'_> {
         self.project_adt(t, Some(DEREF), "Target", &budget, 0)
     }
 
+    /// Associated type `name` of the impl of `trait_` for the concrete `t` (`Iterator`'s
+    /// `Item`, `Index`'s `Output`), its parameters bound from `t`.
+    pub fn impl_assoc_type(&self, t: &Ty, trait_: &str, name: &str) -> Option<Ty> {
+        let budget = Cell::new(super::ty::MAX_TYPE_NODES);
+        self.project_adt(t, Some(trait_), name, &budget, 0)
+    }
+
     /// The binding of associated type `name` in a type parameter's bounds as written
     /// (`R: Runtime<Server = S>` gives `S`), resolved in `m` with `cx`.
     pub(super) fn bound_binding(

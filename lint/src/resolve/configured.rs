@@ -157,8 +157,14 @@ fn qualified(
     trait_path: &[String],
     method: &str,
 ) -> Result<Vec<FnId>, String> {
-    let (Some(Def::Type(t)), Some(Def::Trait(tr))) = (find(map, self_ty), find(map, trait_path))
-    else {
+    // A type outside the analysed crates (a primitive, `f32`; a std type) is its
+    // canonical path, as its impls' self types are; an alias is the type it stands for.
+    let t = match find(map, self_ty) {
+        Some(Def::Type(t)) => map.resolve_alias(&t, &[], 0).canon().map(str::to_owned),
+        Some(Def::Trait(t)) if !map.crates.iter().any(|c| self_ty[0] == c.name) => Some(t),
+        _ => None,
+    };
+    let (Some(t), Some(Def::Trait(tr))) = (t, find(map, trait_path)) else {
         return Err(
             "matches nothing: the type or the trait is not in the analysed crates".to_owned(),
         );
@@ -175,13 +181,19 @@ fn qualified(
     }
 }
 
-/// A type or trait path of a config entry. A trait outside the analysed crates (std by
-/// any of its paths, `core::ops::Drop`; any other crate, `safetensors::View`) is its
-/// canonical path.
+/// A type or trait path of a config entry. A path outside the analysed crates (std by
+/// any of its paths, `core::ops::Drop`, or by its prelude name, `TryFrom`; a primitive;
+/// any other crate, `safetensors::View`) is its canonical path, as a `Def::Trait`.
 fn find(map: &DefMap<'_>, p: &[String]) -> Option<Def> {
     let first = p.first()?;
     let mut krates = crates_named(map, first).peekable();
     if krates.peek().is_none() {
+        // A prelude name (`TryFrom`, `Vec`) is std's.
+        if let [name] = p
+            && crate::known::std::PRELUDE.contains(&name.as_str())
+        {
+            return Some(Def::Trait(format!("std::{name}")));
+        }
         return Some(Def::Trait(crate::known::canonical_name(p)));
     }
     let refs: Vec<&str> = p.iter().map(String::as_str).collect();

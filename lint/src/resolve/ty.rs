@@ -2,7 +2,7 @@
 //! smart pointers peeled where method calls auto-deref.
 
 use super::*;
-use crate::known::std::{SMART_POINTERS, WRAPPERS};
+use crate::known::std::{PRIMITIVES, SMART_POINTERS, WRAPPERS};
 use crate::parse::ir::PathIr;
 use std::cell::Cell;
 
@@ -185,6 +185,11 @@ impl DefMap<'_> {
             },
             Some(Def::Trait(c)) => Ty::Dyn(vec![c]),
             Some(Def::External(segs)) => Ty::Adt(crate::known::canonical_name(&segs), args(self)),
+            // A primitive (not shadowed by an item of that name): its name is its path.
+            None if p.qself.is_none() && !p.global => match names.as_slice() {
+                [name] if PRIMITIVES.contains(name) => Ty::Adt((*name).to_owned(), Vec::new()),
+                _ => Ty::Unknown,
+            },
             _ => Ty::Unknown,
         }
     }

@@ -200,12 +200,13 @@ impl Walker<'_, '_> {
             self.unresolved(span, format!("method `{name}` on a value of unknown type"));
         }
         let chain = self.map.deref_chain(&recv.0);
-        let ty = std_method_ret(&recv.0, name)
+        let arg_tys: Vec<Ty> = args.iter().map(|(t, _)| t.clone()).collect();
+        let ty = std_method_ret(&recv.0, name, &arg_tys)
             .filter(|t| *t != Ty::Unknown)
             .or_else(|| {
                 chain
                     .iter()
-                    .find_map(|t| std_method_ret(t, name).filter(|t| *t != Ty::Unknown))
+                    .find_map(|t| std_method_ret(t, name, &arg_tys).filter(|t| *t != Ty::Unknown))
             })
             .or_else(|| {
                 chain
@@ -310,9 +311,11 @@ impl Walker<'_, '_> {
     /// Methods named `name` that a call `recv.name(..)` with `arity` arguments on a
     /// receiver of unknown type could be: in a crate the caller can reach (its own or
     /// its dependency closure; cudarc's built-in sinks only if cudarc is a dependency),
-    /// taking as many arguments, and not a method every type has through std traits.
+    /// taking as many arguments, and not a name std owns ([`crate::known::std::never_guessed`]:
+    /// a method every type has through std traits, or one of std's slices, `Vec`, `str`,
+    /// `String`, `Option`, `Result` or iterators).
     pub(super) fn name_only(&self, name: &str, arity: usize) -> Vec<(FnId, How)> {
-        if STD_METHODS.contains(&name) {
+        if crate::known::std::never_guessed(name) {
             return Vec::new();
         }
         let cands: Vec<FnId> = self

@@ -8,6 +8,7 @@ mod drops;
 mod external;
 mod formats;
 mod narrow;
+mod ops;
 mod patterns;
 
 use super::{Callback, Dispatch, Dropped, Edge, Spec, Unresolved, Via, Walked};
@@ -291,7 +292,7 @@ impl Walker<'_, '_> {
                 if self.is_thread_spawn(path) {
                     return unknown();
                 }
-                let args = self.exprs(args);
+                let args = self.path_args(path, args, *span);
                 self.call_path(path, &args, *span)
             }
             Expr::CallValue { callee, args, span } => {
@@ -306,7 +307,7 @@ impl Walker<'_, '_> {
             } => {
                 let recv = self.expr(recv);
                 self.move_locals(args);
-                let args = self.exprs(args);
+                let args = self.method_args(&recv, name, args, *span);
                 self.method_call(recv, name, &args, *span)
             }
             Expr::Path(p) => self.path_value(p),
@@ -340,10 +341,15 @@ impl Walker<'_, '_> {
                 None => unknown(),
             },
             Expr::Block(b) => self.block(b),
-            Expr::Closure(body) => {
-                self.expr(body);
-                unknown()
-            }
+            Expr::Closure { params, body } => self.closure(params, body, &[], WRITTEN),
+            Expr::For { pat, iter, body } => self.for_loop(pat, iter, body),
+            Expr::Index { base, index, span } => self.index(base, index, *span),
+            Expr::Range { kind, bounds } => self.range(kind, bounds),
+            Expr::Op { method, args, span } => self.operator(method, args, *span),
+            Expr::Lit(t) => match t {
+                Some(p) => (Ty::Adt(p.clone(), Vec::new()), WRITTEN),
+                None => unknown(),
+            },
             Expr::Cast { expr, ty } => {
                 self.expr(expr);
                 (self.ty(ty), WRITTEN)
