@@ -204,6 +204,52 @@ fn collected(item: &Ty) -> Ty {
     }
 }
 
+/// What collecting items of type `item` into `target` gives (`collect::<T>()`, or a
+/// `let` annotation `T`), `target`'s holes (`_`) filled: `Vec<_>` of `Tensor` items is
+/// `Vec<Tensor>`; `Result<Vec<_>>` of `Result<Tensor>` items is `Result<Vec<Tensor>>`.
+pub fn collect_into(target: &Ty, item: &Ty) -> Ty {
+    match target {
+        Ty::Adt(c, args) if c == "std::Result" || c == "std::Option" => {
+            let inner = match item.canon() {
+                Some(i) if i == c => item.arg(0),
+                _ => Ty::Unknown,
+            };
+            let mut args = args.clone();
+            if let Some(first) = args.first_mut() {
+                *first = collect_into(first, &inner);
+            }
+            if c == "std::Result" && args.get(1).is_none_or(|e| *e == Ty::Unknown) {
+                args.truncate(1);
+                args.push(item.arg(1));
+            }
+            Ty::Adt(c.clone(), args)
+        }
+        Ty::Adt(..) if item_of(target).is_some() => fill_holes(target, &collected(item)),
+        Ty::Unknown => item.clone(),
+        _ => target.clone(),
+    }
+}
+
+/// `written` with its holes (`_`, unknown parts) taken from `inferred` where the two
+/// have the same shape: `Vec<_>` and `Vec<Tensor>` give `Vec<Tensor>`.
+pub fn fill_holes(written: &Ty, inferred: &Ty) -> Ty {
+    let all = |w: &[Ty], i: &[Ty]| -> Vec<Ty> {
+        let inf = |k: usize| i.get(k).cloned().unwrap_or(Ty::Unknown);
+        w.iter()
+            .enumerate()
+            .map(|(k, w)| fill_holes(w, &inf(k)))
+            .collect()
+    };
+    match (written, inferred) {
+        (Ty::Unknown, i) => i.clone(),
+        (Ty::Adt(c, w), Ty::Adt(d, i)) if c == d => Ty::Adt(c.clone(), all(w, i)),
+        (Ty::Slice(w), Ty::Slice(i)) => Ty::Slice(Box::new(fill_holes(w, i))),
+        (Ty::Array(w), Ty::Array(i)) => Ty::Array(Box::new(fill_holes(w, i))),
+        (Ty::Tuple(w), Ty::Tuple(i)) if w.len() == i.len() => Ty::Tuple(all(w, i)),
+        _ => written.clone(),
+    }
+}
+
 /// `Option`/`Result` combinators that take closures, and their iterators.
 fn combinator(recv: &Ty, name: &str, args: &[Ty]) -> Option<Ty> {
     let closure = |i: usize| closure_ret(args.get(i));

@@ -374,9 +374,11 @@ pub enum Expr {
     },
     MethodCall {
         recv: Box<Expr>,
-        name: String,
+        name: Box<str>,
         args: Vec<Expr>,
         span: SpanIr,
+        /// The first type of `::<..>` when written (`collect::<Vec<_>>()`).
+        turbofish: Option<Box<TypeRef>>,
     },
     /// A path used as a value (a local, a const, a unit struct).
     Path(PathIr),

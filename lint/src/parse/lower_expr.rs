@@ -92,9 +92,15 @@ impl Lower<'_> {
             E::Call(c) => self.call(c),
             E::MethodCall(m) => Expr::MethodCall {
                 recv: self.boxed(&m.receiver),
-                name: m.method.to_string(),
+                name: m.method.to_string().into(),
                 args: self.exprs(&m.args),
                 span: self.method_span(m),
+                turbofish: m.turbofish.as_ref().and_then(|t| {
+                    t.args.iter().find_map(|a| match a {
+                        syn::GenericArgument::Type(t) => Some(Box::new(lower_type(t))),
+                        _ => None,
+                    })
+                }),
             },
             E::Path(p) => Expr::Path(lower_qpath(p.qself.as_ref(), &p.path)),
             E::Field(f) => Expr::Field {

@@ -43,6 +43,16 @@ impl Ty {
         self.canon() == Some(canon)
     }
 
+    /// Whether a part of the type is unknown (`Vec<_>`).
+    pub fn has_holes(&self) -> bool {
+        match self {
+            Ty::Unknown => true,
+            Ty::Adt(_, args) | Ty::Tuple(args) => args.iter().any(Ty::has_holes),
+            Ty::Slice(t) | Ty::Array(t) => t.has_holes(),
+            Ty::Param(_) | Ty::Dyn(_) => false,
+        }
+    }
+
     /// `Result<T, _>`/`Option<T>` → `T` (what `?` and `unwrap` give).
     pub fn unwrap_once(&self) -> Ty {
         if self.canon().is_some_and(|c| WRAPPERS.contains(&c)) {

@@ -94,6 +94,19 @@ fn loops_and_iterators_type_their_items() {
 }
 
 #[test]
+fn collected_items_keep_their_type() {
+    let src = "#[no_sync] pub fn turbofish(ts: &[Tensor]) -> Result<()> { let v = ts.iter().map(|t| t.relu()).collect::<Result<Vec<_>>>()?; v[0].to_vec1()?; Ok(()) }\n\
+               #[no_sync] pub fn annotated(ts: &[Tensor]) { let v: Vec<_> = ts.iter().collect(); for t in v { t.to_vec1(); } }\n";
+    assert_eq!(
+        tensor_findings(src),
+        [
+            "28:131 sync-in-no-sync: `turbofish` is #[no_sync] but reaches a host-blocking call: `Tensor::to_vec1`",
+            "29:98 sync-in-no-sync: `annotated` is #[no_sync] but reaches a host-blocking call: `Tensor::to_vec1`",
+        ]
+    );
+}
+
+#[test]
 fn a_fn_item_handed_on_is_called() {
     let src =
         "#[no_sync] pub fn handed(ts: &[Tensor]) { let _ = ts.iter().map(Tensor::to_vec1); }\n";

@@ -12,6 +12,7 @@ mod ops;
 mod patterns;
 
 use super::{Callback, Dispatch, Dropped, Edge, Spec, Unresolved, Via, Walked};
+use crate::callgraph::std_types::{collect_into, fill_holes};
 use crate::callgraph::tags::{self, WRITTEN};
 use crate::diagnostics::Confidence;
 use crate::parse::ir::{Block, Expr, GenericParam, PathIr, SpanIr, Stmt};
@@ -63,6 +64,9 @@ struct Walker<'m, 'a> {
     callback: Option<Callback>,
     /// While resolving a provided method on a known type: that type.
     spec: Option<Ty>,
+    /// The type a `let` annotation gives its initializer (`let v: Vec<_> = it.collect()`),
+    /// taken by the next expression walked.
+    expected: Option<Ty>,
 }
 
 /// The calls of fn `f`.
@@ -100,6 +104,7 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId, bodies: &super::Bodies) -> Walk
         via: None,
         callback: None,
         spec: None,
+        expected: None,
     };
     if let Some(st) = &w.self_ty {
         let by_ref = ir.self_param != Some(false);
@@ -263,12 +268,17 @@ impl Walker<'_, '_> {
         init: Option<&Expr>,
         diverge: Option<&Expr>,
     ) -> Typed {
+        let written = ty.map(|t| self.ty(t));
+        self.expected = written.clone();
         let inferred = init.map(|e| self.expr(e));
+        self.expected = None;
         if let Some(d) = diverge {
             self.expr(d);
         }
-        match (ty, inferred) {
-            (Some(t), _) => (self.ty(t), WRITTEN),
+        match (written, inferred) {
+            // `let v: Vec<_> = ..`: the holes of the annotation are the initializer's.
+            (Some(w), Some((t, c))) if w.has_holes() => (fill_holes(&w, &t), tags::derived(c)),
+            (Some(w), _) => (w, WRITTEN),
             (None, Some((t, c))) => (t, tags::derived(c)),
             (None, None) => unknown(),
         }
@@ -279,6 +289,8 @@ impl Walker<'_, '_> {
     }
 
     fn expr(&mut self, e: &Expr) -> Typed {
+        // The type a `let` annotation expects of its initializer, for this expression only.
+        let expected = self.expected.take();
         match e {
             Expr::CallPath { path, args, span } => {
                 if let [arg] = args.as_slice()
@@ -304,11 +316,21 @@ impl Walker<'_, '_> {
                 name,
                 args,
                 span,
+                turbofish,
             } => {
+                let target = match turbofish {
+                    Some(t) => Some(self.ty(t)),
+                    None => expected,
+                };
                 let recv = self.expr(recv);
                 self.move_locals(args);
                 let args = self.method_args(&recv, name, args, *span);
-                self.method_call(recv, name, &args, *span)
+                let item = self.collected_item(&recv.0, name);
+                let ret = self.method_call(recv, name, &args, *span);
+                match (item, target) {
+                    (Some(item), Some(t)) => (collect_into(&t, &item), ret.1),
+                    _ => ret,
+                }
             }
             Expr::Path(p) => self.path_value(p),
             Expr::Field { base, name } => {

@@ -187,6 +187,15 @@ impl Walker<'_, '_> {
             .unwrap_or(Ty::Unknown)
     }
 
+    /// What `recv.collect()` (`sum`, `product`) collects: the items of `recv`, when it is
+    /// a std iterator (or iterable).
+    pub(super) fn collected_item(&self, recv: &Ty, name: &str) -> Option<Ty> {
+        if !matches!(name, "collect" | "sum" | "product") {
+            return None;
+        }
+        self.map.deref_chain(recv).iter().find_map(item_of)
+    }
+
     /// A closure: its parameters typed as written, else as `given` (known as sure as
     /// `sure`); its type says what its body gives.
     pub(super) fn closure(
