@@ -71,6 +71,7 @@ pub use workspace::{CrateSpec, DepTarget, MetadataTable, WorkspaceOptions, is_st
 
 // The output data.
 pub use diagnostics::explain::explain;
+pub use diagnostics::explain::reference as diagnostics_reference;
 pub use diagnostics::{Code, Confidence, Diagnostic, Finding, Hop, Level, Origin, SinkKind, Span};
 
 // Baselines, level overrides and rendering.

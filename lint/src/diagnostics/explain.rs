@@ -70,6 +70,48 @@ pub fn subsection(code: Code, heading: &str) -> Option<&'static str> {
     Some(rest[..end].trim())
 }
 
+/// The page `docs/diagnostics.md` of the repository: an index of every code (its default
+/// level and summary, from the registry), then each code's section as `--explain` prints it.
+/// A test compares the page with this text, so the two never disagree.
+pub fn reference() -> String {
+    let mut page = String::from(REFERENCE_HEAD);
+    page.push_str("| code | default level | what it reports |\n|---|---|---|\n");
+    for code in Code::ALL {
+        let level = match code.default_level() {
+            super::Level::Allow => "allow",
+            super::Level::Warn => "warn",
+            super::Level::Deny => "deny",
+        };
+        let name = code.as_str();
+        page.push_str(&format!("| [`{name}`](#{name}) | {level} | {} |\n", code.summary()));
+    }
+    for code in Code::ALL {
+        page.push('\n');
+        page.push_str(explain(*code).unwrap_or_default());
+        page.push('\n');
+    }
+    page
+}
+
+/// The start of [`reference`]'s page.
+const REFERENCE_HEAD: &str = "\
+<!-- Generated from the lint's registry of codes (lint/src/diagnostics/code.rs) and their
+documentation (lint/docs/diagnostics.md, which `--explain` prints): edit those, then run
+`NOSYNC_UPDATE_DOCS=1 cargo test -p cargo-nosync-lint --test docs`. -->
+
+# Diagnostics
+
+Every diagnostic of `cargo nosync-lint` has a stable kebab-case code, which never changes meaning
+once released. Each section below is what `cargo nosync-lint --explain CODE` prints, and what the
+SARIF output ships as the rule's help.
+
+Levels work as in rustc and clippy: `deny` fails the run (exit status 1), `warn` is reported and
+does not change the exit status, `allow` is not reported. Change them with `-D CODE`, `-W CODE`,
+`-A CODE` (`-D warnings` turns every warning into an error) or with `levels` in the
+[configuration](configuration.md); the command line wins.
+
+";
+
 /// The text `--explain` prints for `name`: the section, or an error listing the known codes.
 pub fn explain_or_list(name: &str) -> Result<&'static str, String> {
     let name = name.trim();
