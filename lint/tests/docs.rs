@@ -19,6 +19,10 @@ fn the_diagnostics_page_is_the_registry() {
     );
     for code in nosync_lint::Code::ALL {
         let section = nosync_lint::explain(*code).unwrap_or_default();
-        assert!(!section.is_empty() && written.contains(section), "{}", code.as_str());
+        assert!(
+            !section.is_empty() && written.contains(section),
+            "{}",
+            code.as_str()
+        );
     }
 }

@@ -83,7 +83,10 @@ pub fn reference() -> String {
             super::Level::Deny => "deny",
         };
         let name = code.as_str();
-        page.push_str(&format!("| [`{name}`](#{name}) | {level} | {} |\n", code.summary()));
+        page.push_str(&format!(
+            "| [`{name}`](#{name}) | {level} | {} |\n",
+            code.summary()
+        ));
     }
     for code in Code::ALL {
         page.push('\n');
