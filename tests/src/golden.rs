@@ -55,14 +55,16 @@ fn cargo_home() -> Option<PathBuf> {
 }
 
 /// Replaces machine-specific paths; with `verbose`, drops lines that report a duration or a memory size
-/// (the `-v` timings), which change from run to run.
+/// (the `-v` timings), which change from run to run, and the JSON statistics, which hold them too.
 pub fn normalise(text: &str, placeholders: &[(String, &str)], verbose: bool) -> String {
     let mut out = text.to_owned();
     for (from, to) in placeholders {
         out = out.replace(from.as_str(), to);
     }
     if verbose {
-        let kept: Vec<&str> = out.lines().filter(|l| !has_measure(l)).collect();
+        // The JSON statistics (`-v` with a JSON format) hold the phases' times too.
+        let timed = |l: &&str| has_measure(l) || l.starts_with("{\"reason\":\"nosync-statistics\"");
+        let kept: Vec<&str> = out.lines().filter(|l| !timed(l)).collect();
         let mut joined = kept.join("\n");
         if out.ends_with('\n') && !joined.is_empty() {
             joined.push('\n');

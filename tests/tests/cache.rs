@@ -20,13 +20,13 @@ fn timeless((exit, out, err): (i32, String, String)) -> (i32, String, String) {
     (exit, out, golden::normalise(&err, &[], true))
 }
 
-/// The `time:` line of a `-v` run.
+/// The phase table of a `-v` run (each phase's time and what it read from the caches),
+/// as one line.
 fn times(stderr: &str) -> String {
-    stderr
+    let rows = stderr
         .lines()
-        .find(|l| l.trim_start().starts_with("time:"))
-        .unwrap_or("")
-        .to_owned()
+        .skip_while(|l| l.split_whitespace().next() != Some("phase"));
+    rows.collect::<Vec<_>>().join(" ")
 }
 
 /// A run without the cache, then two with it (the first may write it, the second reads

@@ -14,10 +14,16 @@ fn run(args: &[String]) -> (i32, String, String) {
     (exit, out, golden::normalise(&err, &[], true))
 }
 
-/// `-v`'s lines that count the walked graph.
+/// `-v`'s lines that count the walked graph: its size, the table of its call sites (whose
+/// rows end with the share resolved) and the JSON statistics.
 fn is_walk_figure(line: &str) -> bool {
     let line = line.trim_start();
-    line.starts_with("fns walked:") || line.starts_with("edges:")
+    line.starts_with("fns walked:")
+        || line.starts_with("edges:")
+        || line.starts_with("call sites")
+        || line.ends_with(" %")
+        || line.ends_with(" -")
+        || line.starts_with("{\"reason\":\"nosync-statistics\"")
 }
 
 /// `fns walked: N of M` from a `-v` run's stderr: (N, M).

@@ -198,12 +198,7 @@ fn lint(args: &Args, cache: bool) -> Result<Out, String> {
     if code == 2 || code < 0 {
         return Err(format!("the lint failed (exit {code}): {stderr}"));
     }
-    let cached = stderr
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("time: "))
-        .and_then(|l| l.find(" from the cache").map(|_| l))
-        .map(cache_counts)
-        .unwrap_or_default();
+    let cached = cache_counts(&stderr);
     Ok(Out {
         stdout: out.stdout,
         code,
@@ -212,13 +207,29 @@ fn lint(args: &Args, cache: bool) -> Result<Out, String> {
     })
 }
 
-/// The metadata phase (`metadata (cache hit) 3.1 ms`), the `N of M .. from the cache`
-/// parts of the `-v` time line and how many files were read (`N of M files read ..`).
-fn cache_counts(line: &str) -> String {
-    let counted = |p: &&str| {
-        p.contains(" from the cache") || p.contains(" files read") || p.starts_with("metadata")
-    };
-    let parts: Vec<&str> = line.split(", ").filter(counted).collect();
+/// The metadata phase (`metadata (cache hit)`) and what each phase read from the caches
+/// (`N of M .. from the cache`, `N of M files read ..`), from the rows of `-v`'s phase table
+/// (`  NAME  TIME ms  NOTES, ..`).
+fn cache_counts(stderr: &str) -> String {
+    let rows = stderr
+        .lines()
+        .skip_while(|l| l.split_whitespace().next() != Some("phase"));
+    let mut parts: Vec<String> = Vec::new();
+    for row in rows.filter_map(|l| l.split_once(" ms")) {
+        let (name, notes) = row;
+        let phase = name.trim().rsplit_once(' ').map_or("", |(n, _)| n.trim());
+        if phase.starts_with("metadata") {
+            parts.push(phase.to_owned());
+        }
+        let counted = |p: &&str| p.contains(" from the cache") || p.contains(" files read");
+        parts.extend(
+            notes
+                .split(", ")
+                .map(str::trim)
+                .filter(counted)
+                .map(str::to_owned),
+        );
+    }
     parts.join(", ")
 }
 
@@ -328,5 +339,23 @@ impl Rng {
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         (self.0 % n.max(1) as u64) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The metadata phase and the cache notes are read from `-v`'s phase table.
+    #[test]
+    fn cache_counts_come_from_the_phase_table() {
+        let stderr = "nosync-lint statistics:\n  crates: 1, files: 2\n  \
+                      phase                      time\n  \
+                      metadata (cache hit)     3.1 ms\n  \
+                      parse                   95.2 ms  2 of 2 lowered files from the cache, 1 of 2 files read (the others unchanged)\n  \
+                      analysis                 1.0 ms\n\
+                      {\"reason\":\"nosync-statistics\",\"phases\":[{\"ms\":3.1}]}\n";
+        assert_eq!(
+            super::cache_counts(stderr),
+            "metadata (cache hit), 2 of 2 lowered files from the cache, 1 of 2 files read (the others unchanged)"
+        );
     }
 }

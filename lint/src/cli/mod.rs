@@ -7,6 +7,7 @@
 
 mod args;
 mod baseline_io;
+mod stats;
 
 use crate::diagnostics::{Diagnostic, explain};
 use crate::engine::{self, Analysis};
@@ -209,7 +210,8 @@ fn show(
     let report = Report::new(diagnostics, &analysis.sources, &workspace);
     let result = render::render(format, &report, out).and_then(|rendered| {
         if cli.verbose {
-            write_stats(analysis, err)?;
+            let json = matches!(format, render::Format::Json { .. });
+            stats::write(&analysis.stats, json, err)?;
         }
         Ok(rendered)
     });
@@ -230,89 +232,6 @@ pub(crate) fn exit_status(report: &Report<'_>, complete: bool) -> i32 {
         2
     } else {
         crate::levels::exit_status(report.diagnostics())
-    }
-}
-
-fn write_stats(a: &Analysis, err: &mut dyn Write) -> std::io::Result<()> {
-    let s = &a.stats;
-    writeln!(err, "nosync-lint statistics:")?;
-    writeln!(
-        err,
-        "  crates: {}, files: {}, lines: {}, fns: {}, roots: {}",
-        s.crates, s.files, s.lines, s.fns, s.roots
-    )?;
-    writeln!(
-        err,
-        "  fns walked: {} of {} (and {} specialised nodes)",
-        s.fns_walked, s.fns, s.specialised_walked
-    )?;
-    writeln!(
-        err,
-        "  edges: {} exact, {} inferred, {} name-only; unresolved calls: {}",
-        s.edges_exact, s.edges_inferred, s.edges_name_only, s.unresolved
-    )?;
-    writeln!(
-        err,
-        "  macro_rules! expansions: {} ({} invocations not expanded)",
-        s.macro_expansions, s.macro_failures
-    )?;
-    let mut phases: Vec<String> = s
-        .phases
-        .iter()
-        .map(|(n, d)| format!("{n} {:.1} ms", d.as_secs_f64() * 1e3))
-        .collect();
-    if let Some((hits, all)) = s.lowered_cached {
-        phases.push(format!("{hits} of {all} lowered files from the cache"));
-    }
-    if let Some((hits, all)) = s.bodies_cached {
-        phases.push(format!("{hits} of {all} lazy fn bodies from the cache"));
-    }
-    if let Some((hits, all)) = s.expansions_cached {
-        phases.push(format!("{hits} of {all} macro expansions from the cache"));
-    }
-    if let Some((hits, all)) = s.walks_cached {
-        phases.push(format!("{hits} of {all} walked nodes from the cache"));
-    }
-    if let Some((read, all)) = s.texts_read {
-        phases.push(format!("{read} of {all} files read (the others unchanged)"));
-    }
-    if let Some(verdict) = &s.speculation {
-        phases.push(speculation(verdict));
-    }
-    writeln!(err, "  time: {}", phases.join(", "))?;
-    match peak_rss_kib() {
-        Some(kib) => writeln!(
-            err,
-            "  memory: peak RSS {:.1} MiB (this process; cargo's own is not counted)",
-            kib as f64 / 1024.0
-        ),
-        None => Ok(()),
-    }
-}
-
-/// This process' peak resident set so far (`VmHWM`), where the system says it (Linux).
-fn peak_rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// What became of the speculative analysis, for `-v`'s `time:` line (the phases before
-/// it overlapped `cargo metadata`).
-fn speculation(verdict: &engine::Speculation) -> String {
-    match verdict {
-        engine::Speculation::Confirmed => {
-            "speculation confirmed (analysed while cargo metadata ran)".to_owned()
-        }
-        engine::Speculation::Rejected(what) => {
-            format!(
-                "speculation rejected (the guess differed from cargo: {what}; its run called off, analysed again)"
-            )
-        }
-        engine::Speculation::Late => {
-            "speculation dropped (cargo answered before the guess was made)".to_owned()
-        }
-        engine::Speculation::Unavailable(why) => format!("speculation unavailable ({why})"),
     }
 }
 

@@ -13,11 +13,13 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 mod caches;
+mod calls;
 mod edge;
 mod no_deps;
 mod speculate;
 mod stages;
 
+pub use calls::CrateCalls;
 pub use speculate::Speculation;
 pub use stages::{Core, analyze_crates, analyze_crates_with};
 
@@ -73,6 +75,9 @@ pub struct Stats {
     pub edges_inferred: usize,
     pub edges_name_only: usize,
     pub unresolved: usize,
+    /// The call sites of the walked fns by how they were resolved, per crate, then all
+    /// of them (`calls.rs`).
+    pub calls: Vec<CrateCalls>,
     pub macro_expansions: usize,
     pub macro_failures: usize,
     pub roots: usize,

@@ -215,6 +215,7 @@ fn core(
     stats.edges_inferred = graph.count(crate::diagnostics::Confidence::Inferred);
     stats.edges_name_only = graph.count(crate::diagnostics::Confidence::NameOnly);
     stats.unresolved = graph.unresolved_count();
+    stats.calls = super::calls::by_crate(&map, &graph, &crates);
     stats.roots = roots_sorted.len();
     attach_origins(&mut diags, &parsed, &sources, &crates);
     sort(&mut diags);

@@ -232,6 +232,7 @@ fn with_prelude(body: &str) -> String {
 mod annotations;
 mod assoc;
 mod called_off;
+mod calls;
 mod cfg;
 mod config;
 mod demand;
