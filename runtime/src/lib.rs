@@ -89,9 +89,9 @@
 //!
 //! # The CUPTI hook
 //!
-//! With the feature `cupti`, [`hook::install`] (or `NOSYNC_HOOK=1`) checks every blocking CUDA
+//! With the feature `cupti`, `hook::install` (or `NOSYNC_HOOK=1`) checks every blocking CUDA
 //! call in the process, from any library (cudarc, candle, cubecl, C++), against the calling
-//! thread's scope, through CUPTI's callback API; see the [`hook`] module. Its violations carry
+//! thread's scope, through CUPTI's callback API; see the `hook` module. Its violations carry
 //! the first stack frames outside cudarc and nosync ([`SyncViolation::frames`]); in `Mode::Error`
 //! and `Mode::Panic` they surface when the forbid scope ends (the callback runs inside the
 //! driver, where nothing may panic).

@@ -45,7 +45,7 @@ impl Fixture {
             .map(|(_, reason)| *reason)
     }
 
-    /// The full argument list for `nosync_lint::run`, argv[0] included.
+    /// The full argument list for `nosync_lint::run`, `argv[0]` included.
     pub fn lint_args(&self) -> Result<Vec<String>, String> {
         let mut args = vec![
             "cargo-nosync-lint".to_owned(),

@@ -33,11 +33,11 @@ pub fn analyze_crates(
 }
 
 /// What the core is given besides the crates and files: the config, whether every fn
-/// body is lowered with its file ([`Options::eager_bodies`]), whether every fn is
-/// walked into the call graph ([`Options::walk_every_fn`]), whether the process exits
-/// after this analysis ([`Options::exiting`]: its tables are then not freed) and whether
+/// body is lowered with its file ([`Options::eager_bodies`](super::Options::eager_bodies)), whether every fn is
+/// walked into the call graph ([`Options::walk_every_fn`](super::Options::walk_every_fn)), whether the process exits
+/// after this analysis ([`Options::exiting`](super::Options::exiting): its tables are then not freed) and whether
 /// the unresolved calls the roots reach are made into `unresolved-call-in-no-sync`
-/// diagnostics (not when the levels allow them: see [`Options::levels`]), and the cfgs of
+/// diagnostics (not when the levels allow them: see [`Options::levels`](super::Options::levels)), and the cfgs of
 /// the target `#[cfg]` predicates are evaluated for.
 #[derive(Debug, Clone, Copy)]
 pub struct Core<'c> {

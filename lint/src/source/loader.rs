@@ -20,7 +20,7 @@ pub trait Loader: Sync {
     /// `paths::normalize`), or `None` when no file is there (nothing, or a directory).
     fn file(&self, path: &Path) -> Option<PathBuf>;
 
-    /// What the file `path`'s metadata says of its contents now ([`Stamp`]), for the stamp
+    /// What the file `path`'s metadata says of its contents now (`Stamp`), for the stamp
     /// table; `None` (the default) when the loader has none: its files are always read.
     fn stamp(&self, _path: &Path) -> Option<Stamp> {
         None

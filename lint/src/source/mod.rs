@@ -136,7 +136,7 @@ enum Stamped {
     Vouched,
 }
 
-/// All files the lint read, addressed by [`FileId`] or by their printed path.
+/// All files the lint read, addressed by `FileId` or by their printed path.
 #[derive(Debug, Clone, Default)]
 pub struct SourceMap {
     files: Vec<SourceFile>,

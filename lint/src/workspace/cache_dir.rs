@@ -26,7 +26,7 @@ const ROOT_FILE: &str = "root";
 const USED_FILE: &str = "used";
 
 /// The directory of the caches of the workspace at `root` in the target dir `target`
-/// (both absolute; `.` and `..` resolved as [`crate::paths::normalize`] does).
+/// (both absolute; `.` and `..` resolved as `paths::normalize` does).
 pub fn cache_dir(target: &Path, root: &Path) -> PathBuf {
     let (target, root) = (
         crate::paths::normalize(target),

@@ -87,7 +87,7 @@ pub struct WorkspaceOptions {
     pub packages: Vec<String>,
     pub exclude: Vec<String>,
     /// Whether `cargo metadata`'s answer may come from, and goes to, the cache in the
-    /// target dir ([`cache`]; `--no-cache` turns it off).
+    /// target dir (`cache.rs`; `--no-cache` turns it off).
     pub cache: bool,
     /// `--target`: the triple the build is for (the host's when `None`): the platform
     /// cargo's graph is filtered for, and the cfgs `#[cfg]` predicates see.
@@ -97,7 +97,7 @@ pub struct WorkspaceOptions {
 /// Where an extern crate name leads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DepTarget {
-    /// The lib target of an analysed package (index into [`Workspace::crates`]).
+    /// The lib target of an analysed package (index into `Workspace::crates`).
     Analysed(usize),
     /// A crate that is not parsed, by its real crate name (`cudarc`, `serde`).
     External(String),

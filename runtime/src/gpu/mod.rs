@@ -1,7 +1,7 @@
 //! GPU operations over [cudarc] whose blocking calls check the nosync flag.
 //!
 //! Every public operation of this module either never makes the host wait, or checks the
-//! thread's scope first (see [`OPS`], the table the coverage test holds the API to, and
+//! thread's scope first (see `OPS`, the table the coverage test holds the API to, and
 //! `docs/gpu.md`, the same table with the H200 measurements).
 //!
 //! Two granularities, both real:
