@@ -14,7 +14,7 @@
 //! the target dir never touch the original): candle (the whole repository), mistral.rs
 //! (which reaches its candle through git dependencies, not on disk here: its candle crates
 //! are not read) and "mistral.rs + candle" (the same with the sweep's candle patched in for
-//! them, so that the lint reads both, as in issue 10's table), taken from `$NOSYNC_BENCH_GIT`
+//! them, so that the lint reads both), taken from `$NOSYNC_BENCH_GIT`
 //! (the sweep's `git/` directory, `xtask/sweep.txt` has their commits; an input that is not
 //! there is skipped with a line saying why), and the generated crate of `support/synth.rs`
 //! at N and 4N modules (`NOSYNC_BENCH_SYNTH_MODS`, default 100). The roots: candle's are

@@ -93,21 +93,21 @@ fn span(file: &str, needle: &str) -> Span {
 
 fn origin() -> Origin {
     Origin {
-        package_id: "path+file:///work/demo#0.1.0".into(),
+        package_id: "path+file:///ws/demo#0.1.0".into(),
         package_name: "demo".into(),
-        manifest_path: "/work/demo/Cargo.toml".into(),
+        manifest_path: "/ws/demo/Cargo.toml".into(),
         target_name: "demo".into(),
         target_kind: vec!["lib".into()],
-        target_src_path: "/work/demo/src/lib.rs".into(),
+        target_src_path: "/ws/demo/src/lib.rs".into(),
     }
 }
 
-/// The engine's analysis of the crate `demo` (`/work/src/lib.rs` = [`LIB`], `src/metrics.rs`
+/// The engine's analysis of the crate `demo` (`/ws/src/lib.rs` = [`LIB`], `src/metrics.rs`
 /// = [`METRICS`], in memory, with `nosync` as an external dependency), computed once.
 fn analysis() -> &'static Analysis {
     static ANALYSIS: OnceLock<Analysis> = OnceLock::new();
     ANALYSIS.get_or_init(|| {
-        let root = PathBuf::from("/work");
+        let root = PathBuf::from("/ws");
         let mut files = MemLoader::new();
         for file in ["src/lib.rs", "src/metrics.rs"] {
             files.insert(root.join(file), source(Path::new(file)).unwrap_or_default());
@@ -143,12 +143,12 @@ fn finding() -> Diagnostic {
     reported(Code::SyncInNoSync)
 }
 
-/// `diagnostics` rendered in `format`, in the workspace `/work` (no cargo metadata) with
+/// `diagnostics` rendered in `format`, in the workspace `/ws` (no cargo metadata) with
 /// `srcroot` as SARIF's `%SRCROOT%`.
 fn render_in(diagnostics: &[Diagnostic], format: Format, srcroot: Option<&Path>) -> String {
     let sources = &analysis().sources;
     let workspace = ReportWorkspace {
-        manifest_path: Path::new("/work/Cargo.toml"),
+        manifest_path: Path::new("/ws/Cargo.toml"),
         metadata: None,
         srcroot,
     };
@@ -215,10 +215,10 @@ fn json_lines_are_cargo_compiler_messages() {
     let Message::CompilerMessage(msg) = &out.messages[0] else {
         panic!("first line: {:?}", out.messages[0]);
     };
-    assert_eq!(msg.package_id.repr, "path+file:///work/demo#0.1.0");
-    assert_eq!(out.lines[0]["manifest_path"], "/work/demo/Cargo.toml");
+    assert_eq!(msg.package_id.repr, "path+file:///ws/demo#0.1.0");
+    assert_eq!(out.lines[0]["manifest_path"], "/ws/demo/Cargo.toml");
     assert_eq!(msg.target.name, "demo");
-    assert_eq!(msg.target.src_path.as_str(), "/work/demo/src/lib.rs");
+    assert_eq!(msg.target.src_path.as_str(), "/ws/demo/src/lib.rs");
     let d = &msg.message;
     assert_eq!(d.level, DiagnosticLevel::Error);
     let code = d.code.as_ref().expect("code");
@@ -345,8 +345,8 @@ fn json_carries_the_finding_for_machines() {
 fn json_gives_diagnostics_without_origin_the_workspace_and_a_full_target() {
     let out = check(&[config_error()]);
     let line = &out.lines[0];
-    assert_eq!(line["package_id"], "path+file:///work#workspace");
-    assert_eq!(line["manifest_path"], "/work/Cargo.toml");
+    assert_eq!(line["package_id"], "path+file:///ws#workspace");
+    assert_eq!(line["manifest_path"], "/ws/Cargo.toml");
     assert_eq!(line["nosync"], Value::Null);
     let target = line["target"].as_object().expect("target");
     let keys: Vec<&str> = target.keys().map(String::as_str).collect();
@@ -548,19 +548,19 @@ fn sarif_fingerprints_of_findings_sharing_a_chain_are_numbered() {
 #[test]
 fn sarif_paths_outside_the_workspace_are_file_uris() {
     let mut d = finding();
-    d.primary.file = "/home/me/.cargo/registry/src/candle core/lib.rs".into();
-    let log = render_in(&[d], Format::Sarif, Some(Path::new("/work/demo")));
+    d.primary.file = "/users/me/.cargo/registry/src/candle core/lib.rs".into();
+    let log = render_in(&[d], Format::Sarif, Some(Path::new("/ws/demo")));
     let log: Value = serde_json::from_str(&log).expect("SARIF is JSON");
     assert_valid_sarif(&log);
     let run = &log["runs"][0];
     assert_eq!(
         run["originalUriBaseIds"]["%SRCROOT%"]["uri"],
-        "file:///work/demo/"
+        "file:///ws/demo/"
     );
     let artifact = &run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
     assert_eq!(
         artifact["uri"],
-        "file:///home/me/.cargo/registry/src/candle%20core/lib.rs"
+        "file:///users/me/.cargo/registry/src/candle%20core/lib.rs"
     );
     assert!(artifact.get("uriBaseId").is_none());
 }

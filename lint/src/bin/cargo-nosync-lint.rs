@@ -5,8 +5,7 @@ use std::io::IsTerminal;
 /// The analysis allocates its 100-200 MiB in small pieces (syn's and proc-macro2's tokens,
 /// the lowered items) on every thread, and with glibc's malloc a third of a cold run's CPU
 /// was malloc and free; mimalloc (built without transparent huge pages, which cost peak
-/// memory here) takes a fifth off a cold analysis of candle (docs/performance.md, session
-/// 8). Only the process' own binary picks the allocator; the library leaves it to its user.
+/// memory here) takes a fifth off a cold analysis of candle (docs/performance.md). Only the process' own binary picks the allocator; the library leaves it to its user.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

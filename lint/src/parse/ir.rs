@@ -17,7 +17,7 @@ pub struct PathIr {
     pub global: bool,
     pub segs: Box<[Seg]>,
     /// `<Ty as Trait>::rest`: `segs` then holds `Trait::rest`. Boxed (rare): a path is
-    /// 32 bytes, and it stands in most types and expressions (issue 10's memory goal).
+    /// 32 bytes, and it stands in most types and expressions (the memory of a large workspace).
     pub qself: Option<Box<QSelf>>,
 }
 
@@ -32,7 +32,7 @@ pub struct QSelf {
 pub struct Seg {
     pub name: Box<str>,
     /// `<..>`, when written (most segments have none: 8 bytes then, which is most of a
-    /// path's size; issue 10's memory goal).
+    /// path's size).
     pub generics: Option<Box<Generics>>,
 }
 

@@ -56,8 +56,8 @@ mod tests {
             ("src/my%20file.rs".to_owned(), Some("%SRCROOT%"))
         );
         assert_eq!(
-            file_uri(Path::new("/home/u/.cargo/x.rs")),
-            ("file:///home/u/.cargo/x.rs".to_owned(), None)
+            file_uri(Path::new("/users/u/.cargo/x.rs")),
+            ("file:///users/u/.cargo/x.rs".to_owned(), None)
         );
         assert_eq!(directory_uri(Path::new("/w/repo")), "file:///w/repo/");
     }
