@@ -262,6 +262,7 @@ fn lib_spec(
         deps,
         check_roots: true,
         origin: origin(name, dir),
+        versions: Default::default(),
     }
 }
 

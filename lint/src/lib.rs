@@ -67,12 +67,18 @@ pub use source::{DiskLoader, Loader, MemLoader, SourceMap};
 /// Runs `cargo metadata` and selects the crates to analyse.
 pub use workspace::cache_dir::cache_dir;
 pub use workspace::load as load_workspace;
-pub use workspace::{CrateSpec, DepTarget, MetadataTable, WorkspaceOptions, is_status_line};
+pub use workspace::{
+    CrateSpec, DepTarget, MetadataTable, Versions, WorkspaceOptions, is_status_line,
+};
 
 // The output data.
 pub use diagnostics::explain::explain;
 pub use diagnostics::explain::reference as diagnostics_reference;
 pub use diagnostics::{Code, Confidence, Diagnostic, Finding, Hop, Level, Origin, SinkKind, Span};
+pub use known::models::{
+    Library as ModelLibrary, Model, Models, SHIPPED as SHIPPED_MODELS, Source as ModelSource,
+    is_package, shipped as shipped_models,
+};
 
 // Baselines, level overrides and rendering.
 pub use baseline::Baseline;

@@ -119,6 +119,7 @@ fn analysis() -> &'static Analysis {
             deps: vec![("nosync".into(), DepTarget::External("nosync".into()))],
             check_roots: true,
             origin: origin(),
+            versions: Default::default(),
         };
         let sources = SourceMap::new(&root);
         analyze_crates(root, vec![spec], &Config::default(), &files, sources)

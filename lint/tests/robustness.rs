@@ -131,6 +131,7 @@ fn spec(dir: &Path) -> CrateSpec {
             target_kind: vec!["lib".into()],
             target_src_path: root,
         },
+        versions: Default::default(),
     }
 }
 

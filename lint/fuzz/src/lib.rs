@@ -41,6 +41,7 @@ pub fn spec(name: &str, file: PathBuf) -> CrateSpec {
             .collect(),
         check_roots: true,
         origin,
+        versions: Default::default(),
     }
 }
 

@@ -231,9 +231,7 @@ fn root_kind(map: &DefMap<'_>, root: FnId) -> &'static str {
 /// The note for a condition the lint could not decide.
 fn uncertain_note(u: &Uncertain) -> String {
     match u {
-        Uncertain::PageableDst { callee } => format!(
-            "the destination's type is unknown: `{callee}` blocks only when it is pageable host memory"
-        ),
+        Uncertain::Argument { note } => note.clone(),
     }
 }
 

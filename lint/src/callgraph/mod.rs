@@ -45,9 +45,9 @@ pub struct Edge {
 /// A condition the callee blocks under that the lint could not decide at this call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Uncertain {
-    /// `callee` blocks only for a pageable host destination, and the destination's type
-    /// is unknown.
-    PageableDst { callee: String },
+    /// The callee's model decides from an argument that nothing at this call decides
+    /// (`known::models`); `note` says which and why.
+    Argument { note: String },
 }
 
 /// How a call reaches an impl its source does not name (for the hop's note).

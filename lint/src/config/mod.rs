@@ -1,7 +1,8 @@
 //! Configuration: `[workspace.metadata.nosync-lint]`, `[package.metadata.nosync-lint]`
 //! and `--config FILE`, each a table with `roots`, `sinks` and `allow` (lists of Rust
 //! paths: `krate::f`, `krate::Type::method`, `<krate::Type as krate::Trait>::method`;
-//! an entry may be `{ path = "..", reason = ".." }`) and `levels`.
+//! an entry may be `{ path = "..", reason = ".." }`), `models` (library models, read by
+//! `known::models`) and `levels`.
 //!
 //! Read in one place: the file's text comes from the [`SourceMap`], toml parses it into
 //! its spanned document, serde reads the table into [`schema::RawTable`], and
@@ -40,12 +41,22 @@ pub struct LevelEntry {
     pub span: SpanIr,
 }
 
+/// One `models` entry: a model of a library function (`known::models`).
+#[derive(Debug, Clone)]
+pub struct ModelEntry {
+    pub model: crate::known::models::Model,
+    /// Where its path is written.
+    pub span: SpanIr,
+}
+
 /// The merged configuration; every entry in it is valid.
 #[derive(Debug, Clone, Default)]
 pub struct Config {
     pub roots: Vec<Entry>,
     pub sinks: Vec<Entry>,
     pub allow: Vec<Entry>,
+    /// Models of library functions, applied after the shipped ones (`docs/models.md`).
+    pub models: Vec<ModelEntry>,
     /// In the order read; applied by the level overrides before the command line's.
     pub levels: Vec<LevelEntry>,
 }
@@ -56,6 +67,7 @@ impl Config {
         self.roots.extend(other.roots);
         self.sinks.extend(other.sinks);
         self.allow.extend(other.allow);
+        self.models.extend(other.models);
         self.levels.extend(other.levels);
     }
 }

@@ -11,7 +11,7 @@ use std::fmt;
 use toml::Spanned;
 
 /// The keys of a configuration table.
-pub const KEYS: &[&str] = &["roots", "sinks", "allow", "levels"];
+pub const KEYS: &[&str] = &["roots", "sinks", "allow", "models", "levels"];
 /// The keys of a table entry of `roots`, `sinks` or `allow`.
 pub const ENTRY_KEYS: &[&str] = &["path", "reason"];
 

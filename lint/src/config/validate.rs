@@ -4,7 +4,7 @@
 //! each problem is a located `config-error`, and the rest of the table is still read.
 
 use super::schema::{Checked, ENTRY_KEYS, KEYS, Levels, List, RawEntry, RawTable};
-use super::{Config, Entry, LevelEntry, path};
+use super::{Config, Entry, LevelEntry, ModelEntry, path};
 use crate::diagnostics::suggest::closest;
 use crate::diagnostics::{Code, Diagnostic};
 use crate::levels::{self, LevelError};
@@ -47,12 +47,14 @@ pub(super) fn table(
         return (Config::default(), vec![d]);
     };
     unknown_keys(t, cx, &mut diags);
+    let models = t.get("models").map(|v| models(v, cx, &mut diags));
     // Every value of `RawTable` is `Checked`: reading a table cannot fail.
     let raw = RawTable::deserialize(value.into_deserializer()).unwrap_or_default();
     let cfg = Config {
         roots: list(raw.roots, "roots", cx, &mut diags),
         sinks: list(raw.sinks, "sinks", cx, &mut diags),
         allow: list(raw.allow, "allow", cx, &mut diags),
+        models: models.unwrap_or_default(),
         levels: levels(raw.levels, cx, &mut diags),
     };
     (cfg, diags)
@@ -65,6 +67,9 @@ fn unknown_keys(t: &DeTable<'_>, cx: &Cx<'_>, diags: &mut Vec<Diagnostic>) {
         if !KEYS.contains(&name) {
             diags.push(unknown_key(key, "", KEYS, cx));
             continue;
+        }
+        if name == "models" {
+            continue; // its keys are checked where it is read
         }
         let DeValue::Array(items) = value.get_ref() else {
             continue;
@@ -184,6 +189,29 @@ fn string(
             None
         }
     }
+}
+
+/// `models = [{ path = "..", .. }]`: the valid models, read as the shipped ones are.
+fn models(
+    value: &Spanned<DeValue<'_>>,
+    cx: &Cx<'_>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<ModelEntry> {
+    let (models, errors) = crate::known::models::read_entries(value);
+    for e in errors {
+        let d = cx.error(e.span, e.message);
+        diags.push(match e.help {
+            Some(help) => d.with_help(help),
+            None => d,
+        });
+    }
+    models
+        .into_iter()
+        .map(|model| ModelEntry {
+            span: cx.span(model.span.clone()),
+            model,
+        })
+        .collect()
 }
 
 /// `levels = { "code" = "level" }`: its valid entries.

@@ -159,6 +159,7 @@ fn core(
     }
     let (mut map, d) = resolve::build(&crates, &parsed, &sources);
     diags.extend(d);
+    diags.extend(resolve::models::apply(&mut map, &cfg.models, &sources));
     let (root_fns, d) = resolve::configured::apply(&mut map, cfg, &sources);
     diags.extend(d);
     lap(&mut stats, "resolve");
@@ -323,12 +324,14 @@ fn world(
         let (name, root, deps, check) = (&c.name, &c.root, &c.deps, c.check_roots);
         let _ = write!(
             h,
-            "{name} {root:?} {features:?} {deps:?} {check} {:?}",
-            c.origin
+            "{name} {root:?} {features:?} {deps:?} {check} {:?} {:?}",
+            c.origin, c.versions
         );
     }
     let cfg = opts.config;
     let _ = write!(h, "{:?} {:?} {:?}", cfg.roots, cfg.sinks, cfg.allow);
+    let models = cfg.models.iter().map(|m| (&m.model, m.span));
+    let _ = write!(h, " {:?}", models.collect::<Vec<_>>());
     let _ = write!(h, "{} {}", opts.eager_bodies, opts.walk_every_fn);
     let _ = write!(h, " {}", opts.target.key());
     h.key()

@@ -1,8 +1,11 @@
 //! The lint's knowledge of code it never parses, in one place: std/core/alloc
-//! ([`std`]), cudarc 0.19's types ([`cudarc`]) and blocking APIs ([`sinks`]), and the
-//! one canonical form of their paths ([`canonical`]), which every stage compares.
+//! ([`std`]), cudarc's types ([`cudarc`]), the models of the libraries GPU code calls
+//! ([`models`]: cudarc's blocking APIs, candle's argument-dependent waits) and the built-in
+//! sinks made of them ([`sinks`]), and the one canonical form of their paths
+//! ([`canonical`]), which every stage compares.
 
 pub mod cudarc;
+pub mod models;
 pub mod sinks;
 pub mod std;
 

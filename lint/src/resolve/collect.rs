@@ -3,7 +3,6 @@
 use super::items::{self, Part, Pending, PendingSupers};
 use super::*;
 use crate::diagnostics::Diagnostic;
-use crate::known::sinks::{BuiltinSink, CUDARC_DROPS, CUDARC_SINKS};
 use crate::known::std::DROP;
 use crate::parse::Parsed;
 use crate::parse::ir::{ImplIr, Item};
@@ -45,6 +44,7 @@ pub fn build<'a>(
             root: map.modules.len() as ModId,
             deps: spec.deps.iter().cloned().collect(),
             check_roots: spec.check_roots,
+            versions: super::models::CrateVersions::of(spec),
         });
         part.merge_into(&mut map, (&mut impls, &mut supers, &mut diags));
     }
@@ -103,54 +103,9 @@ fn link<'a>(
 }
 
 fn add_builtins(map: &mut DefMap<'_>) {
-    for s in CUDARC_SINKS {
-        let segs: Vec<&str> = s.path.split("::").collect();
-        let ty = segs[..segs.len() - 1].join("::");
-        let is_method = segs.len() == 4 && crate::known::cudarc::is_cudarc_type(segs[2]);
-        let id = add_builtin(map, s, is_method.then(|| ty.clone()));
-        if is_method {
-            let name = map.fns[id as usize].name.clone();
-            map.methods
-                .entry(ty)
-                .or_default()
-                .entry(name.clone())
-                .or_default()
-                .push(id);
-            map.by_name.entry(name).or_default().push(id);
-        }
+    for m in crate::known::sinks::builtins() {
+        super::models::add_builtin(map, std::sync::Arc::new(m.clone()));
     }
-    // Blocking `Drop`s: reached where a value of the type is dropped, never called by name.
-    for s in CUDARC_DROPS {
-        let ty = s.path.rsplit_once("::").map_or(s.path, |(ty, _)| ty);
-        let id = add_builtin(map, s, Some(ty.to_owned()));
-        map.drops.insert(ty.to_owned(), id);
-    }
-}
-
-/// A built-in sink's node (no body, no span), known by its path.
-fn add_builtin(map: &mut DefMap<'_>, s: &BuiltinSink, self_canon: Option<String>) -> FnId {
-    let id = map.fns.len() as FnId;
-    map.fns.push(FnData {
-        name: s.path.rsplit("::").next().unwrap_or_default().to_owned(),
-        path: s.path.to_owned(),
-        module: 0,
-        span: None,
-        ir: None,
-        self_ty: None,
-        self_canon,
-        impl_generics: &[],
-        trait_: None,
-        is_trait_decl: false,
-        marks: Marks {
-            sink: Some(s.reason.to_owned()),
-            sink_kind: s.kind,
-            condition: Some(s.condition),
-            ..Marks::default()
-        },
-        self_override: None,
-    });
-    map.builtin.insert(s.path.to_owned(), id);
-    id
 }
 
 fn resolve_supertraits(map: &mut DefMap<'_>, p: &PendingSupers<'_>) {

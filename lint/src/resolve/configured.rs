@@ -118,7 +118,7 @@ fn resolve_entry(map: &mut DefMap<'_>, path: &PathKind, sink: bool) -> Result<Ve
     };
     let first = segs.first().ok_or("is empty")?;
     if first == "cudarc" {
-        return Ok(vec![cudarc_fn(map, segs, sink)?]);
+        return cudarc_fn(map, segs, sink);
     }
     let refs: Vec<&str> = segs.iter().map(String::as_str).collect();
     // A package's lib and bins may share a crate name: the path is looked up in each.
@@ -200,11 +200,12 @@ fn find(map: &DefMap<'_>, p: &[String]) -> Option<Def> {
     krates.find_map(|k| map.resolve_path(map.crates[k].root, &refs, false))
 }
 
-/// A cudarc fn: from the built-in table, or (for `sinks`) a new external sink.
-fn cudarc_fn(map: &mut DefMap<'_>, segs: &[String], sink: bool) -> Result<FnId, String> {
+/// A cudarc fn: from the built-in table (a node per version range of its model), or (for
+/// `sinks`) a new external sink.
+fn cudarc_fn(map: &mut DefMap<'_>, segs: &[String], sink: bool) -> Result<Vec<FnId>, String> {
     let canon = canonical(segs).join("::");
-    if let Some(&f) = map.builtin.get(&canon) {
-        return Ok(f);
+    if let Some(ids) = map.builtin.get(&canon) {
+        return Ok(ids.clone());
     }
     if !sink {
         return Err("is a cudarc function: only `sinks` may name one".to_owned());
@@ -233,6 +234,6 @@ fn cudarc_fn(map: &mut DefMap<'_>, segs: &[String], sink: bool) -> Result<FnId, 
         .entry(name)
         .or_default()
         .push(id);
-    map.builtin.insert(canon, id);
-    Ok(id)
+    map.builtin.entry(canon).or_default().push(id);
+    Ok(vec![id])
 }

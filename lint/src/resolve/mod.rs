@@ -12,12 +12,14 @@ mod impls;
 mod items;
 pub mod macros;
 mod marks;
+pub mod models;
 mod modfiles;
 mod reach;
 mod scope;
 pub mod ty;
 
-use crate::known::sinks::{Condition, SinkKind};
+use crate::known::models::Model;
+use crate::known::sinks::SinkKind;
 use crate::parse::ir::{
     AssocConstDecl, AssocTypeDecl, FnIr, GenericParam, MacroOrigin, SpanIr, TypeRef, UseIr,
 };
@@ -73,6 +75,8 @@ pub struct CrateData {
     pub root: ModId,
     pub deps: HashMap<String, DepTarget>,
     pub check_roots: bool,
+    /// The package's version and its cudarc's, which choose the models that hold.
+    pub versions: models::CrateVersions,
 }
 
 /// A table by name or canonical path, hashed with FNV: its keys are short, and the walk
@@ -103,7 +107,12 @@ pub struct Marks {
     pub sink: Option<String>,
     /// For a sink: whether it always blocks, may block, or is first-use setup.
     pub sink_kind: SinkKind,
-    pub condition: Option<Condition>,
+    /// A modelled fn (`known::models`): which of its calls wait, for which versions of its
+    /// library. A call the model rules out makes no edge.
+    pub model: Option<std::sync::Arc<Model>>,
+    /// For a modelled fn of an analysed crate: the node a call that waits reaches instead
+    /// of the fn's body (the model's sink, with its reason).
+    pub model_node: Option<FnId>,
     /// `#[allow_sync]` or config `allow`: calls into it are not followed.
     pub allow: bool,
 }
@@ -205,8 +214,14 @@ pub struct DefMap<'a> {
     /// Fns declared inside a fn body, visible by name in that body (and to each other):
     /// they shadow the module's items of the same name.
     pub local_fns: HashMap<FnId, Vec<(String, FnId)>>,
-    /// Built-in sinks by canonical path.
-    pub builtin: HashMap<String, FnId>,
+    /// Built-in sinks by canonical path (one per version range of its model).
+    pub builtin: HashMap<String, Vec<FnId>>,
+    /// Names of the fns whose models decide from an argument: a call of one of these names
+    /// records the shapes of its arguments for the model (`callgraph::walk::models`).
+    pub modelled_names: NameMap<()>,
+    /// The values the models' `value` matchers name, resolved: the matcher's path →
+    /// the canonical path of its type and its variant or constant's name.
+    pub model_values: NameMap<String>,
     /// For a fn specialised to concrete argument types (see `callgraph::specialise`):
     /// the parameters (by position, not counting `self`) bound to them, and how sure.
     pub arg_specs: HashMap<FnId, Vec<(usize, Ty, crate::diagnostics::Confidence)>>,

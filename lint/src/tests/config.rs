@@ -48,7 +48,7 @@ fn a_mistyped_key_is_reported_at_its_line_not_at_a_comment_that_mentions_it() {
                 sinkz = [\"t::Dev::flush\"]\n";
     assert_eq!(
         config_errors(text),
-        "4:1-4:6 config-error: unknown key `sinkz` (expected one of: roots, sinks, allow, levels)\n\
+        "4:1-4:6 config-error: unknown key `sinkz` (expected one of: roots, sinks, allow, models, levels)\n\
          \x20 = help: did you mean `sinks`?\n"
     );
     let (cfg, _, _) = config_from_toml(text);
@@ -194,7 +194,7 @@ fn a_config_file_reads_its_nosync_lint_table_when_it_has_one() {
     let text = "[other-tool]\nroots = 3\n\n[nosync-lint]\nroots = [\"t::hot\"]\nrots = []\n";
     assert_eq!(
         config_errors(text),
-        "6:1-6:5 config-error: unknown key `rots` (expected one of: roots, sinks, allow, levels)\n\
+        "6:1-6:5 config-error: unknown key `rots` (expected one of: roots, sinks, allow, models, levels)\n\
          \x20 = help: did you mean `roots`?\n"
     );
     assert_eq!(

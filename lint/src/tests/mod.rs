@@ -126,6 +126,7 @@ fn spec(name: &str, file: PathBuf) -> CrateSpec {
             .collect(),
         check_roots: true,
         origin,
+        versions: Default::default(),
     }
 }
 
@@ -243,6 +244,7 @@ mod formatting;
 mod lazy;
 mod limits;
 mod macros;
+mod models;
 mod modules;
 mod net;
 mod pipeline;

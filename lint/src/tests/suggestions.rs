@@ -18,7 +18,7 @@ fn a_mistyped_config_key_gets_the_closest_key() {
     assert_eq!(diags.len(), 1, "{diags:?}");
     assert_eq!(
         diags[0].message,
-        "unknown key `root` (expected one of: roots, sinks, allow, levels)"
+        "unknown key `root` (expected one of: roots, sinks, allow, models, levels)"
     );
     assert_eq!(helps(&diags), ["did you mean `roots`?"]);
 }

@@ -115,6 +115,19 @@ pub struct CrateSpec {
     /// Whether `#[no_sync]` roots of this crate are checked (selected members).
     pub check_roots: bool,
     pub origin: Origin,
+    /// The versions that choose which library models hold for the crate.
+    pub versions: Versions,
+}
+
+/// A crate's package version and the version of the cudarc package it depends on (cargo
+/// metadata's): the shipped models hold for some versions of their library only
+/// (`known::models`), and one build may hold two cudarc versions (mistral.rs: 0.19 and 0.17).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Versions {
+    /// The package's version (`0.9.2`).
+    pub own: Option<String>,
+    /// The version of the `cudarc` this crate depends on directly, if it does.
+    pub cudarc: Option<String>,
 }
 
 /// Which `[*.metadata]` table of a manifest.

@@ -3,7 +3,7 @@
 //! with their features, extern names and origins, and the metadata kept of them.
 
 use super::{
-    BUILTIN_CRATES, CrateSpec, DepTarget, GPU_CRATES, MetadataTable, Selected, Workspace,
+    BUILTIN_CRATES, CrateSpec, DepTarget, GPU_CRATES, MetadataTable, Selected, Versions, Workspace,
     WorkspaceOptions, offline,
 };
 use crate::diagnostics::Origin;
@@ -260,6 +260,10 @@ pub(super) fn spec(
         deps: Vec::new(),
         check_roots: check,
         origin: origin(p, t),
+        versions: Versions {
+            own: Some(p.version.to_string()),
+            cudarc: None,
+        },
     }
 }
 
@@ -329,6 +333,9 @@ pub(super) fn resolve_deps(
     for (i, pid) in pkg_of_crate.iter().enumerate() {
         let Some(pid) = pid else { continue };
         for (name, dep) in deps_of.get(pid).map(Vec::as_slice).unwrap_or(&[]) {
+            if let Some(p) = by_id.get(dep).filter(|p| p.name.as_str() == "cudarc") {
+                ws.crates[i].versions.cudarc = Some(p.version.to_string());
+            }
             let target = match lib_index.get(dep) {
                 Some(&lib) => DepTarget::Analysed(lib),
                 None => {

@@ -2,12 +2,13 @@
 //! receiver's type (inherent, provided trait methods, trait-bound and `dyn` dispatch),
 //! the name-only fallback, and the edges with their conditions.
 
+use super::models::Verdict;
 use super::{NAME_ONLY_CAP, Typed, Walker, unknown};
 use crate::callgraph::returns::{cudarc_ret, std_assoc_ret, std_method_ret};
 use crate::callgraph::tags::{self, How, WRITTEN};
-use crate::callgraph::{Dispatch, Edge, Uncertain, Via};
+use crate::callgraph::{Dispatch, Edge, Via};
 use crate::diagnostics::Confidence;
-use crate::known::sinks::{Condition, NAME_ONLY_OK};
+use crate::known::sinks::NAME_ONLY_OK;
 use crate::known::std::{INHERENT as STD_INHERENT, TRAIT_METHODS as STD_METHODS};
 use crate::parse::ir::{PathIr, SpanIr};
 use crate::resolve::{Def, FnId, Ty};
@@ -106,8 +107,17 @@ impl Walker<'_, '_> {
 
     pub(super) fn call_external(&mut self, segs: &[String], args: &[Typed], span: SpanIr) -> Typed {
         let joined = segs.join("::");
-        if let Some(&f) = self.map.builtin.get(&joined) {
-            return self.call_fn(f, tags::edge(How::Path, WRITTEN), None, args, span, 1);
+        if let Some(ids) = self.map.builtin.get(&joined) {
+            let mut ret = None;
+            for &f in ids {
+                // A method's receiver is its first argument; a module fn has none.
+                let shift = usize::from(self.map.func(f).self_canon.is_some());
+                let tag = tags::edge(How::Path, WRITTEN);
+                ret.get_or_insert(self.call_fn(f, tag, None, args, span, shift));
+            }
+            if let Some(r) = ret {
+                return r;
+            }
         }
         if let Some(r) = self.call_external_trait(segs, args, span) {
             return r;
@@ -350,17 +360,24 @@ impl Walker<'_, '_> {
         arg_shift: usize,
     ) -> Typed {
         let fd = self.map.func(f);
-        let mut uncertain = None;
-        if let Some(Condition::PageableDst { arg }) = fd.marks.condition {
-            match args.get(arg + arg_shift).and_then(|(t, _)| t.is_pageable()) {
-                Some(true) => {}
-                Some(false) => return (self.ret_type(f, recv), tag),
-                None => {
-                    uncertain = Some(Uncertain::PageableDst {
-                        callee: fd.name.clone(),
-                    })
-                }
-            }
+        let uncertain = match self.model_verdict(fd, args, arg_shift) {
+            Verdict::Never => return (self.ret_type(f, recv), tag),
+            Verdict::Waits => None,
+            Verdict::Undecided(u) => Some(u),
+        };
+        // A modelled fn of an analysed crate: a call that waits reaches the model's sink,
+        // not the fn's body (whose other arms this call does not take).
+        if let Some(node) = fd.marks.model_node {
+            self.edges.push(Edge {
+                from: self.from,
+                to: node,
+                tag,
+                site: span,
+                uncertain,
+                via: Via::default(),
+                dropped: None,
+            });
+            return (self.ret_type(f, recv), tags::derived(tag));
         }
         let spec = self.spec_for(f, recv, args);
         let via = Via {

@@ -7,6 +7,7 @@ mod calls;
 mod drops;
 mod external;
 mod formats;
+mod models;
 mod narrow;
 mod ops;
 mod patterns;
@@ -67,6 +68,8 @@ struct Walker<'m, 'a> {
     /// The type a `let` annotation gives its initializer (`let v: Vec<_> = it.collect()`),
     /// taken by the next expression walked.
     expected: Option<Ty>,
+    /// While resolving a call whose name a conditional model has: its arguments' shapes.
+    arg_shapes: Vec<models::ArgShape>,
 }
 
 /// The calls of fn `f`.
@@ -105,6 +108,7 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId, bodies: &super::Bodies) -> Walk
         callback: None,
         spec: None,
         expected: None,
+        arg_shapes: Vec::new(),
     };
     if let Some(st) = &w.self_ty {
         let by_ref = ir.self_param != Some(false);
@@ -304,8 +308,12 @@ impl Walker<'_, '_> {
                 if self.is_thread_spawn(path) {
                     return unknown();
                 }
+                let shapes = models::shapes(self.map, path.last_name(), args);
                 let args = self.path_args(path, args, *span);
-                self.call_path(path, &args, *span)
+                self.arg_shapes = shapes;
+                let out = self.call_path(path, &args, *span);
+                self.arg_shapes.clear();
+                out
             }
             Expr::CallValue { callee, args, span } => {
                 self.move_locals(args);
@@ -324,9 +332,12 @@ impl Walker<'_, '_> {
                 };
                 let recv = self.expr(recv);
                 self.move_locals(args);
+                let shapes = models::shapes(self.map, name, args);
                 let args = self.method_args(&recv, name, args, *span);
                 let item = self.collected_item(&recv.0, name);
+                self.arg_shapes = shapes;
                 let ret = self.method_call(recv, name, &args, *span);
+                self.arg_shapes.clear();
                 match (item, target) {
                     (Some(item), Some(t)) => (collect_into(&t, &item), ret.1),
                     _ => ret,

@@ -1,0 +1,147 @@
+//! Models of the libraries GPU code is built on: which of their calls make the host wait, why,
+//! and for calls that wait only for some arguments, how to tell from the call site (candle's
+//! `Tensor::to_device` waits toward the CPU only; cudarc's `memcpy_dtoh` into pageable memory
+//! only). The shipped models are a data file, `models.toml` (its format: `docs/models.md`),
+//! read and validated once ([`shipped`]); users add models in the configuration's `models`,
+//! read by the same reader ([`read_entries`]) with the same located errors.
+//!
+//! A model names a function by its canonical path ([`super::canonical`]). A function of a
+//! crate the lint does not parse (cudarc, std) becomes a built-in sink; a function of an
+//! analysed crate (candle's `to_device`) keeps its body, and each call of it is decided at
+//! the call site by the model's [`When`].
+
+mod read;
+
+pub use read::{ReadError, read_entries, read_file};
+
+use crate::diagnostics::SinkKind;
+use cargo_metadata::semver::{Version, VersionReq};
+use std::ops::Range;
+use std::sync::{Arc, OnceLock};
+
+/// The shipped models' text.
+pub const SHIPPED: &str = include_str!("../models.toml");
+
+/// A models file: the libraries it was checked against and its models.
+#[derive(Debug, Clone, Default)]
+pub struct Models {
+    pub libraries: Vec<Library>,
+    pub models: Vec<Model>,
+}
+
+/// A library the models describe, and the versions whose sources they were read in.
+#[derive(Debug, Clone)]
+pub struct Library {
+    /// The package name (`candle-core`).
+    pub name: String,
+    pub checked: Vec<Version>,
+}
+
+/// One model: a function that waits, always or for some arguments.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// The function's canonical path (`cudarc::driver::CudaStream::synchronize`), or
+    /// `Type::drop` for a type whose `Drop` waits.
+    pub path: String,
+    pub kind: SinkKind,
+    /// Why it waits.
+    pub reason: String,
+    /// The versions of the path's crate the model holds for (every version when `None`).
+    pub versions: Option<VersionReq>,
+    /// `path` is `Type::drop`: reached where a value of the type is dropped.
+    pub on_drop: bool,
+    /// When only some calls wait; `None`: every call.
+    pub when: Option<Arc<When>>,
+    /// Where the test finds the evidence in the library's source (shipped models only).
+    pub source: Option<Source>,
+    /// Where the entry's path is written in its file.
+    pub span: Range<usize>,
+}
+
+/// Which calls of a modelled function wait, decided from one argument at the call site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct When {
+    /// The argument, 0-based, not counting `self`.
+    pub arg: usize,
+    /// The call waits when the argument matches one of these...
+    pub blocks: Vec<Matcher>,
+    /// ...and never when it matches one of these.
+    pub never: Vec<Matcher>,
+    /// An argument neither decides: a `possible` finding, or no wait.
+    pub otherwise: Otherwise,
+    /// The note of a `possible` finding.
+    pub note: String,
+}
+
+/// What an argument that no matcher decides means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Otherwise {
+    /// The call may wait: the finding is `possible-sync-in-no-sync`, with the note.
+    Possible,
+    /// The call does not wait.
+    Clean,
+}
+
+/// A fact about an argument, seen at the call site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Matcher {
+    /// Host memory the driver must stage: a `Vec`, slice or array.
+    Pageable,
+    /// Page-locked or device memory: cudarc's `PinnedHostSlice` (and cudarc's other types).
+    Pinned,
+    /// A value of this type (canonical path), behind references.
+    Type(String),
+    /// This value: a unit variant or constant by its path (`candle_core::Device::Cpu`),
+    /// written at the call (behind `&` and parentheses).
+    Value(String),
+    /// What a call of this method returns (`x.device()`), on any receiver, without arguments.
+    Method(String),
+}
+
+/// Where the evidence of a model is in its library's source.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Source {
+    /// The package whose source holds it, when not the path's crate (`std::Vec::try_from`
+    /// is cudarc's `impl TryFrom<CudaSlice<T>> for Vec<T>`).
+    pub library: Option<String>,
+    /// `Trait for Type`: the impl block the function is in, when not the path's type.
+    pub impl_: Option<String>,
+    /// The function's name, when not the path's last segment.
+    pub fn_: Option<String>,
+    /// Code the function's body contains (whitespace aside): what makes it wait.
+    pub has: Vec<String>,
+}
+
+impl Model {
+    /// The crate the path names (`cudarc`, `candle_core`, `std`).
+    pub fn krate(&self) -> &str {
+        self.path.split("::").next().unwrap_or_default()
+    }
+
+    /// Whether the model holds for version `v` of its crate (an unknown version: yes).
+    pub fn holds_for(&self, v: Option<&Version>) -> bool {
+        match (&self.versions, v) {
+            (Some(req), Some(v)) => req.matches(v),
+            _ => true,
+        }
+    }
+}
+
+/// The shipped models, read once; a problem in them is a located error in `models.toml`
+/// (the `shipped_models_are_valid` test keeps the list empty).
+pub fn shipped() -> &'static (Models, Vec<ReadError>) {
+    static SHIPPED_MODELS: OnceLock<(Models, Vec<ReadError>)> = OnceLock::new();
+    SHIPPED_MODELS.get_or_init(|| read_file(SHIPPED))
+}
+
+/// Whether package `package` (`candle-core`) is crate `krate` (`candle_core`).
+pub fn is_package(krate: &str, package: &str) -> bool {
+    krate.len() == package.len()
+        && krate
+            .bytes()
+            .zip(package.bytes())
+            .all(|(a, b)| a == b || (a == b'_' && b == b'-'))
+}
+
+#[cfg(test)]
+mod tests;

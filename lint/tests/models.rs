@@ -1,0 +1,249 @@
+//! The shipped library models (`lint/src/known/models.toml`) against their libraries' sources:
+//! for every version a library's models were checked against (`[libraries.<name>] checked`),
+//! the function each model names is in that version's source and its body contains the
+//! model's evidence (`source.has`, whitespace aside), and a model whose `versions` leave a
+//! checked version out names no function there (the split is the source's, not a guess).
+//!
+//! The sources come from crates.io through cargo: a probe crate depends on each library
+//! version (without default features) and `cargo metadata` downloads them, once; later runs
+//! read cargo's cache (about a second).
+
+use nosync_lint::{Model, shipped_models};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use syn::spanned::Spanned;
+
+#[test]
+fn models_match_their_sources() {
+    let (models, errors) = shipped_models();
+    assert!(errors.is_empty(), "models.toml: {errors:?}");
+    let dirs = library_sources(models);
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for lib in &models.libraries {
+        for version in &lib.checked {
+            let dir = &dirs[&(lib.name.clone(), version.to_string())];
+            let fns = functions(dir);
+            for m in models.models.iter().filter(|m| library_of(m) == lib.name) {
+                let Some(source) = &m.source else { continue };
+                let found: Vec<&Function> = fns.iter().filter(|f| locates(m, f)).collect();
+                let at = format!("{} {version}: `{}`", lib.name, m.path);
+                if !m.holds_for(Some(version)) {
+                    let split = models
+                        .models
+                        .iter()
+                        .any(|o| o.path == m.path && o.holds_for(Some(version)));
+                    if !found.is_empty() && !split {
+                        problems.push(format!("{at} is there, but its `versions` leave it out"));
+                    }
+                    continue;
+                }
+                checked += 1;
+                let has = |e: &String| found.iter().any(|f| f.body.contains(&squash(e)));
+                match found.is_empty() {
+                    true => problems.push(format!("{at} is not in the source")),
+                    false => problems.extend(
+                        source
+                            .has
+                            .iter()
+                            .filter(|e| !has(e))
+                            .map(|e| format!("{at} does not contain `{e}`")),
+                    ),
+                }
+            }
+        }
+    }
+    assert_eq!(problems, Vec::<String>::new());
+    // Every model with a source was checked in at least one version.
+    assert!(checked >= models.models.iter().filter(|m| m.source.is_some()).count());
+}
+
+/// The package whose source holds a model's evidence (`candle_core` → `candle-core`).
+fn library_of(m: &Model) -> String {
+    let krate = m.source.as_ref().and_then(|s| s.library.clone());
+    krate.unwrap_or_else(|| {
+        m.path
+            .split("::")
+            .next()
+            .unwrap_or_default()
+            .replace('_', "-")
+    })
+}
+
+/// Each checked library version's source directory, by (package, version).
+fn library_sources(models: &nosync_lint::Models) -> BTreeMap<(String, String), PathBuf> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("models-probe");
+    std::fs::create_dir_all(dir.join("src")).expect("probe dir");
+    let mut deps = String::new();
+    for lib in &models.libraries {
+        for v in &lib.checked {
+            let alias = format!("{}_{}", lib.name, v).replace(['-', '.'], "_");
+            let name = &lib.name;
+            deps += &format!(
+                "{alias} = {{ package = \"{name}\", version = \"={v}\", default-features = false }}\n"
+            );
+        }
+    }
+    let manifest = format!(
+        "[package]\nname = \"models-probe\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[dependencies]\n{deps}\n[workspace]\n"
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest).expect("probe manifest");
+    std::fs::write(dir.join("src/lib.rs"), "").expect("probe lib");
+    // Offline first (cargo's cache, no index update), then online for what is missing.
+    let metadata = |offline: bool| {
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(["metadata", "--format-version", "1", "--manifest-path"]);
+        cmd.arg(dir.join("Cargo.toml"));
+        if offline {
+            cmd.arg("--offline");
+        }
+        cmd.output().expect("cargo metadata runs")
+    };
+    let out = Some(metadata(true))
+        .filter(|o| o.status.success())
+        .unwrap_or_else(|| metadata(false));
+    assert!(
+        out.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata JSON");
+    let mut dirs = BTreeMap::new();
+    for p in meta["packages"].as_array().into_iter().flatten() {
+        let key = (
+            p["name"].as_str().unwrap_or_default().to_owned(),
+            p["version"].as_str().unwrap_or_default().to_owned(),
+        );
+        let manifest = PathBuf::from(p["manifest_path"].as_str().unwrap_or_default());
+        if let Some(root) = manifest.parent() {
+            dirs.insert(key, root.to_path_buf());
+        }
+    }
+    dirs
+}
+
+/// A function of a library's source: where it is and its body's text without whitespace.
+#[derive(Debug)]
+struct Function {
+    /// Modules from the crate root (`driver::result::ctx`), `safe` left out (cudarc
+    /// re-exports its safe layer from the module above).
+    module: Vec<String>,
+    /// The impl block's self type and trait, by their last segments.
+    self_ty: Option<String>,
+    trait_: Option<String>,
+    name: String,
+    body: String,
+}
+
+/// Every function of the crate at `dir` (all `.rs` files under `src/`, every `#[cfg]`).
+fn functions(dir: &Path) -> Vec<Function> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.join("src")];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("source dir").flatten() {
+            let path = entry.path();
+            // The FFI bindings (`sys`: generated, megabytes per CUDA version) hold no model.
+            if path.is_dir() && !path.ends_with("sys") {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("source file");
+                let Ok(file) = syn::parse_file(&text) else {
+                    continue;
+                };
+                let module = file_module(&dir.join("src"), &path);
+                items(&file.items, &module, &text, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// The module path of a source file (`src/driver/result.rs` → `driver::result`).
+fn file_module(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap_or(file).with_extension("");
+    let mut segs: Vec<String> = rel
+        .iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    if segs.last().is_some_and(|s| s == "mod" || s == "lib") {
+        segs.pop();
+    }
+    segs.retain(|s| s != "safe");
+    segs
+}
+
+fn items(list: &[syn::Item], module: &[String], text: &str, out: &mut Vec<Function>) {
+    let body = |b: &syn::Block| squash(text.get(b.span().byte_range()).unwrap_or_default());
+    let last = |p: &syn::Path| p.segments.last().map(|s| s.ident.to_string());
+    for item in list {
+        match item {
+            syn::Item::Fn(f) => out.push(Function {
+                module: module.to_vec(),
+                self_ty: None,
+                trait_: None,
+                name: f.sig.ident.to_string(),
+                body: body(&f.block),
+            }),
+            syn::Item::Impl(imp) => {
+                let self_ty = match &*imp.self_ty {
+                    syn::Type::Path(p) => last(&p.path),
+                    _ => None,
+                };
+                let trait_ = imp.trait_.as_ref().and_then(|(_, p, _)| last(p));
+                for i in &imp.items {
+                    if let syn::ImplItem::Fn(f) = i {
+                        out.push(Function {
+                            module: module.to_vec(),
+                            self_ty: self_ty.clone(),
+                            trait_: trait_.clone(),
+                            name: f.sig.ident.to_string(),
+                            body: body(&f.block),
+                        });
+                    }
+                }
+            }
+            syn::Item::Mod(m) => {
+                if let Some((_, inner)) = &m.content {
+                    let mut module = module.to_vec();
+                    module.push(m.ident.to_string());
+                    items(inner, &module, text, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether `f` is the function model `m` names (or, with `source.impl`, points at).
+fn locates(m: &Model, f: &Function) -> bool {
+    let segs: Vec<&str> = m.path.split("::").collect();
+    let source = m.source.as_ref();
+    let name = source
+        .and_then(|s| s.fn_.as_deref())
+        .unwrap_or(segs[segs.len() - 1]);
+    if f.name != name {
+        return false;
+    }
+    if let Some(imp) = source.and_then(|s| s.impl_.as_deref()) {
+        let (tr, ty) = imp.split_once(" for ").unwrap_or(("", imp));
+        return f.trait_.as_deref() == Some(tr) && f.self_ty.as_deref() == Some(ty);
+    }
+    let owner = segs[segs.len() - 2];
+    if owner.starts_with(|c: char| c.is_ascii_uppercase()) {
+        let want_trait = m.on_drop.then_some("Drop");
+        return f.self_ty.as_deref() == Some(owner)
+            && (want_trait.is_none() || f.trait_.as_deref() == want_trait);
+    }
+    let module: Vec<&str> = segs[1..segs.len() - 1]
+        .iter()
+        .copied()
+        .filter(|s| *s != "safe")
+        .collect();
+    f.self_ty.is_none() && f.module.iter().map(String::as_str).eq(module)
+}
+
+/// `s` without whitespace.
+fn squash(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}
