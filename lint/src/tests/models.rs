@@ -25,7 +25,9 @@ const APP: &str = "use nosync::no_sync;\nuse candle_core::{Device, Tensor};\n\
 #[no_sync] fn own(t: &Tensor, u: &Tensor) -> Tensor { t.to_device(u.device()) }\n\
 #[no_sync] fn to_cpu(t: &Tensor) -> Tensor { t.to_device(&Device::Cpu) }\n\
 #[no_sync] fn to_cpu_path(t: &Tensor) -> Tensor { t.to_device(&candle_core::Device::Cpu) }\n\
-#[no_sync] fn unknown(t: &Tensor, d: &Device) -> Tensor { t.to_device(d) }\n";
+#[no_sync] fn unknown(t: &Tensor, d: &Device) -> Tensor { t.to_device(d) }\n\
+#[no_sync] fn path_cpu(t: &Tensor) -> Tensor { Tensor::to_device(t, &Device::Cpu) }\n\
+#[no_sync] fn path_own(t: &Tensor) -> Tensor { Tensor::to_device(t, t.device()) }\n";
 
 #[test]
 fn to_device_waits_toward_the_cpu_only() {
@@ -47,6 +49,10 @@ fn to_device_waits_toward_the_cpu_only() {
       = this call reaches `candle_core::Tensor::to_device`, which blocks the host
       app::unknown -> candle_core::Tensor::to_device (Blocks, exact, Warn)
       via 8:61 app::unknown (exact)
+    app/src/lib.rs:9:48 sync-in-no-sync: `path_cpu` is #[no_sync] but reaches a host-blocking call: `Tensor::to_device`
+      = this call reaches `candle_core::Tensor::to_device`, which blocks the host
+      app::path_cpu -> candle_core::Tensor::to_device (Blocks, exact, Deny)
+      via 9:48 app::path_cpu (exact)
     ");
 }
 
@@ -67,6 +73,8 @@ fn a_crate_that_is_not_candle_keeps_its_to_device() {
     app::to_cpu -> cudarc::driver::CudaStream::synchronize (Blocks, inferred, Deny)
     app::to_cpu_path -> cudarc::driver::CudaStream::synchronize (Blocks, inferred, Deny)
     app::unknown -> cudarc::driver::CudaStream::synchronize (Blocks, inferred, Deny)
+    app::path_cpu -> cudarc::driver::CudaStream::synchronize (Blocks, inferred, Deny)
+    app::path_own -> cudarc::driver::CudaStream::synchronize (Blocks, inferred, Deny)
     ");
 }
 

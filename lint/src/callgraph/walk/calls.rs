@@ -49,7 +49,10 @@ impl Walker<'_, '_> {
                 self.call_trait_path(f, args, span)
             }
             Some(Def::Fn(f)) => {
-                self.call_fn(f, tags::edge(How::Path, WRITTEN), None, args, span, 0)
+                // `Type::method(recv, ..)`: the receiver is the first argument.
+                let ir = self.map.func(f).ir;
+                let shift = usize::from(ir.is_some_and(|ir| ir.self_param.is_some()));
+                self.call_fn(f, tags::edge(How::Path, WRITTEN), None, args, span, shift)
             }
             Some(Def::Type(c)) => (self.map.resolve_alias(&c, &[], 0), WRITTEN),
             Some(Def::External(segs)) => self.call_external(&segs, args, span),
