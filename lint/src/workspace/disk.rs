@@ -153,17 +153,7 @@ impl Disk {
         if let Some(url) = &d.git {
             return self.locate_git(url, &d.package);
         }
-        let locked = self
-            .lock
-            .iter()
-            .filter(|l| l.name == d.package && d.req.matches(&l.version))
-            .filter(|l| {
-                l.source
-                    .as_deref()
-                    .is_some_and(|s| s.starts_with("registry+"))
-            })
-            .map(|l| l.version.clone());
-        let chosen = match locked.max() {
+        let chosen = match self.locked_version(d) {
             Some(v) => self.registry_dir(&d.package, &v),
             None => {
                 let listed = self.registry.get_or_init(|| list_registry(&self.indices));
@@ -175,6 +165,21 @@ impl Disk {
             }
         };
         chosen.map(|dir| dir.join("Cargo.toml"))
+    }
+
+    /// The version the lock file has for registry dependency `d` (the newest that matches).
+    pub fn locked_version(&self, d: &DepDecl) -> Option<Version> {
+        let registry = |l: &&Locked| {
+            l.source
+                .as_deref()
+                .is_some_and(|s| s.starts_with("registry+"))
+        };
+        self.lock
+            .iter()
+            .filter(|l| l.name == d.package && d.req.matches(&l.version))
+            .filter(registry)
+            .map(|l| l.version.clone())
+            .max()
     }
 
     /// A git dependency: the locked commit's checkout, else any checkout of the repository.

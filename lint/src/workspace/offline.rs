@@ -337,15 +337,17 @@ impl<'d> Resolver<'d> {
         } else {
             self.disk.locate(&dir, d)
         };
-        let manifest = found
-            .clone()
-            .unwrap_or_else(|| start::unparsed_node(d).manifest);
+        let unparsed = || {
+            let version = builtin.then(|| self.disk.locked_version(d)).flatten();
+            start::unparsed_node(d, version)
+        };
+        let manifest = found.clone().unwrap_or_else(|| unparsed().manifest);
         if let Some(&t) = self.by_manifest.get(&manifest) {
             return Some(t);
         }
         let loaded = found.and_then(|m| self.read(m));
         let Some(loaded) = loaded else {
-            let t = self.add(start::unparsed_node(d), false);
+            let t = self.add(unparsed(), false);
             if !builtin {
                 self.missing.push((t, format!("{} {}", d.package, d.req)));
             }

@@ -333,7 +333,11 @@ pub(super) fn resolve_deps(
     for (i, pid) in pkg_of_crate.iter().enumerate() {
         let Some(pid) = pid else { continue };
         for (name, dep) in deps_of.get(pid).map(Vec::as_slice).unwrap_or(&[]) {
-            if let Some(p) = by_id.get(dep).filter(|p| p.name.as_str() == "cudarc") {
+            // The offline fallback's cudarc without a lock file is `0.0.0`: unknown.
+            let cudarc = by_id.get(dep).filter(|p| p.name.as_str() == "cudarc");
+            if let Some(p) =
+                cudarc.filter(|p| p.version != cargo_metadata::semver::Version::new(0, 0, 0))
+            {
                 ws.crates[i].versions.cudarc = Some(p.version.to_string());
             }
             let target = match lib_index.get(dep) {

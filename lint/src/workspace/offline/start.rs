@@ -106,17 +106,20 @@ pub(super) fn member_node(p: &Package, disk: &Disk) -> Node {
     }
 }
 
-/// A dependency that is not parsed (built in, or not on disk), as a package without targets.
-pub(super) fn unparsed_node(d: &DepDecl) -> Node {
+/// A dependency that is not parsed (built in, or not on disk), as a package without targets;
+/// its version is the lock file's (`version`: cudarc's picks the models that hold for the
+/// crates that depend on it, as cargo's answer would), else `0.0.0`, which no model reads.
+pub(super) fn unparsed_node(d: &DepDecl, version: Option<Version>) -> Node {
     let id = format!("unparsed+{}#{}@{}", d.package, d.package, d.req);
+    let version = version.unwrap_or(Version::new(0, 0, 0));
     let package = json!({
-        "name": d.package, "version": "0.0.0", "id": id, "source": "unparsed",
+        "name": d.package, "version": version.to_string(), "id": id, "source": "unparsed",
         "dependencies": [], "targets": [], "features": {}, "manifest_path": "",
     });
     Node {
         id,
         name: d.package.clone(),
-        version: Version::new(0, 0, 0),
+        version,
         kind: NodeKind::Unparsed(package),
         lib: None,
         features: BTreeMap::new(),
