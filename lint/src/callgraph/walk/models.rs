@@ -46,7 +46,9 @@ fn shape(e: &Expr) -> ArgShape {
             let names = p.names().iter().map(|s| s.to_string()).collect();
             ArgShape::Path(names, p.global)
         }
-        Expr::MethodCall { name, args, .. } if args.is_empty() => ArgShape::Method(name.clone()),
+        Expr::MethodCall { name, args, .. } if args.is_empty() => {
+            ArgShape::Method(name.to_string())
+        }
         _ => ArgShape::Other,
     }
 }
