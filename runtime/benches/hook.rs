@@ -1,4 +1,4 @@
-//! The CUPTI hook's cost, on a GPU, measured two ways over the same four loops of raw cudarc
+//! The CUPTI hook's cost, on a GPU, measured two ways over the same loops of raw cudarc
 //! (each loop run five times, its median kept). Across processes: each round runs this binary
 //! as two children, without and with the hook (rotating which goes first). Within a process: a
 //! child measures without the hook, installs it, measures again (never the other way round:
@@ -15,12 +15,37 @@ use std::time::Instant;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 
 const CHILD: &str = "NOSYNC_HOOK_BENCH_CHILD";
-const NAMES: [&str; 4] = [
-    "idle cuStreamSynchronize outside any scope (hooked), ns/call",
-    "cuStreamQuery (not hooked), ns/call",
-    "launch-bound loop: 10 000 launches until done, ns/launch",
+const ROWS: usize = 6;
+const NAMES: [&str; ROWS] = [
+    "idle cuStreamSynchronize (hooked), no scope open in the process, ns/call",
+    "idle cuStreamSynchronize (hooked) outside a scope, another thread in one, ns/call",
+    "cuStreamQuery (not hooked), no scope open, ns/call",
+    "launch-bound loop: 10 000 launches until done, no scope open, ns/launch",
     "inference-style step: 8 launches in #[no_sync] + a 4 B read outside, ns/step",
+    "a forbid scope opened after an idle period (switches the callbacks on), ns",
 ];
+
+/// Waits until the hook's idle watcher has switched the callbacks off (as in a program that
+/// left its hot loop); without a hook, the same wait.
+fn settle() {
+    std::thread::sleep(nosync::hook::IDLE * 3);
+}
+
+/// Runs `f` while another thread is inside a forbid scope (the callbacks are on).
+fn with_scope_elsewhere<R>(f: impl FnOnce() -> R) -> R {
+    let (opened, open) = std::sync::mpsc::channel();
+    let (close, closed) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        let _hot = nosync::forbid();
+        opened.send(()).expect("main waits");
+        let _ = closed.recv();
+    });
+    open.recv().expect("the scope opened");
+    let r = f();
+    drop(close);
+    holder.join().expect("holder");
+    r
+}
 
 fn per_call(n: usize, mut f: impl FnMut()) -> f64 {
     let t0 = Instant::now();
@@ -64,10 +89,13 @@ impl Loops {
         }
     }
 
-    fn run(&mut self) -> [f64; 4] {
+    fn run(&mut self) -> [f64; ROWS] {
         let s = self.stream.clone();
         s.synchronize().expect("sync");
+        settle();
         let sync = per_call(100_000, || s.synchronize().expect("sync"));
+        let sync_on = with_scope_elsewhere(|| per_call(100_000, || s.synchronize().expect("sync")));
+        settle();
         let query = per_call(100_000, || {
             // SAFETY: a live stream.
             let _ = unsafe { cudarc::driver::sys::cuStreamQuery(s.cu_stream()) };
@@ -82,14 +110,16 @@ impl Loops {
             self.step();
             s.clone_dtoh(&self.buf).expect("read");
         });
-        [sync, query, launches, step]
+        settle();
+        let switch = per_call(1, || drop(nosync::forbid()));
+        [sync, sync_on, query, launches, step, switch]
     }
 }
 
 /// Each loop's median over five runs.
 fn measure(loops: &mut Loops) -> Vec<f64> {
-    let runs: Vec<[f64; 4]> = (0..5).map(|_| loops.run()).collect();
-    (0..4)
+    let runs: Vec<[f64; ROWS]> = (0..5).map(|_| loops.run()).collect();
+    (0..ROWS)
         .map(|i| median(runs.iter().map(|r| r[i]).collect()))
         .collect()
 }
@@ -111,19 +141,19 @@ fn child(mode: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn spawn(mode: &str) -> Vec<[f64; 4]> {
+fn spawn(mode: &str) -> Vec<[f64; ROWS]> {
     let exe = std::env::current_exe().expect("exe");
     let out = Command::new(exe)
         .env(CHILD, mode)
         .output()
         .expect("run child");
     let text = String::from_utf8_lossy(&out.stdout);
-    let results: Vec<[f64; 4]> = text
+    let results: Vec<[f64; ROWS]> = text
         .lines()
         .filter_map(|l| l.strip_prefix("RESULT "))
         .map(|l| {
             let v: Vec<f64> = l.split(' ').map(|x| x.parse().expect("number")).collect();
-            [v[0], v[1], v[2], v[3]]
+            v.try_into().expect("one number per row")
         })
         .collect();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -131,7 +161,7 @@ fn spawn(mode: &str) -> Vec<[f64; 4]> {
     results
 }
 
-fn table(title: &str, pairs: &[([f64; 4], [f64; 4])]) {
+fn table(title: &str, pairs: &[([f64; ROWS], [f64; ROWS])]) {
     println!("{title}");
     println!("| loop | without | with | median paired difference | median paired ratio |");
     println!("| --- | --- | --- | --- | --- |");

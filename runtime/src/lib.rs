@@ -156,6 +156,8 @@ pub mod __private;
 
 #[cfg(feature = "cuda")]
 pub mod gpu;
+#[cfg(any(feature = "cuda", feature = "cupti"))]
+mod granularity;
 #[cfg(feature = "cupti")]
 pub mod hook;
 /// The error of the GPU operations ([`gpu::Error`]).

@@ -301,6 +301,9 @@ mod recording {
     /// An active `count_syncs`; dropping it (also by unwinding) closes it.
     pub(super) struct Recording {
         finished: bool,
+        /// Keeps the hook's callbacks on while recording.
+        #[cfg(feature = "cupti")]
+        _demand: crate::hook::Demand,
     }
 
     impl Recording {
@@ -308,7 +311,11 @@ mod recording {
             if with_reports(|reports| reports.push(SyncReport::default())).is_some() {
                 state::set_flag(RECORD, true);
             }
-            Recording { finished: false }
+            Recording {
+                finished: false,
+                #[cfg(feature = "cupti")]
+                _demand: crate::hook::demand(),
+            }
         }
 
         pub(super) fn finish(mut self) -> SyncReport {

@@ -87,6 +87,9 @@ impl Drop for Scope {
 #[must_use = "the scope ends when the guard is dropped; bind it with `let _guard = ..`"]
 pub struct ForbidGuard {
     scope: Scope,
+    /// Keeps the hook's callbacks on while the scope is open.
+    #[cfg(all(feature = "cupti", not(nosync_off)))]
+    _demand: crate::hook::Demand,
 }
 
 /// While alive, syncs declared on this thread are allowed (unless an inner [`ForbidGuard`] is
@@ -125,6 +128,8 @@ pub(crate) fn forbid_at(
     #[cfg(feature = "cupti")]
     crate::hook::install_from_env_once();
     ForbidGuard {
+        #[cfg(all(feature = "cupti", not(nosync_off)))]
+        _demand: crate::hook::demand(),
         scope: Scope::open(true, loc, function),
     }
 }

@@ -29,7 +29,7 @@ fn install_without_a_driver_is_an_error_naming_the_library() {
             let message = e.to_string();
             assert!(
                 message.starts_with(
-                    "the CUDA driver library was not found (looked for [\"libcuda.so\""
+                    "the CUDA driver library was not found (looked for [\"libcuda.so.1\", \"libcuda.so\"]"
                 ),
                 "{message}"
             );
@@ -59,6 +59,14 @@ fn errors_name_the_cause_and_where_it_looked() {
         "libcupti was not found: looked for [\"libcupti.so\"] on the loader's search path and for \
          libcupti.so* in [\"/usr/local/cuda-13.0/targets/x86_64-linux/lib\"]; set NOSYNC_CUPTI to \
          the library or add its directory to LD_LIBRARY_PATH"
+    );
+    let symbol = HookError::MissingSymbol {
+        library: "libcupti.so.11.8".into(),
+        symbol: "cuptiSubscribe",
+    };
+    assert_eq!(
+        symbol.to_string(),
+        "libcupti.so.11.8 has no `cuptiSubscribe` (a driver or CUPTI older than CUDA 11?)"
     );
     assert!(
         HookError::OtherSubscriber

@@ -20,20 +20,7 @@ use super::ops::{self, Op};
 use super::{Error, Granularity, granularity};
 use crate::quiet::Checked;
 
-/// The driver stages pageable host→device copies through a few pinned buffers of this size and
-/// returns before they run while buffers are free; a copy takes whole buffers (a 128 KiB copy one,
-/// a 2 MiB copy two). Beyond that it waits for the stream's queued work.
-pub const PAGEABLE_STAGING_CHUNK: usize = 1 << 20;
-
-/// The number of staging buffers. Measured on an H200 with driver 580, behind a busy stream: one
-/// 2 MiB copy and two 1 MiB copies returned at once; one 3 MiB copy, three 1 MiB copies and a
-/// series of 128 KiB copies waited.
-pub const PAGEABLE_STAGING_CHUNKS: usize = 2;
-
-/// Pageable host→device copies up to this size are not staged: the driver puts the data into
-/// the command stream itself, and they never wait (measured: 40 copies of 64 KiB in a row,
-/// 2.5 MiB in all, returned at once behind a busy stream).
-pub const PAGEABLE_INLINE_LIMIT: usize = 64 << 10;
+pub use crate::granularity::{PAGEABLE_INLINE_LIMIT, PAGEABLE_STAGING_CHUNKS};
 
 /// The facts about one blocking driver call that decide whether the host waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,11 +76,7 @@ pub enum Blocking {
 
 /// The staging buffers a pageable upload of `bytes` takes (none when it is inlined).
 pub const fn staging_chunks(bytes: usize) -> usize {
-    if bytes <= PAGEABLE_INLINE_LIMIT {
-        0
-    } else {
-        bytes.div_ceil(PAGEABLE_STAGING_CHUNK)
-    }
+    crate::granularity::staging_chunks(bytes)
 }
 
 impl Blocking {
@@ -208,11 +191,11 @@ pub(crate) fn compile_and_load(
     src: &str,
 ) -> Result<Arc<CudaModule>, Error> {
     let _checked = gate(op, facts.waits())?;
-    // SAFETY: only tries to dlopen the library.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err(Error::Unavailable(
-            "libnvrtc (NVRTC) was not found".to_owned(),
-        ));
+    if !super::library_present(&super::NVRTC_NAMES) {
+        return Err(Error::Unavailable(format!(
+            "libnvrtc (NVRTC) was not found (looked for {:?} on the loader's search path)",
+            super::NVRTC_NAMES
+        )));
     }
     let (major, minor) = ctx.compute_capability()?;
     let opts = cudarc::nvrtc::CompileOptions {

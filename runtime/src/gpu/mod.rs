@@ -31,8 +31,6 @@
 //! # Ok(()) }
 //! ```
 
-use std::sync::atomic::{AtomicU8, Ordering};
-
 mod buffer;
 pub(crate) mod choke;
 mod context;
@@ -61,85 +59,48 @@ pub mod __private {
 pub use pinned::PinnedBuffer;
 pub use stream::Stream;
 
-/// The environment variable read (once) for the process-wide default granularity:
-/// `declared` or `actual`.
-pub const GRANULARITY_ENV: &str = "NOSYNC_GRANULARITY";
+pub use crate::granularity::{GRANULARITY_ENV, Granularity};
 
-/// Which of the two checks the GPU operations run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Granularity {
-    /// Check what an operation *may* do: its `SyncKind::May` site on every call.
-    Declared,
-    /// Check what the call *does*: the choke point's `SyncKind::Does` site, only when the
-    /// host actually waits given the arguments. The default.
-    Actual,
-}
-
-impl Granularity {
-    fn from_env() -> Granularity {
-        match std::env::var(GRANULARITY_ENV).as_deref() {
-            Ok("declared") => Granularity::Declared,
-            Ok("actual") | Err(_) => Granularity::Actual,
-            Ok(other) => {
-                log::error!(
-                    target: "nosync",
-                    "{GRANULARITY_ENV}={other:?} is not one of `declared`, `actual`; using `actual`"
-                );
-                Granularity::Actual
-            }
-        }
-    }
-}
-
-const UNSET: u8 = 0;
-const DECLARED: u8 = 1;
-const ACTUAL: u8 = 2;
-static GRANULARITY: AtomicU8 = AtomicU8::new(UNSET);
-
-/// Sets the process-wide granularity (overrides `NOSYNC_GRANULARITY`).
+/// Sets the process-wide granularity (overrides `NOSYNC_GRANULARITY`); the CUPTI hook follows it
+/// too.
 pub fn set_granularity(g: Granularity) {
-    let v = match g {
-        Granularity::Declared => DECLARED,
-        Granularity::Actual => ACTUAL,
-    };
-    GRANULARITY.store(v, Ordering::Relaxed);
+    crate::granularity::set_granularity(g);
 }
 
 /// The process-wide granularity: `set_granularity`, else `NOSYNC_GRANULARITY`, else `Actual`.
 #[inline]
 pub fn granularity() -> Granularity {
-    match GRANULARITY.load(Ordering::Relaxed) {
-        DECLARED => Granularity::Declared,
-        ACTUAL => Granularity::Actual,
-        _ => {
-            let g = Granularity::from_env();
-            // Only the first reader stores; a concurrent `set_granularity` wins.
-            let v = if g == Granularity::Declared {
-                DECLARED
-            } else {
-                ACTUAL
-            };
-            let _ = GRANULARITY.compare_exchange(UNSET, v, Ordering::Relaxed, Ordering::Relaxed);
-            granularity_after_init()
-        }
-    }
+    crate::granularity::granularity()
 }
 
-fn granularity_after_init() -> Granularity {
-    if GRANULARITY.load(Ordering::Relaxed) == DECLARED {
-        Granularity::Declared
-    } else {
-        Granularity::Actual
-    }
+/// The driver's names on the loader's path.
+const DRIVER_NAMES: [&str; 2] = ["libcuda.so.1", "libcuda.so"];
+/// NVRTC's names: the unversioned one and those of the major versions cudarc 0.19 binds.
+const NVRTC_NAMES: [&str; 4] = [
+    "libnvrtc.so",
+    "libnvrtc.so.13",
+    "libnvrtc.so.12",
+    "libnvrtc.so.11",
+];
+
+/// Whether the loader finds one of these libraries. cudarc's own check exists only with its
+/// `dynamic-loading`; linked (candle's `dynamic-linking`), the library is loaded already and
+/// this finds it too.
+fn library_present(names: &[&str]) -> bool {
+    // SAFETY: loading the driver or NVRTC runs their initialisers, which set up their own state.
+    names
+        .iter()
+        .any(|name| unsafe { libloading::Library::new(*name) }.is_ok())
 }
 
 /// Whether a CUDA driver can be used here, without panicking when there is none: `Ok(n)` with
 /// the number of devices, or `Err` with the reason (no libcuda, driver error, no device).
 /// Tests and examples call it first and skip visibly when it fails.
 pub fn probe() -> Result<usize, String> {
-    // SAFETY: only tries to dlopen the library; no symbol is called.
-    if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        return Err("libcuda (the CUDA driver library) was not found".to_owned());
+    if !library_present(&DRIVER_NAMES) {
+        return Err(format!(
+            "libcuda (the CUDA driver library) was not found (looked for {DRIVER_NAMES:?} on the loader's search path)"
+        ));
     }
     match cudarc::driver::CudaContext::device_count() {
         Ok(0) => Err("the CUDA driver reports no device".to_owned()),

@@ -7,12 +7,7 @@
 
 use std::ffi::c_void;
 
-use cudarc::cupti::sys::{
-    CUpti_ApiCallbackSite, CUpti_CallbackData, CUpti_CallbackDomain, cuMemFree_v2_params_st,
-    cuMemcpy_params_st, cuMemcpyDtoH_v2_params_st, cuMemcpyHtoD_v2_params_st,
-};
-use cudarc::driver::sys::{CUpointer_attribute, CUresult, cuPointerGetAttribute};
-
+use super::ffi::{self, CallbackData, CopyParams, FreeParams, FromHostParams, ToHostParams};
 use super::table::{self, Args, Domain, Memory, Params, PtrKind};
 
 /// The subscriber's callback.
@@ -22,7 +17,7 @@ use super::table::{self, Args, Domain, Memory, Params, PtrKind};
 /// driver- or runtime-API callback.
 pub(super) unsafe extern "C" fn on_api(
     _userdata: *mut c_void,
-    domain: CUpti_CallbackDomain,
+    domain: u32,
     cbid: u32,
     data: *const c_void,
 ) {
@@ -38,14 +33,18 @@ pub(super) unsafe extern "C" fn on_api(
         }
         let run = std::panic::AssertUnwindSafe(|| {
             // SAFETY: CUPTI passes the callback data of an enabled API callback.
-            let data = unsafe { &*data.cast::<CUpti_CallbackData>() };
+            let data = unsafe { &*data.cast::<CallbackData>() };
             let domain = match domain {
-                CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API => Domain::Driver,
-                CUpti_CallbackDomain::CUPTI_CB_DOMAIN_RUNTIME_API => Domain::Runtime,
+                ffi::DOMAIN_DRIVER => Domain::Driver,
+                ffi::DOMAIN_RUNTIME => Domain::Runtime,
                 _ => return,
             };
+            // The hook is installed only once the driver is loaded.
+            let Some(libs) = super::load::loaded() else {
+                return;
+            };
             // SAFETY: as above; `functionParams` points at the call's parameter struct.
-            unsafe { check_call(domain, cbid, data, &Driver) };
+            unsafe { check_call(domain, cbid, data, &Driver(&libs.driver)) };
         });
         // A bug in nosync must not unwind into the driver; it is already printed by the panic hook.
         let _ = std::panic::catch_unwind(run);
@@ -60,13 +59,13 @@ pub(super) unsafe extern "C" fn on_api(
 /// # Safety
 /// `data.functionParams` is null or points at the parameter struct of `cbid` in `domain`.
 #[cfg(not(nosync_off))]
-pub unsafe fn check_call(domain: Domain, cbid: u32, data: &CUpti_CallbackData, mem: &dyn Memory) {
+pub unsafe fn check_call(domain: Domain, cbid: u32, data: &CallbackData, mem: &dyn Memory) {
     use crate::state::{self, IN_RUNTIME, QUIET};
     let flags = state::flags();
     if flags & QUIET != 0 {
         return; // a nosync::gpu operation checked this call itself
     }
-    let enter = data.callbackSite == CUpti_ApiCallbackSite::CUPTI_API_ENTER;
+    let enter = data.callbackSite == ffi::API_ENTER;
     let Some(row) = table::row(domain, cbid) else {
         if let Some(watched) = super::capture::Watched::row(domain, cbid) {
             // SAFETY: forwarded from the caller.
@@ -105,7 +104,7 @@ pub unsafe fn read_args(layout: Params, params: *const c_void) -> Args {
         match layout {
             Params::None => Args::default(),
             Params::ToHost => {
-                let p = &*params.cast::<cuMemcpyDtoH_v2_params_st>();
+                let p = &*params.cast::<ToHostParams>();
                 Args {
                     dst: p.dstHost as u64,
                     src: p.srcDevice,
@@ -113,7 +112,7 @@ pub unsafe fn read_args(layout: Params, params: *const c_void) -> Args {
                 }
             }
             Params::FromHost => {
-                let p = &*params.cast::<cuMemcpyHtoD_v2_params_st>();
+                let p = &*params.cast::<FromHostParams>();
                 Args {
                     dst: p.dstDevice,
                     src: p.srcHost as u64,
@@ -121,7 +120,7 @@ pub unsafe fn read_args(layout: Params, params: *const c_void) -> Args {
                 }
             }
             Params::Copy => {
-                let p = &*params.cast::<cuMemcpy_params_st>();
+                let p = &*params.cast::<CopyParams>();
                 Args {
                     dst: p.dst,
                     src: p.src,
@@ -129,7 +128,7 @@ pub unsafe fn read_args(layout: Params, params: *const c_void) -> Args {
                 }
             }
             Params::Free => {
-                let p = &*params.cast::<cuMemFree_v2_params_st>();
+                let p = &*params.cast::<FreeParams>();
                 Args {
                     dst: p.dptr,
                     ..Args::default()
@@ -140,18 +139,18 @@ pub unsafe fn read_args(layout: Params, params: *const c_void) -> Args {
 }
 
 /// The live driver: `cuPointerGetAttribute`, which does not wait and is not hooked.
-struct Driver;
+struct Driver<'a>(&'a ffi::Driver);
 
-impl Memory for Driver {
+impl Memory for Driver<'_> {
     fn kind(&self, ptr: u64) -> PtrKind {
         let mut kind: u32 = 0;
-        let attribute = CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
-        // SAFETY: the driver is loaded (install checked) and writes one `unsigned int`.
-        let r = unsafe { cuPointerGetAttribute((&raw mut kind).cast(), attribute, ptr) };
+        // SAFETY: the loaded driver writes one `unsigned int`.
+        let r = unsafe {
+            (self.0.pointer_attribute)((&raw mut kind).cast(), ffi::POINTER_MEMORY_TYPE, ptr)
+        };
         match (r, kind) {
-            // CU_MEMORYTYPE_HOST
-            (CUresult::CUDA_SUCCESS, 1) => PtrKind::Pinned,
-            (CUresult::CUDA_SUCCESS, _) => PtrKind::Device,
+            (0, ffi::MEMORYTYPE_HOST) => PtrKind::Pinned,
+            (0, _) => PtrKind::Device,
             // Memory the driver does not know (CUDA_ERROR_INVALID_VALUE) is pageable; any other
             // error is taken as pageable too, the answer that reports rather than hides a wait.
             _ => PtrKind::Pageable,
@@ -160,9 +159,10 @@ impl Memory for Driver {
 
     fn pool_allocated(&self, ptr: u64) -> bool {
         let mut pool: *mut c_void = std::ptr::null_mut();
-        let attribute = CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE;
         // SAFETY: as above; the driver writes one `CUmemoryPool` handle.
-        let r = unsafe { cuPointerGetAttribute((&raw mut pool).cast(), attribute, ptr) };
-        r == CUresult::CUDA_SUCCESS && !pool.is_null()
+        let r = unsafe {
+            (self.0.pointer_attribute)((&raw mut pool).cast(), ffi::POINTER_MEMPOOL_HANDLE, ptr)
+        };
+        r == 0 && !pool.is_null()
     }
 }

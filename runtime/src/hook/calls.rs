@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::ffi::c_void;
 
-use cudarc::cupti::sys::{CUpti_CallbackData, cuLaunchKernel_params_st};
+use super::ffi::{CallbackData, LaunchParams};
 
 use super::capture::{Break, CaptureMode, Captures, Class, Op, Watch, Watched};
 use super::table::{self, HOOKED, Hooked, Memory, Rule};
@@ -51,7 +51,7 @@ fn check_capture(flags: u32, op: Op, site: &'static SyncSite) -> bool {
 ///
 /// # Safety
 /// `data.correlationData` is null or CUPTI's slot for this call.
-unsafe fn set_slot(data: &CUpti_CallbackData, value: u64) {
+unsafe fn set_slot(data: &CallbackData, value: u64) {
     if !data.correlationData.is_null() {
         // SAFETY: forwarded.
         unsafe { *data.correlationData = value };
@@ -65,7 +65,7 @@ unsafe fn set_slot(data: &CUpti_CallbackData, value: u64) {
 /// `data.functionParams` is null or points at the parameter struct of `row`'s call.
 pub(super) unsafe fn enter_hooked(
     row: &'static Hooked,
-    data: &CUpti_CallbackData,
+    data: &CallbackData,
     mem: &dyn Memory,
     flags: u32,
 ) {
@@ -79,7 +79,7 @@ pub(super) unsafe fn enter_hooked(
         stream,
     };
     let mut slot = 0;
-    let declared = crate::gpu::granularity() == crate::gpu::Granularity::Declared;
+    let declared = crate::granularity::granularity() == crate::granularity::Granularity::Declared;
     if !check_capture(flags, op, &row.capture)
         && let Some(site) = table::site_for(row, verdict, declared)
     {
@@ -105,7 +105,7 @@ pub(super) unsafe fn enter_hooked(
 ///
 /// # Safety
 /// `data` is the exit's callback data of a hooked call.
-pub(super) unsafe fn exit_hooked(row: &'static Hooked, data: &CUpti_CallbackData, flags: u32) {
+pub(super) unsafe fn exit_hooked(row: &'static Hooked, data: &CallbackData, flags: u32) {
     let now = summary::now_ns();
     // SAFETY: forwarded.
     unsafe { check_return(data, flags, &row.capture) };
@@ -130,7 +130,7 @@ pub(super) unsafe fn exit_hooked(row: &'static Hooked, data: &CUpti_CallbackData
 ///
 /// # Safety
 /// `data.functionReturnValue` is null or points at the call's result (at its exit).
-unsafe fn check_return(data: &CUpti_CallbackData, flags: u32, site: &'static SyncSite) {
+unsafe fn check_return(data: &CallbackData, flags: u32, site: &'static SyncSite) {
     let scoped = flags & (FORBID | RECORD | CAPTURE_SAFE | CAPTURING) != 0
         || state::innermost().location.is_some();
     if !scoped || data.functionReturnValue.is_null() {
@@ -167,12 +167,7 @@ unsafe fn stream_of(row: &Hooked, params: *const c_void) -> Option<u64> {
 ///
 /// # Safety
 /// `data.functionParams` is null or points at the parameter struct of `w`'s call.
-pub(super) unsafe fn watched(
-    w: &'static Watched,
-    enter: bool,
-    data: &CUpti_CallbackData,
-    flags: u32,
-) {
+pub(super) unsafe fn watched(w: &'static Watched, enter: bool, data: &CallbackData, flags: u32) {
     let params = data.functionParams;
     if params.is_null() {
         return;
@@ -181,7 +176,7 @@ pub(super) unsafe fn watched(
     // its struct.
     let raw = unsafe {
         match w.watch {
-            Watch::Launch => (*params.cast::<cuLaunchKernel_params_st>()).hStream as u64,
+            Watch::Launch => (*params.cast::<LaunchParams>()).hStream as u64,
             _ => *params.cast::<u64>(),
         }
     };

@@ -7,9 +7,10 @@ use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
-use cudarc::cupti::sys::{
-    CUpti_ApiCallbackSite, CUpti_CallbackData, cuMemcpyDtoHAsync_v2_params_st,
-};
+// cudarc's generated parameter struct (the full one, which the hook reads a prefix of).
+use cudarc::cupti::sys::cuMemcpyDtoHAsync_v2_params_st;
+
+use super::ffi::{self, CallbackData};
 
 use super::callback::check_call;
 use super::capture::BREAKS;
@@ -40,7 +41,7 @@ fn call(cbid: u32, params: *const c_void, wait: Duration, code: u32) {
     let mut slot = 0u64;
     let mut result = code;
     let (slot, result) = (&raw mut slot, (&raw mut result).cast::<c_void>());
-    let record = |site| CUpti_CallbackData {
+    let record = |site| CallbackData {
         callbackSite: site,
         functionName: c"call".as_ptr(),
         functionParams: params,
@@ -51,11 +52,11 @@ fn call(cbid: u32, params: *const c_void, wait: Duration, code: u32) {
         correlationData: slot,
         correlationId: 7,
     };
-    let enter = record(CUpti_ApiCallbackSite::CUPTI_API_ENTER);
+    let enter = record(ffi::API_ENTER);
     // SAFETY: `params` is the call's parameter struct (or null for a call that reads none).
     unsafe { check_call(Domain::Driver, cbid, &enter, &Fake) };
     std::thread::sleep(wait);
-    let exit = record(CUpti_ApiCallbackSite::CUPTI_API_EXIT);
+    let exit = record(ffi::API_EXIT);
     // SAFETY: as above.
     unsafe { check_call(Domain::Driver, cbid, &exit, &Fake) };
 }

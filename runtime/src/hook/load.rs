@@ -1,65 +1,141 @@
-//! Finding the driver and libcupti before any cudarc call: cudarc's dynamic loading panics on
-//! the first call when a library is missing, so both are looked for first.
+//! Loading the CUDA driver and libcupti with `libloading`, and resolving the entry points of
+//! [`ffi`](super::ffi). Nothing is called before both libraries and every symbol are found, so
+//! a missing piece is a [`HookError`] naming where it looked, never a panic.
 //!
-//! libcupti is rarely on the loader's path (it lives under the CUDA toolkit, e.g.
-//! `/usr/local/cuda-13.0/targets/x86_64-linux/lib`). When cudarc's names do not find it, the
-//! library is loaded by its full path from `NOSYNC_CUPTI` and the usual toolkit directories;
-//! cudarc then finds it by its soname among the loaded libraries.
+//! The driver is `libcuda.so.1` (the name the driver package installs; `libcuda.so` too). In a
+//! program that links the driver (cudarc's `dynamic-linking`, as candle asks for) loading it
+//! again returns the library already mapped. libcupti is rarely on the loader's path (it lives
+//! under the CUDA toolkit, e.g. `/usr/local/cuda-13.0/targets/x86_64-linux/lib`): when its names
+//! do not find it, it is loaded by its full path from `NOSYNC_CUPTI` and the usual toolkit
+//! directories. Any CUPTI of CUDA 11 to 13 serves: the hook uses the callback API only.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use libloading::Library;
+
 use super::HookError;
+use super::ffi::{Cupti, Driver};
 
 /// A file or directory to take libcupti from, tried first when the loader cannot find it.
 pub const CUPTI_ENV: &str = "NOSYNC_CUPTI";
 
-/// The library loaded by path, kept loaded for the life of the process.
-static LOADED: OnceLock<libloading::Library> = OnceLock::new();
+/// The driver's names, asked of the loader in order.
+pub(super) const DRIVER_NAMES: [&str; 2] = ["libcuda.so.1", "libcuda.so"];
 
-/// The names cudarc asks the loader for.
-fn names(lib: &str) -> Vec<String> {
-    cudarc::get_lib_name_candidates(lib)
+/// libcupti's names, asked of the loader in order (the unversioned name is what a toolkit's
+/// `lib64` on `LD_LIBRARY_PATH` or the loader's cache provides).
+pub(super) const CUPTI_NAMES: [&str; 4] = [
+    "libcupti.so",
+    "libcupti.so.13",
+    "libcupti.so.12",
+    "libcupti.so.11.8",
+];
+
+/// Both libraries and their entry points, loaded once and kept for the life of the process.
+#[derive(Debug)]
+pub(super) struct Loaded {
+    pub(super) driver: Driver,
+    pub(super) cupti: Cupti,
+    /// Where libcupti was found (its name on the loader's path, or the file).
+    pub(super) cupti_from: String,
+    _libraries: [Library; 2],
 }
 
-/// The CUDA driver, or the error naming what was looked for.
-pub(super) fn driver() -> Result<(), HookError> {
-    // SAFETY: only tries to dlopen the library.
-    if unsafe { cudarc::driver::sys::is_culib_present() } {
-        return Ok(());
+static LOADED: OnceLock<Loaded> = OnceLock::new();
+
+/// The loaded libraries, once [`load`] succeeded.
+#[inline]
+pub(super) fn loaded() -> Option<&'static Loaded> {
+    LOADED.get()
+}
+
+/// Loads both libraries (once; a failure is retried on the next call).
+pub(super) fn load() -> Result<&'static Loaded, HookError> {
+    if let Some(loaded) = LOADED.get() {
+        return Ok(loaded);
     }
-    Err(HookError::NoDriver {
-        looked_for: names("cuda"),
+    let (driver_lib, driver_from) =
+        open_by_name(&DRIVER_NAMES).ok_or_else(|| HookError::NoDriver {
+            looked_for: DRIVER_NAMES.iter().map(|n| n.to_string()).collect(),
+        })?;
+    let driver = driver_symbols(&driver_lib, &driver_from)?;
+    let (cupti_lib, cupti_from) = open_cupti()?;
+    let cupti = cupti_symbols(&cupti_lib, &cupti_from)?;
+    let loaded = Loaded {
+        driver,
+        cupti,
+        cupti_from,
+        _libraries: [driver_lib, cupti_lib],
+    };
+    Ok(LOADED.get_or_init(|| loaded))
+}
+
+/// The first of `names` the loader opens, with the name that did.
+fn open_by_name(names: &[&str]) -> Option<(Library, String)> {
+    names.iter().find_map(|name| {
+        // SAFETY: loading the driver or libcupti runs their initialisers, which only set up
+        // their own state.
+        let lib = unsafe { Library::new(*name) }.ok()?;
+        Some((lib, (*name).to_owned()))
     })
 }
 
-/// libcupti, or the error naming every name and path tried.
-pub(super) fn cupti() -> Result<(), HookError> {
-    // SAFETY: only tries to dlopen the library.
-    if unsafe { cudarc::cupti::sys::is_culib_present() } {
-        return Ok(());
+/// libcupti by name, else by path from the search directories.
+fn open_cupti() -> Result<(Library, String), HookError> {
+    if let Some(found) = open_by_name(&CUPTI_NAMES) {
+        return Ok(found);
     }
     let dirs = search_dirs(std::env::var_os(CUPTI_ENV).map(PathBuf::from));
-    let files: Vec<PathBuf> = dirs.iter().flat_map(|d| cupti_files(d)).collect();
-    for file in &files {
-        // SAFETY: loading libcupti runs its initialisers, which only register with the driver.
-        let Ok(lib) = (unsafe { libloading::Library::new(file) }) else {
-            continue;
-        };
-        let _ = LOADED.set(lib);
-        // SAFETY: as above.
-        if unsafe { cudarc::cupti::sys::is_culib_present() } {
-            return Ok(());
-        }
-        return Err(HookError::CuptiName {
-            loaded: file.clone(),
-            looked_for: names("cupti"),
-        });
-    }
-    Err(HookError::NoCupti {
-        looked_for: names("cupti"),
+    let found = dirs.iter().flat_map(|d| cupti_files(d)).find_map(|file| {
+        // SAFETY: as in `open_by_name`.
+        let lib = unsafe { Library::new(&file) }.ok()?;
+        Some((lib, file.display().to_string()))
+    });
+    found.ok_or_else(|| HookError::NoCupti {
+        looked_for: CUPTI_NAMES.iter().map(|n| n.to_string()).collect(),
         searched: dirs,
     })
+}
+
+/// One entry point of `lib`, copied out as a plain function pointer (valid while `lib` is
+/// loaded: the libraries are kept for the process).
+///
+/// # Safety
+/// `T` is the symbol's C signature.
+unsafe fn symbol<T: Copy>(lib: &Library, from: &str, name: &'static str) -> Result<T, HookError> {
+    // SAFETY: forwarded; the name is NUL-free ASCII.
+    match unsafe { lib.get::<T>(name.as_bytes()) } {
+        Ok(sym) => Ok(*sym),
+        Err(_) => Err(HookError::MissingSymbol {
+            library: from.to_owned(),
+            symbol: name,
+        }),
+    }
+}
+
+fn driver_symbols(lib: &Library, from: &str) -> Result<Driver, HookError> {
+    // SAFETY: each type is the function's signature in `cuda.h`.
+    unsafe {
+        Ok(Driver {
+            init: symbol(lib, from, "cuInit")?,
+            get_version: symbol(lib, from, "cuDriverGetVersion")?,
+            error_name: symbol(lib, from, "cuGetErrorName")?,
+            pointer_attribute: symbol(lib, from, "cuPointerGetAttribute")?,
+        })
+    }
+}
+
+fn cupti_symbols(lib: &Library, from: &str) -> Result<Cupti, HookError> {
+    // SAFETY: each type is the function's signature in `cupti_callbacks.h`/`cupti_result.h`.
+    unsafe {
+        Ok(Cupti {
+            subscribe: symbol(lib, from, "cuptiSubscribe")?,
+            unsubscribe: symbol(lib, from, "cuptiUnsubscribe")?,
+            enable_callback: symbol(lib, from, "cuptiEnableCallback")?,
+            result_string: symbol(lib, from, "cuptiGetResultString")?,
+        })
+    }
 }
 
 /// `NOSYNC_CUPTI` (a file's directory, or a directory), then `CUDA_HOME`, `CUDA_PATH`,

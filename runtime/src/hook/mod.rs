@@ -33,6 +33,8 @@ mod callback;
 #[cfg(not(nosync_off))]
 mod calls;
 pub mod capture;
+mod enable;
+mod ffi;
 #[cfg(all(test, not(nosync_off)))]
 mod flow_tests;
 mod frame;
@@ -47,6 +49,9 @@ mod waits;
 use std::path::PathBuf;
 use std::sync::{Mutex, Once, PoisonError};
 
+pub use crate::granularity::{GRANULARITY_ENV, Granularity, granularity, set_granularity};
+pub(crate) use enable::{Demand, demand};
+pub use enable::{IDLE, callbacks_on, keep_enabled};
 pub use frame::MAX_FRAMES;
 pub use load::CUPTI_ENV;
 pub use summary::{REPORT_ENV, waits};
@@ -69,7 +74,7 @@ pub enum HookError {
         /// The library names asked for.
         looked_for: Vec<String>,
     },
-    /// The driver is there but does not start (no device, a driver too old for these bindings).
+    /// The driver is there but does not start (no device, no permission).
     #[error(
         "the CUDA driver did not start: `{call}` returned {code} (driver API version {version})"
     )]
@@ -91,15 +96,13 @@ pub enum HookError {
         /// The directories searched.
         searched: Vec<PathBuf>,
     },
-    /// libcupti was loaded by path but its soname is none of the names cudarc asks for.
-    #[error(
-        "loaded {loaded:?}, but its soname is none of {looked_for:?}: add its directory to LD_LIBRARY_PATH"
-    )]
-    CuptiName {
-        /// The file loaded.
-        loaded: PathBuf,
-        /// The names cudarc asks for.
-        looked_for: Vec<String>,
+    /// A library was found but lacks an entry point the hook calls (a driver or CUPTI too old).
+    #[error("{library} has no `{symbol}` (a driver or CUPTI older than CUDA 11?)")]
+    MissingSymbol {
+        /// The library: its name on the loader's path, or the file loaded.
+        library: String,
+        /// The missing entry point.
+        symbol: &'static str,
     },
     /// Another subscriber holds CUPTI's callback API.
     #[error(
@@ -107,14 +110,14 @@ pub enum HookError {
     )]
     OtherSubscriber,
     /// A CUPTI call failed.
-    #[error("`{call}` failed: {code}: {message} (driver API version {version})")]
+    #[error("`{call}` of {library} failed: {code} (driver API version {version})")]
     Cupti {
         /// The failing call.
         call: &'static str,
-        /// Its result code.
+        /// CUPTI's text for its result, and the number.
         code: String,
-        /// CUPTI's description.
-        message: String,
+        /// Where libcupti was loaded from.
+        library: String,
         /// `cuDriverGetVersion`.
         version: i32,
     },
@@ -133,7 +136,7 @@ pub struct Hook {
 
 /// The subscription, shared by every live [`Hook`].
 struct Subscription {
-    handle: cudarc::cupti::sys::CUpti_SubscriberHandle,
+    handle: ffi::Subscriber,
     hooks: usize,
     enabled: Vec<&'static Hooked>,
     /// How many captures and `capture_safe` scopes want the watched queries and launches.
@@ -156,15 +159,16 @@ pub fn install() -> Result<Hook, HookError> {
     if cfg!(nosync_off) {
         return Err(HookError::CompiledOut);
     }
-    load::driver()?;
-    load::cupti()?;
+    let libs = load::load()?;
     summary::start_from_env();
     let mut sub = subscription();
     if let Some(sub) = sub.as_mut() {
         sub.hooks += 1;
         return Ok(Hook { _shared: () });
     }
-    *sub = Some(subscribe::start()?);
+    *sub = Some(subscribe::start(libs)?);
+    drop(sub);
+    enable::installed();
     Ok(Hook { _shared: () })
 }
 
@@ -202,7 +206,8 @@ impl Drop for Hook {
 }
 
 /// A capture began or a `capture_safe` scope opened (`true`), or one of them ended: the watched
-/// calls that are frequent (stream queries, launches) have callbacks only while one is live.
+/// calls that are frequent (stream queries, launches) have callbacks only while one is live, and
+/// the hooked calls' callbacks are kept on (a capture is checked outside forbid scopes too).
 #[cfg_attr(nosync_off, allow(dead_code))]
 pub(crate) fn watch(on: bool) {
     let mut sub = subscription();
@@ -215,8 +220,23 @@ pub(crate) fn watch(on: bool) {
     } else {
         before.saturating_sub(1)
     };
-    if (before == 0) != (s.watching == 0) {
-        subscribe::set_watched(s.handle, s.watching > 0);
+    let switched = (before == 0) != (s.watching == 0);
+    if switched && let Some(libs) = load::loaded() {
+        subscribe::set_watched(libs, s.handle, s.watching > 0);
+    }
+    drop(sub); // `enable` takes its own lock, then this one
+    if switched {
+        enable::hold(on);
+    }
+}
+
+/// Enables (or disables) every hooked callback this CUPTI knows; nothing without a subscription.
+fn set_callbacks(on: bool) {
+    let sub = subscription();
+    if let (Some(s), Some(libs)) = (sub.as_ref(), load::loaded()) {
+        for row in &s.enabled {
+            subscribe::enable(libs, s.handle, row.domain, row.cbid, on);
+        }
     }
 }
 
@@ -258,75 +278,58 @@ fn install_from_env() {
 }
 
 mod subscribe {
-    use cudarc::cupti::sys::{self, CUpti_CallbackDomain, CUptiResult};
-
+    use super::ffi::{self, CUPTI_MULTIPLE_SUBSCRIBERS, CuptiResult};
+    use super::load::{self, Loaded};
     use super::{HOOKED, HookError, Subscription, table::Domain};
 
-    fn version() -> i32 {
-        let mut v = 0;
-        // SAFETY: the driver is loaded (checked); writes one int.
-        let _ = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
-        v
-    }
-
-    fn cupti_error(call: &'static str, r: CUptiResult) -> HookError {
-        if r == CUptiResult::CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED {
+    fn cupti_error(libs: &Loaded, call: &'static str, r: CuptiResult) -> HookError {
+        if r == CUPTI_MULTIPLE_SUBSCRIBERS {
             return HookError::OtherSubscriber;
         }
-        let mut text: *const std::ffi::c_char = std::ptr::null();
-        // SAFETY: libcupti is loaded; CUPTI returns a static string.
-        let ok = unsafe { sys::cuptiGetResultString(r, &mut text) } == CUptiResult::CUPTI_SUCCESS;
-        let message = if ok && !text.is_null() {
-            // SAFETY: a NUL-terminated static string from CUPTI.
-            unsafe { std::ffi::CStr::from_ptr(text) }
-                .to_string_lossy()
-                .into_owned()
-        } else {
-            String::from("(no description)")
-        };
         HookError::Cupti {
             call,
-            code: format!("{r:?}"),
-            message,
-            version: version(),
+            code: libs.cupti.describe(r),
+            library: libs.cupti_from.clone(),
+            version: libs.driver.version(),
         }
     }
 
     /// Starts the driver, subscribes, enables every row CUPTI knows.
-    pub(super) fn start() -> Result<Subscription, HookError> {
-        // SAFETY: the driver is loaded (checked by the caller).
-        let r = unsafe { cudarc::driver::sys::cuInit(0) };
-        if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+    pub(super) fn start(libs: &'static Loaded) -> Result<Subscription, HookError> {
+        // SAFETY: a loaded driver's `cuInit`.
+        let r = unsafe { (libs.driver.init)(0) };
+        if r != 0 {
             return Err(HookError::Driver {
                 call: "cuInit",
-                code: format!("{r:?}"),
-                version: version(),
+                code: libs.driver.describe(r),
+                version: libs.driver.version(),
             });
         }
-        let mut handle: sys::CUpti_SubscriberHandle = std::ptr::null_mut();
-        let callback: sys::CUpti_CallbackFunc = Some(super::callback::on_api);
-        // SAFETY: libcupti is loaded (checked); `on_api` lives for the whole program.
-        let r = unsafe { sys::cuptiSubscribe(&mut handle, callback, std::ptr::null_mut()) };
-        if r != CUptiResult::CUPTI_SUCCESS {
-            return Err(cupti_error("cuptiSubscribe", r));
+        let mut handle: ffi::Subscriber = std::ptr::null_mut();
+        // SAFETY: `on_api` has CUPTI's callback signature and lives for the whole program.
+        let r = unsafe {
+            (libs.cupti.subscribe)(&mut handle, super::callback::on_api, std::ptr::null_mut())
+        };
+        if r != 0 {
+            return Err(cupti_error(libs, "cuptiSubscribe", r));
         }
         let enabled: Vec<_> = HOOKED
             .iter()
-            .filter(|row| enable(handle, row.domain, row.cbid, true))
+            .filter(|row| enable(libs, handle, row.domain, row.cbid, true))
             .collect();
         for w in super::capture::WATCHED
             .iter()
             .filter(|w| !w.while_capturing())
         {
-            enable(handle, w.domain, w.cbid, true);
+            enable(libs, handle, w.domain, w.cbid, true);
         }
         if enabled.is_empty() {
             stop(handle);
             return Err(HookError::Cupti {
                 call: "cuptiEnableCallback",
-                code: String::from("every hooked callback id was refused"),
-                message: String::from("this CUPTI knows none of them"),
-                version: version(),
+                code: String::from("every hooked callback id was refused: this CUPTI knows none"),
+                library: libs.cupti_from.clone(),
+                version: libs.driver.version(),
             });
         }
         Ok(Subscription {
@@ -339,29 +342,35 @@ mod subscribe {
 
     /// Turns the callbacks of the watched queries and launches on or off.
     #[cfg_attr(nosync_off, allow(dead_code))]
-    pub(super) fn set_watched(handle: sys::CUpti_SubscriberHandle, on: bool) {
+    pub(super) fn set_watched(libs: &Loaded, handle: ffi::Subscriber, on: bool) {
         for w in super::capture::WATCHED
             .iter()
             .filter(|w| w.while_capturing())
         {
-            enable(handle, w.domain, w.cbid, on);
+            enable(libs, handle, w.domain, w.cbid, on);
         }
     }
 
-    fn enable(handle: sys::CUpti_SubscriberHandle, domain: Domain, cbid: u32, on: bool) -> bool {
+    /// Enables or disables one callback; whether CUPTI accepted.
+    pub(super) fn enable(
+        libs: &Loaded,
+        handle: ffi::Subscriber,
+        domain: Domain,
+        cbid: u32,
+        on: bool,
+    ) -> bool {
         let domain = match domain {
-            Domain::Driver => CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API,
-            Domain::Runtime => CUpti_CallbackDomain::CUPTI_CB_DOMAIN_RUNTIME_API,
+            Domain::Driver => ffi::DOMAIN_DRIVER,
+            Domain::Runtime => ffi::DOMAIN_RUNTIME,
         };
         // SAFETY: `handle` is a live subscriber; an unknown id is refused with an error.
-        unsafe {
-            sys::cuptiEnableCallback(u32::from(on), handle, domain, cbid)
-                == CUptiResult::CUPTI_SUCCESS
-        }
+        unsafe { (libs.cupti.enable_callback)(u32::from(on), handle, domain, cbid) == 0 }
     }
 
-    pub(super) fn stop(handle: sys::CUpti_SubscriberHandle) {
-        // SAFETY: `handle` is the live subscriber, unsubscribed once.
-        let _ = unsafe { sys::cuptiUnsubscribe(handle) };
+    pub(super) fn stop(handle: ffi::Subscriber) {
+        if let Some(libs) = load::loaded() {
+            // SAFETY: `handle` is the live subscriber, unsubscribed once.
+            let _ = unsafe { (libs.cupti.unsubscribe)(handle) };
+        }
     }
 }

@@ -124,6 +124,8 @@ fn start(switch: Switch) {
         ..Collected::default()
     });
     ON.store(bits, Ordering::Relaxed);
+    // Every wait is recorded, also outside scopes: the callbacks stay on.
+    super::keep_enabled();
     at_exit::register(finish);
 }
 

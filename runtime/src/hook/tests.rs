@@ -5,12 +5,13 @@
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+// cudarc's generated parameter structs (the full ones, which the hook reads a prefix of).
 use cudarc::cupti::sys::{
-    CUpti_ApiCallbackSite, CUpti_CallbackData, cuMemFree_v2_params_st,
-    cuMemcpyDtoHAsync_v2_params_st, cuMemcpyHtoDAsync_v2_params_st,
+    cuMemFree_v2_params_st, cuMemcpyDtoHAsync_v2_params_st, cuMemcpyHtoDAsync_v2_params_st,
 };
 
 use super::callback::check_call;
+use super::ffi::{self, CallbackData};
 use super::table::{self, Args, Domain, HOOKED, Memory, PtrKind, Rule, Verdict};
 use crate::{Mode, SyncKind, SyncViolation};
 
@@ -36,12 +37,8 @@ const PINNED: u64 = 0x1000_4000;
 const DEVICE: u64 = 0x7f3a_0000_0000;
 const POOL: u64 = 0x7f3a_0000_0100;
 
-fn data(
-    params: *const c_void,
-    site: CUpti_ApiCallbackSite,
-    name: &'static [u8],
-) -> CUpti_CallbackData {
-    CUpti_CallbackData {
+fn data(params: *const c_void, site: u32, name: &'static [u8]) -> CallbackData {
+    CallbackData {
         callbackSite: site,
         functionName: name.as_ptr().cast(),
         functionParams: params,
@@ -54,10 +51,10 @@ fn data(
     }
 }
 
-const ENTER: CUpti_ApiCallbackSite = CUpti_ApiCallbackSite::CUPTI_API_ENTER;
+const ENTER: u32 = ffi::API_ENTER;
 
 /// `cuMemcpyDtoHAsync_v2(dst, DEVICE, 4, stream)` inside a forbid scope: the sites declared.
-fn dtoh_async(dst: u64, site: CUpti_ApiCallbackSite) -> crate::SyncReport {
+fn dtoh_async(dst: u64, site: u32) -> crate::SyncReport {
     let params = cuMemcpyDtoHAsync_v2_params_st {
         dstHost: dst as *mut c_void,
         srcDevice: DEVICE,
@@ -84,7 +81,7 @@ fn an_async_copy_into_pageable_memory_waits_into_pinned_memory_not() {
         (1, 1)
     );
     assert!(dtoh_async(PINNED, ENTER).is_empty());
-    let exit = CUpti_ApiCallbackSite::CUPTI_API_EXIT;
+    let exit = ffi::API_EXIT;
     assert!(
         dtoh_async(PAGEABLE, exit).is_empty(),
         "only the entry counts"
@@ -260,7 +257,7 @@ fn allow_scopes_quiet_ops_and_disabled_checks_see_nothing() {
 }
 
 #[nosync::no_sync]
-fn step_returning(d: &CUpti_CallbackData) -> Result<u32, SyncViolation> {
+fn step_returning(d: &CallbackData) -> Result<u32, SyncViolation> {
     // SAFETY: as above.
     unsafe { check_call(Domain::Driver, 126, d, &Fake) };
     Ok(7)
@@ -449,7 +446,7 @@ fn ids_match_cudarc() {
 }
 
 #[nosync::no_sync]
-fn step_with_string_error(d: &CUpti_CallbackData) -> Result<u32, String> {
+fn step_with_string_error(d: &CallbackData) -> Result<u32, String> {
     // SAFETY: as above.
     unsafe { check_call(Domain::Driver, 126, d, &Fake) };
     Ok(7)
@@ -472,7 +469,7 @@ fn an_error_that_cannot_take_the_violation_panics_at_the_scope_end() {
 
 #[test]
 fn driver_calls_inside_a_hooked_runtime_call_are_not_reported_twice() {
-    let exit = CUpti_ApiCallbackSite::CUPTI_API_EXIT;
+    let exit = ffi::API_EXIT;
     let runtime = |site| data(std::ptr::null(), site, b"cudaDeviceSynchronize_v3020\0");
     let driver = |site| data(std::ptr::null(), site, b"cuCtxSynchronize_v2\0");
     let (_, report) = crate::count_syncs(|| {

@@ -1,0 +1,14 @@
+//! Uses the hook and `nosync::gpu` over this crate graph's cudarc.
+
+pub fn install() -> Result<nosync::hook::Hook, nosync::hook::HookError> {
+    nosync::hook::install()
+}
+
+pub fn gpu() -> Result<nosync::gpu::Gpu, nosync::gpu::Error> {
+    nosync::gpu::Gpu::new(0)
+}
+
+/// The application's own cudarc, as the stack configures it.
+pub fn devices() -> usize {
+    cudarc::driver::CudaContext::device_count().map_or(0, |n| n as usize)
+}
