@@ -7,6 +7,8 @@
 //! median over rounds of each pair's difference or ratio (paired: drift between rounds cancels).
 //!
 //! `cargo bench -p nosync --bench hook [-- ROUNDS]`; without a GPU it says so and exits 0.
+//! With `NOSYNC_REPORT=summary` (or `trace:PATH`), the measurements with the hook have the
+//! report on; those without have neither.
 
 use std::process::{Command, ExitCode};
 use std::sync::Arc;
@@ -15,6 +17,8 @@ use std::time::Instant;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 
 const CHILD: &str = "NOSYNC_HOOK_BENCH_CHILD";
+const CHILD_REPORT: &str = "NOSYNC_HOOK_BENCH_REPORT";
+use nosync::hook::REPORT_ENV;
 const ROWS: usize = 6;
 const NAMES: [&str; ROWS] = [
     "idle cuStreamSynchronize (hooked), no scope open in the process, ns/call",
@@ -126,15 +130,25 @@ fn measure(loops: &mut Loops) -> Vec<f64> {
 
 /// `on`/`off`: one measurement, with or without the hook. `both`: without, then with the hook
 /// installed in the same process (an in-process pair; CUPTI cannot be detached again).
+/// Installs the hook, with the report the parent was asked for (`NOSYNC_REPORT`).
+fn install() -> nosync::hook::Hook {
+    let hook = nosync::hook::install().expect("install the hook");
+    let report = std::env::var(CHILD_REPORT).unwrap_or_default();
+    if !report.is_empty() {
+        nosync::hook::start_report(&report).expect("a valid NOSYNC_REPORT");
+    }
+    hook
+}
+
 fn child(mode: &str) -> ExitCode {
-    let _hook = (mode == "on").then(|| nosync::hook::install().expect("install the hook"));
+    let _hook = (mode == "on").then(install);
     nosync::set_mode(nosync::Mode::Panic);
     let mut loops = Loops::new().expect("GPU setup");
     loops.run(); // warm-up
     let text = |r: &[f64]| r.iter().map(f64::to_string).collect::<Vec<_>>().join(" ");
     println!("RESULT {}", text(&measure(&mut loops)));
     if mode == "both" {
-        let _hook = nosync::hook::install().expect("install the hook");
+        let _hook = install();
         loops.run();
         println!("RESULT {}", text(&measure(&mut loops)));
     }
@@ -143,8 +157,13 @@ fn child(mode: &str) -> ExitCode {
 
 fn spawn(mode: &str) -> Vec<[f64; ROWS]> {
     let exe = std::env::current_exe().expect("exe");
+    // `NOSYNC_REPORT` applies to the measurements with the hook only: the child starts the
+    // report when it installs the hook (set, it would install the hook at the first forbid scope).
+    let report = std::env::var(REPORT_ENV).unwrap_or_default();
     let out = Command::new(exe)
         .env(CHILD, mode)
+        .env_remove(REPORT_ENV)
+        .env(CHILD_REPORT, report)
         .output()
         .expect("run child");
     let text = String::from_utf8_lossy(&out.stdout);

@@ -78,11 +78,14 @@ pub(super) unsafe fn enter_hooked(
         class: Class::of(row, verdict),
         stream,
     };
+    if check_capture(flags, op, &row.capture) {
+        // SAFETY: CUPTI's slot for this call.
+        unsafe { set_slot(data, waits::BROKEN) };
+        return;
+    }
     let mut slot = 0;
     let declared = crate::granularity::granularity() == crate::granularity::Granularity::Declared;
-    if !check_capture(flags, op, &row.capture)
-        && let Some(site) = table::site_for(row, verdict, declared)
-    {
+    if let Some(site) = table::site_for(row, verdict, declared) {
         crate::check::from_hook(site, frame::capture);
         if flags & RECORD != 0 || summary::on() {
             let entered = Entered {
@@ -107,13 +110,16 @@ pub(super) unsafe fn enter_hooked(
 /// `data` is the exit's callback data of a hooked call.
 pub(super) unsafe fn exit_hooked(row: &'static Hooked, data: &CallbackData, flags: u32) {
     let now = summary::now_ns();
-    // SAFETY: forwarded.
-    unsafe { check_return(data, flags, &row.capture) };
-    if data.correlationData.is_null() {
-        return;
+    let slot = if data.correlationData.is_null() {
+        0
+    } else {
+        // SAFETY: CUPTI's slot, written by this call's entry (or not: then the tag is missing).
+        unsafe { *data.correlationData }
+    };
+    if slot != waits::BROKEN {
+        // SAFETY: forwarded.
+        unsafe { check_return(data, flags, &row.capture) };
     }
-    // SAFETY: CUPTI's slot, written by this call's entry (or not: then the tag is missing).
-    let slot = unsafe { *data.correlationData };
     let Some(wait) = waits::finish(slot, now) else {
         return;
     };

@@ -223,6 +223,25 @@ fn a_capture_safe_scope_demands_it_without_a_capture_and_allow_does_not_lift_it(
 }
 
 #[test]
+fn a_call_reported_at_its_entry_is_not_reported_again_for_its_refusal() {
+    let report = logged(|| {
+        begin_capture(0, 0);
+        call(126, (&raw const CAPTURED).cast(), Duration::ZERO, 900);
+        end_capture(901);
+    });
+    let counts: Vec<(&str, usize)> = report
+        .sites()
+        .iter()
+        .map(|s| (s.site().api, s.count()))
+        .collect();
+    assert_eq!(
+        counts,
+        [("cuStreamSynchronize", 1), ("cuStreamEndCapture", 1)],
+        "{report}"
+    );
+}
+
+#[test]
 fn return_codes_900_and_901_are_reported_inside_a_scope_only() {
     let report = logged(|| {
         crate::allow_sync(|| call(126, (&raw const CAPTURED).cast(), Duration::ZERO, 900));

@@ -54,7 +54,7 @@ pub(crate) use enable::{Demand, demand};
 pub use enable::{IDLE, callbacks_on, keep_enabled};
 pub use frame::MAX_FRAMES;
 pub use load::CUPTI_ENV;
-pub use summary::{REPORT_ENV, waits};
+pub use summary::{REPORT_ENV, start_report, waits};
 pub use table::{Domain, HOOKED, Hooked, Params, Rule};
 pub use waits::{WaitSite, Waited};
 

@@ -107,19 +107,36 @@ pub(crate) fn start_from_env() {
     ONCE.call_once(|| {
         let value = std::env::var(REPORT_ENV).unwrap_or_default();
         match parse(&value) {
-            Ok(switch) => start(switch),
+            Ok(switch) => {
+                start(switch);
+            }
             Err(message) => say(&format!("{message}; no report")),
         }
     });
 }
 
-fn start(switch: Switch) {
+/// Turns the report on from code, with a value as `NOSYNC_REPORT` takes it (`summary`,
+/// `trace:PATH`, both): for programs that decide at run time. It takes effect while the hook is
+/// installed. An invalid value, or a report already on, is an error and changes nothing.
+pub fn start_report(value: &str) -> Result<(), String> {
+    let switch = parse(value)?;
+    if !start(switch) {
+        return Err(String::from(
+            "the report is already on, or the value asks for nothing",
+        ));
+    }
+    Ok(())
+}
+
+/// Starts collecting; `false` when the switch asks for nothing or a report is already on.
+fn start(switch: Switch) -> bool {
     let bits = u8::from(switch.summary) * SUMMARY + u8::from(switch.trace.is_some()) * TRACE;
-    if bits == 0 {
-        return;
+    let mut collected = COLLECTED.lock().unwrap_or_else(PoisonError::into_inner);
+    if bits == 0 || collected.is_some() {
+        return false;
     }
     let _ = now_ns(); // the origin
-    *COLLECTED.lock().unwrap_or_else(PoisonError::into_inner) = Some(Collected {
+    *collected = Some(Collected {
         trace: switch.trace,
         ..Collected::default()
     });
@@ -127,6 +144,7 @@ fn start(switch: Switch) {
     // Every wait is recorded, also outside scopes: the callbacks stay on.
     super::keep_enabled();
     at_exit::register(finish);
+    true
 }
 
 fn say(message: &str) {

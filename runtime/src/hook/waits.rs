@@ -27,6 +27,10 @@ const TAG: u64 = 0x5a;
 const TIME_BITS: u32 = 48;
 const TIME_MASK: u64 = (1 << TIME_BITS) - 1;
 
+/// The slot of a call whose entry reported a capture break: its exit does not report the
+/// driver's refusal (900) a second time. Row 0 keeps it from being taken for a wait.
+pub(crate) const BROKEN: u64 = TAG << 9;
+
 /// What a timed call's entry hands to its exit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Entered {
@@ -304,6 +308,7 @@ mod tests {
         let wrapped = finish(slot(near_wrap), (1 << 48) + 20).unwrap();
         assert_eq!(wrapped.waited, Duration::from_nanos(30));
         assert_eq!(finish(0, 10), None);
+        assert_eq!(finish(BROKEN, 10), None);
     }
 
     fn wait(api: &str, ms: u64, forbidden: bool) -> Wait {
