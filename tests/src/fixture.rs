@@ -17,7 +17,20 @@ pub const NOT_CHECKABLE: &[(&str, &str)] = &[
         "fallback-gate",
         "a git dependency deliberately names a repository that does not exist, so cargo cannot resolve the graph (workspace-fallback)",
     ),
+    (
+        "candle-app",
+        "candle's `cuda` feature builds candle-kernels, whose build script compiles CUDA with nvcc (no CUDA toolkit here); its committed lock is checked with `cargo metadata --locked` instead, and the lint only reads sources",
+    ),
 ];
+
+/// Fixtures that cannot be built but whose graph must resolve: `tests/fixtures_check.rs` runs
+/// `cargo metadata --locked` on them instead of `cargo check`.
+pub const RESOLVE_ONLY: &[&str] = &["candle-app"];
+
+/// Fixtures with a test of their own in `tests/golden.rs` (they analyse large crates from the
+/// registry): the suites that run every fixture leave them out unless `NOSYNC_FIXTURE` names
+/// one.
+pub const OWN_TEST: &[&str] = &["candle-app"];
 
 /// Extra lint arguments for a fixture, one per line; `$FIXTURE` is its absolute directory.
 pub const LINT_ARGS_FILE: &str = "lint-args.txt";
@@ -35,6 +48,11 @@ impl Fixture {
     /// The fixture's root manifest.
     pub fn manifest(&self) -> PathBuf {
         self.dir.join("Cargo.toml")
+    }
+
+    /// Whether `cargo metadata --locked` stands in for `cargo check` ([`RESOLVE_ONLY`]).
+    pub fn resolve_only(&self) -> bool {
+        RESOLVE_ONLY.contains(&self.name.as_str())
     }
 
     /// Why `cargo check` cannot succeed on this fixture, if it is one of the broken ones.
@@ -113,7 +131,8 @@ pub fn all() -> Result<Vec<Fixture>, String> {
     Ok(fixtures)
 }
 
-/// All fixtures, or only the one named by `NOSYNC_FIXTURE` (to iterate on a single case).
+/// All fixtures but those of [`OWN_TEST`], or only the one named by `NOSYNC_FIXTURE` (to
+/// iterate on a single case).
 pub fn selected() -> Result<Vec<Fixture>, String> {
     let all = all()?;
     match std::env::var("NOSYNC_FIXTURE") {
@@ -124,8 +143,27 @@ pub fn selected() -> Result<Vec<Fixture>, String> {
             }
             Ok(chosen)
         }
-        _ => Ok(all),
+        _ => Ok(all
+            .into_iter()
+            .filter(|f| !OWN_TEST.contains(&f.name.as_str()))
+            .collect()),
     }
+}
+
+/// [`selected`], with the fixtures of [`OWN_TEST`] when `NOSYNC_FIXTURE` is not set.
+pub fn selected_with_own_tests() -> Result<Vec<Fixture>, String> {
+    match std::env::var("NOSYNC_FIXTURE") {
+        Ok(only) if !only.is_empty() => selected(),
+        _ => all(),
+    }
+}
+
+/// The fixture named `name`.
+pub fn named(name: &str) -> Result<Fixture, String> {
+    all()?
+        .into_iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| format!("no fixture `{name}`"))
 }
 
 /// Files of a fixture with one of `extensions`, recursively, skipping `target/`, sorted.
@@ -166,10 +204,11 @@ mod tests {
             .into_iter()
             .map(|f| f.name)
             .collect();
-        for (name, _) in NOT_CHECKABLE {
+        let lists = NOT_CHECKABLE.iter().map(|(n, _)| n).chain(OWN_TEST);
+        for name in lists.chain(RESOLVE_ONLY) {
             assert!(
                 names.iter().any(|n| n == name),
-                "NOT_CHECKABLE names `{name}`, which is no fixture"
+                "NOT_CHECKABLE, OWN_TEST or RESOLVE_ONLY names `{name}`, which is no fixture"
             );
         }
     }
