@@ -219,7 +219,7 @@ pub enum ModKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Item {
     /// Boxed, as `Impl`: an `Item` is as large as its largest variant, and most items are
-    /// neither (issue 10's memory goal).
+    /// neither (the memory of a large workspace).
     Fn(Box<FnIr>),
     Use(UseIr),
     Struct {
@@ -516,7 +516,7 @@ mod shared_dir {
     }
 }
 
-// The sizes the memory goal rests on (issue 10; rustc's `static_assert_size!`): a node
+// The sizes the memory goal rests on (rustc's `static_assert_size!`): a node
 // that grows fails the build here, so that the growth is a decision.
 #[cfg(target_pointer_width = "64")]
 const _: () = {

@@ -51,7 +51,7 @@ pub fn build<'a>(
     link(&mut map, &supers, &impls, sources, &mut diags);
     map.reach = super::reach::closure(&map.crates);
     // Specialised copies are added later, one by one; the spare half of a doubled Vec
-    // would outlive the run (issue 10's memory goal).
+    // would outlive the run (the memory of a large workspace).
     map.fns.shrink_to_fit();
     (map, diags)
 }

@@ -124,10 +124,10 @@ mod tests {
    3: <unknown>
    4: cuStreamSynchronize
    5: cudarc::driver::result::stream::synchronize
-             at /home/u/.cargo/registry/src/index/cudarc-0.18.2/src/driver/result.rs:412:5
+             at /users/u/.cargo/registry/src/index/cudarc-0.18.2/src/driver/result.rs:412:5
    6: <cudarc::driver::safe::core::CudaStream as core::fmt::Debug>::fmt
    7: <cubecl_cuda::compute::server::CudaServer as cubecl_runtime::server::ComputeServer>::read
-             at /home/u/.cargo/registry/src/index/cubecl-cuda-0.9.0/src/compute/server.rs:201:17
+             at /users/u/.cargo/registry/src/index/cubecl-cuda-0.9.0/src/compute/server.rs:201:17
    8: probe::step::{{closure}}
              at ./src/main.rs:40:9
    9: core::ops::function::FnOnce::call_once
@@ -179,12 +179,12 @@ mod tests {
     const LINE_TABLES_ONLY: &str = "   0: force_capture
              at /rustc/abc/library/std/src/backtrace.rs:312:9
    1: capture
-             at /work/nosync/runtime/src/hook/frame.rs:27:5
+             at /src/nosync/runtime/src/hook/frame.rs:27:5
    2: <unknown>
    3: synchronize
-             at /home/u/.cargo/registry/src/index/cudarc-0.18.2/src/driver/result.rs:1274:5
+             at /users/u/.cargo/registry/src/index/cudarc-0.18.2/src/driver/result.rs:1274:5
    4: wait_sync
-             at /home/u/.cargo/registry/src/index/cubecl-cuda-0.9.0/src/compute/sync/fence.rs:44:13
+             at /users/u/.cargo/registry/src/index/cubecl-cuda-0.9.0/src/compute/sync/fence.rs:44:13
    5: probe::step
              at ./src/main.rs:70:5
 ";
