@@ -58,14 +58,19 @@ fn an_operator_keeps_its_output_type() {
 
 #[test]
 fn an_operator_reaches_the_impl_for_its_operand_types() {
-    // `&a + &b` is the generic `Add<B> for &Tensor` (no sync); `&a + 1f64` is `Add<f64>`.
+    // `&a + &b` is the generic `Add<B> for &Tensor` (no sync); `&a + 1f64` is `Add<f64>`;
+    // `f64 * Tensor` is the analysed impl, `f64 * f64` (or an unsuffixed literal) std's.
     let src = "#[no_sync] pub fn tensors(a: &Tensor, b: &Tensor) -> Result<Tensor> { a + b }\n\
                #[no_sync] pub fn scalar(a: &Tensor) -> Result<Tensor> { a + 1f64 }\n\
-               #[no_sync] pub fn neg(a: f64) -> f64 { -a * 2. }\n";
+               #[no_sync] pub fn neg(a: f64) -> f64 { -a * 2. }\n\
+               impl std::ops::Mul<Tensor> for f64 { type Output = Tensor; fn mul(self, t: Tensor) -> Tensor { t.to_vec1(); t } }\n\
+               #[no_sync] pub fn numbers(a: f64, b: f64) -> f64 { a * b * 2. }\n\
+               #[no_sync] pub fn scaled(a: f64, t: Tensor) -> Tensor { a * t }\n";
     assert_eq!(
         tensor_findings(src),
         [
-            "29:60 sync-in-no-sync: `scalar` is #[no_sync] but reaches a host-blocking call: `Tensor::to_vec1`"
+            "29:60 sync-in-no-sync: `scalar` is #[no_sync] but reaches a host-blocking call: `Tensor::to_vec1`",
+            "33:59 sync-in-no-sync: `scaled` is #[no_sync] but reaches a host-blocking call: `Tensor::to_vec1`",
         ]
     );
 }

@@ -71,8 +71,9 @@ impl Walker<'_, '_> {
 
     /// The impls of operator trait `trait_`'s `method` for a left operand of type `lhs`:
     /// those whose right operand is of `rhs`'s type, else the generic ones (`impl<B:
-    /// Borrow<Tensor>> Add<B>`), else all; then those for a borrowed or an owned left
-    /// operand as `borrowed` says, when some are.
+    /// Borrow<Tensor>> Add<B>`), else all; none for a primitive (`f32`) whose right operand
+    /// no analysed impl takes (std's arithmetic); then those for a borrowed or an owned
+    /// left operand as `borrowed` says, when some are.
     fn operator_impls(
         &self,
         lhs: &Ty,
@@ -84,9 +85,16 @@ impl Walker<'_, '_> {
         let Some(canon) = lhs.canon() else {
             return Vec::new();
         };
+        // `x * 100.0` on an `f32`: std's own arithmetic unless the right operand is known
+        // to be what an analysed impl takes (`impl Mul<Tensor> for f32`).
+        let rhs_unknown = rhs.is_none_or(|r| *r == Ty::Unknown);
+        if rhs_unknown && is_primitive(lhs) {
+            return Vec::new();
+        }
         let mut ids = self.map.impl_methods(canon, trait_, method);
-        if let Some(r) = rhs.filter(|r| **r != Ty::Unknown)
-            && ids.len() > 1
+        let primitive = is_primitive(lhs);
+        if let Some(r) = rhs.filter(|_| !rhs_unknown)
+            && (ids.len() > 1 || primitive)
         {
             let params: Vec<(FnId, Ty)> = ids.iter().map(|&f| (f, self.rhs_param(f))).collect();
             let same = |t: &Ty| t.canon().is_some() && t.canon() == r.canon();
@@ -98,12 +106,13 @@ impl Walker<'_, '_> {
                     .map(|(f, _)| *f)
                     .collect()
             };
-            let exact = pick(&same);
-            ids = if exact.is_empty() {
-                pick(&generic)
-            } else {
-                exact
-            };
+            let (exact, generic) = (pick(&same), pick(&generic));
+            // None fits: std's own impl for a primitive, else any of them.
+            if !exact.is_empty() {
+                ids = exact;
+            } else if !generic.is_empty() || primitive {
+                ids = generic;
+            }
         }
         if let Some(b) = borrowed {
             let by_ref = |&f: &FnId| {
