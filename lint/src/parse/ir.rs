@@ -412,6 +412,13 @@ pub enum Expr {
     /// `[a, b, ..]`, typed as an array of its first element's type.
     Array(Vec<Expr>),
     Block(Block),
+    /// `if cond { then } else { els }` (`if let` too: the condition's `let` binds in `then`
+    /// only); typed as the first branch whose type is known.
+    If {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        els: Option<Box<Expr>>,
+    },
     /// `|params| body`: each parameter's pattern and written type.
     Closure {
         params: Vec<(Pat, Option<TypeRef>)>,

@@ -184,7 +184,7 @@ impl Lower<'_> {
                 };
             }
             E::Repeat(r) => self.exprs([&*r.expr, &*r.len]),
-            E::If(i) => self.if_expr(i),
+            E::If(i) => return self.if_expr(i),
             E::While(w) => vec![self.expr(&w.cond), self.block_expr(&w.body)],
             E::Loop(l) => vec![self.block_expr(&l.body)],
             E::Match(m) => return self.match_expr(m),
@@ -193,12 +193,12 @@ impl Lower<'_> {
         Expr::Other(kids)
     }
 
-    fn if_expr(&mut self, i: &syn::ExprIf) -> Vec<Expr> {
-        let mut kids = vec![self.expr(&i.cond), self.block_expr(&i.then_branch)];
-        if let Some((_, e)) = &i.else_branch {
-            kids.push(self.expr(e));
+    fn if_expr(&mut self, i: &syn::ExprIf) -> Expr {
+        Expr::If {
+            cond: self.boxed(&i.cond),
+            then: Box::new(self.block_expr(&i.then_branch)),
+            els: i.else_branch.as_ref().map(|(_, e)| self.boxed(e)),
         }
-        kids
     }
 
     fn match_expr(&mut self, m: &syn::ExprMatch) -> Expr {

@@ -219,3 +219,18 @@ fn constructors_through_an_alias() {
         "{out}"
     );
 }
+
+#[test]
+fn an_if_expression_has_the_type_of_its_branches() {
+    let src = tensor_crate("pub type Result<T> = std::result::Result<T, Error>;")
+        + "#[no_sync] pub fn pick(t: &Tensor, greedy: bool) -> Result<f32> {\n\
+       \x20   let s = if greedy { t.sqrt()? } else { t.sum_all()? };\n\
+       \x20   s.to_scalar::<f32>()\n\
+       }\n";
+    insta::assert_snapshot!(chains(&src), @"
+    13:7 sync-in-no-sync: `pick` is #[no_sync] but reaches a host-blocking call: `Tensor::to_scalar`
+      = this call reaches `t::Tensor::to_scalar`, which blocks the host
+      t::pick -> t::Tensor::to_scalar (Blocks, inferred, Deny)
+      via 13:7 t::pick (inferred)
+    ");
+}

@@ -374,6 +374,7 @@ impl Walker<'_, '_> {
                 None => unknown(),
             },
             Expr::Block(b) => self.block(b),
+            Expr::If { cond, then, els } => self.if_expr(cond, then, els.as_deref()),
             Expr::Closure { params, body } => self.closure(params, body, &[], WRITTEN),
             Expr::For { pat, iter, body } => self.for_loop(pat, iter, body),
             Expr::Index { base, index, span } => self.index(base, index, *span),
@@ -395,6 +396,21 @@ impl Walker<'_, '_> {
                 self.pop_scope();
                 unknown()
             }
+        }
+    }
+
+    /// The condition's bindings (`if let`) in the `then` branch's scope only; typed as the
+    /// first branch whose type is known (`let t = if c { a.argmax(0)? } else { b }`).
+    fn if_expr(&mut self, cond: &Expr, then: &Expr, els: Option<&Expr>) -> Typed {
+        self.push_scope();
+        self.expr(cond);
+        let t = self.expr(then);
+        self.pop_scope();
+        // Without `else` the `if` is `()`.
+        match els.map(|e| self.expr(e)) {
+            Some(e) if t.0 == Ty::Unknown => e,
+            Some(_) => t,
+            None => unknown(),
         }
     }
 
