@@ -76,7 +76,7 @@ pub use diagnostics::explain::explain;
 pub use diagnostics::explain::reference as diagnostics_reference;
 pub use diagnostics::{Code, Confidence, Diagnostic, Finding, Hop, Level, Origin, SinkKind, Span};
 pub use known::models::{
-    Library as ModelLibrary, Model, Models, SHIPPED as SHIPPED_MODELS, Source as ModelSource,
+    Flag, Library as ModelLibrary, Model, Models, SHIPPED as SHIPPED_MODELS, Source as ModelSource,
     is_package, shipped as shipped_models,
 };
 

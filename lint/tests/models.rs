@@ -3,12 +3,14 @@
 //! the function each model names is in that version's source and its body contains the
 //! model's evidence (`source.has`, whitespace aside), and a model whose `versions` leave a
 //! checked version out names no function there (the split is the source's, not a guess).
+//! Each flag (`[[flag]]`) is a static of its library that is not `pub`, starts at its
+//! `default`, and is written only by its setters, which nothing in the library calls.
 //!
 //! The sources come from crates.io through cargo: a probe crate depends on each library
 //! version (without default features) and `cargo metadata` downloads them, once; later runs
 //! read cargo's cache (about a second).
 
-use nosync_lint::{Model, shipped_models};
+use nosync_lint::{Flag, Model, shipped_models};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,7 +26,20 @@ fn models_match_their_sources() {
     for lib in &models.libraries {
         for version in &lib.checked {
             let dir = &dirs[&(lib.name.clone(), version.to_string())];
-            let fns = functions(dir);
+            let Library { fns, statics } = read_library(dir);
+            for flag in models
+                .flags
+                .iter()
+                .filter(|f| package_of(f.krate()) == lib.name)
+            {
+                if flag.holds_for(Some(version)) {
+                    checked += 1;
+                    let at = format!("{} {version}: flag `{}`", lib.name, flag.path);
+                    problems.extend(
+                        flag_problems(flag, (&fns, &statics)).map(|p| format!("{at}: {p}")),
+                    );
+                }
+            }
             for m in models.models.iter().filter(|m| library_of(m) == lib.name) {
                 let Some(source) = &m.source else { continue };
                 let found: Vec<&Function> = fns.iter().filter(|f| locates(m, f)).collect();
@@ -55,20 +70,85 @@ fn models_match_their_sources() {
         }
     }
     assert_eq!(problems, Vec::<String>::new());
-    // Every model with a source was checked in at least one version.
-    assert!(checked >= models.models.iter().filter(|m| m.source.is_some()).count());
+    // Every model with a source and every flag was checked in at least one version.
+    let sourced = models.models.iter().filter(|m| m.source.is_some()).count();
+    assert!(checked >= sourced + models.flags.len());
 }
 
 /// The package whose source holds a model's evidence (`candle_core` → `candle-core`).
 fn library_of(m: &Model) -> String {
     let krate = m.source.as_ref().and_then(|s| s.library.clone());
-    krate.unwrap_or_else(|| {
-        m.path
-            .split("::")
-            .next()
-            .unwrap_or_default()
-            .replace('_', "-")
-    })
+    krate.unwrap_or_else(|| package_of(m.path.split("::").next().unwrap_or_default()))
+}
+
+fn package_of(krate: &str) -> String {
+    krate.replace('_', "-")
+}
+
+/// What is wrong with `flag` in a library's source: its static (where, visibility, initial
+/// value), its setters (there, each writing it), the writes elsewhere and the calls of a
+/// setter inside the library.
+fn flag_problems(
+    flag: &Flag,
+    (fns, statics): (&[Function], &[Static]),
+) -> impl Iterator<Item = String> {
+    let segs: Vec<&str> = flag.path.split("::").collect();
+    let (name, module) = (segs[segs.len() - 1], &segs[1..segs.len() - 1]);
+    let mut problems = Vec::new();
+    let in_module = |m: &[String]| m.iter().map(String::as_str).eq(module.iter().copied());
+    match statics
+        .iter()
+        .find(|s| s.name == name && in_module(&s.module))
+    {
+        None => problems.push("the static is not in the source".to_owned()),
+        Some(s) if s.public => {
+            problems.push("the static is `pub`: other crates can write it".to_owned())
+        }
+        Some(s) if !s.init.ends_with(&format!("new({})", flag.default)) => problems.push(format!(
+            "the static does not start at {}: `{}`",
+            flag.default, s.init
+        )),
+        Some(_) => {}
+    }
+    let setter = |f: &Function| {
+        flag.set_by.iter().any(|p| {
+            let segs: Vec<&str> = p.split("::").collect();
+            let module = &segs[1..segs.len() - 1];
+            f.self_ty.is_none()
+                && f.name == segs[segs.len() - 1]
+                && f.module
+                    .iter()
+                    .map(String::as_str)
+                    .eq(module.iter().copied())
+        })
+    };
+    for p in &flag.set_by {
+        let last = p.rsplit("::").next().unwrap_or_default();
+        match fns.iter().find(|f| setter(f) && f.name == last) {
+            None => problems.push(format!("the setter `{p}` is not in the source")),
+            Some(f) if !f.body.contains(&format!("{name}.store(")) => {
+                problems.push(format!("the setter `{p}` does not store the flag"))
+            }
+            Some(_) => {}
+        }
+    }
+    let writes = ["store(", "swap(", "fetch_", "compare_exchange"].map(|w| format!("{name}.{w}"));
+    for f in fns.iter().filter(|f| !setter(f)) {
+        if writes.iter().any(|w| f.body.contains(w)) {
+            problems.push(format!("`{}` writes the flag and is no setter", f.name));
+        }
+        if flag.setter_names().any(|n| calls(&f.body, n)) {
+            problems.push(format!("`{}` calls a setter inside the library", f.name));
+        }
+    }
+    problems.into_iter()
+}
+
+/// Whether a squashed body calls `name` (not a longer name ending in it).
+fn calls(body: &str, name: &str) -> bool {
+    let ident = |c: char| c == '_' || c.is_alphanumeric();
+    body.match_indices(&format!("{name}("))
+        .any(|(i, _)| !body[..i].ends_with(ident))
 }
 
 /// Each checked library version's source directory, by (package, version).
@@ -136,9 +216,28 @@ struct Function {
     body: String,
 }
 
-/// Every function of the crate at `dir` (all `.rs` files under `src/`, every `#[cfg]`).
-fn functions(dir: &Path) -> Vec<Function> {
-    let mut out = Vec::new();
+/// A `static` of a library's source.
+#[derive(Debug)]
+struct Static {
+    module: Vec<String>,
+    name: String,
+    /// Declared plain `pub` (not `pub(crate)`): other crates can name it.
+    public: bool,
+    /// Its initializer without whitespace.
+    init: String,
+}
+
+/// What a library's source holds that the checks read.
+#[derive(Debug, Default)]
+struct Library {
+    fns: Vec<Function>,
+    statics: Vec<Static>,
+}
+
+/// Every function and static of the crate at `dir` (all `.rs` files under `src/`, every
+/// `#[cfg]`).
+fn read_library(dir: &Path) -> Library {
+    let mut out = Library::default();
     let mut stack = vec![dir.join("src")];
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d).expect("source dir").flatten() {
@@ -173,12 +272,18 @@ fn file_module(src: &Path, file: &Path) -> Vec<String> {
     segs
 }
 
-fn items(list: &[syn::Item], module: &[String], text: &str, out: &mut Vec<Function>) {
+fn items(list: &[syn::Item], module: &[String], text: &str, out: &mut Library) {
     let body = |b: &syn::Block| squash(text.get(b.span().byte_range()).unwrap_or_default());
     let last = |p: &syn::Path| p.segments.last().map(|s| s.ident.to_string());
     for item in list {
         match item {
-            syn::Item::Fn(f) => out.push(Function {
+            syn::Item::Static(st) => out.statics.push(Static {
+                module: module.to_vec(),
+                name: st.ident.to_string(),
+                public: matches!(st.vis, syn::Visibility::Public(_)),
+                init: squash(text.get(st.expr.span().byte_range()).unwrap_or_default()),
+            }),
+            syn::Item::Fn(f) => out.fns.push(Function {
                 module: module.to_vec(),
                 self_ty: None,
                 trait_: None,
@@ -193,7 +298,7 @@ fn items(list: &[syn::Item], module: &[String], text: &str, out: &mut Vec<Functi
                 let trait_ = imp.trait_.as_ref().and_then(|(_, p, _)| last(p));
                 for i in &imp.items {
                     if let syn::ImplItem::Fn(f) = i {
-                        out.push(Function {
+                        out.fns.push(Function {
                             module: module.to_vec(),
                             self_ty: self_ty.clone(),
                             trait_: trait_.clone(),

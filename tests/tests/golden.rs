@@ -167,7 +167,6 @@ fn own_test(name: &str) {
 /// A classifier on candle 0.9 (CUDA) from the registry, as a user writes it: exactly its
 /// real host waits are errors.
 #[test]
-#[ignore = "one false error left: src/model.rs:49, `self.activation.forward(&xs)` on a `Box<dyn Module>` is dispatched to all 20 `Module` impls, among them candle's `QMatMul`, whose quantized path (`QCudaStorage::dequantize_matmul`'s FORCE_DMMV arm) reaches `clone_dtoh`; the app only boxes `Relu` and `LeakyRelu`"]
 fn candle_app() {
     own_test("candle-app");
 }

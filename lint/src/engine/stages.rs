@@ -160,6 +160,7 @@ fn core(
     let (mut map, d) = resolve::build(&crates, &parsed, &sources);
     diags.extend(d);
     diags.extend(resolve::models::apply(&mut map, &cfg.models, &sources));
+    resolve::flags::apply(&mut map, &parsed, &sources);
     let (root_fns, d) = resolve::configured::apply(&mut map, cfg, &sources);
     diags.extend(d);
     lap(&mut stats, "resolve");
@@ -174,7 +175,7 @@ fn core(
         false => callgraph::Walk::FromRoots,
     };
     let mut reuse = (sources.take_walks()).map(|store| callgraph::Reuse {
-        world: world(&sources, &parsed, &crates, opts),
+        world: world(&sources, &parsed, (&crates, &map.fixed_flags), opts),
         store,
         ..Default::default()
     });
@@ -300,12 +301,12 @@ fn attach_origins(
 
 /// The world the cache of walks is valid in (see `callgraph::reuse`): the files in their
 /// order, each parsed file's digest (its lowering but where its text stands), the crates
-/// (their features sorted), what the config names (roots, sinks, allowed fns) and the
-/// switches; nothing that hashes in a process's own order.
+/// (their features sorted), the library flags fixed at their defaults, what the config
+/// names (roots, sinks, allowed fns) and the switches; nothing that hashes in a process's own order.
 fn world(
     sources: &SourceMap,
     parsed: &parse::Parsed,
-    crates: &[CrateSpec],
+    (crates, flags): (&[CrateSpec], &resolve::NameMap<bool>),
     opts: Core<'_>,
 ) -> u128 {
     use std::fmt::Write;
@@ -332,6 +333,9 @@ fn world(
     let _ = write!(h, "{:?} {:?} {:?}", cfg.roots, cfg.sinks, cfg.allow);
     let models = cfg.models.iter().map(|m| (&m.model, m.span));
     let _ = write!(h, " {:?}", models.collect::<Vec<_>>());
+    let mut flags: Vec<_> = flags.iter().collect();
+    flags.sort_unstable();
+    let _ = write!(h, " {flags:?}");
     let _ = write!(h, "{} {}", opts.eager_bodies, opts.walk_every_fn);
     let _ = write!(h, " {}", opts.target.key());
     h.key()

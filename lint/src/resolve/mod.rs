@@ -8,6 +8,7 @@
 mod assoc;
 mod collect;
 pub mod configured;
+pub mod flags;
 mod impls;
 mod items;
 pub mod macros;
@@ -219,6 +220,9 @@ pub struct DefMap<'a> {
     /// Names of the fns whose models decide from an argument: a call of one of these names
     /// records the shapes of its arguments for the model (`callgraph::walk::models`).
     pub modelled_names: NameMap<()>,
+    /// The library flags no analysed crate sets (`flags.rs`): each static's canonical path
+    /// and the default it keeps.
+    pub fixed_flags: NameMap<bool>,
     /// The values the models' `value` matchers name, resolved: the matcher's path →
     /// the canonical path of its type and its variant or constant's name.
     pub model_values: NameMap<String>,

@@ -240,6 +240,7 @@ mod demand;
 mod dispatch;
 mod external;
 mod findings;
+mod flags;
 mod formatting;
 mod lazy;
 mod limits;

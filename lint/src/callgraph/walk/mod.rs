@@ -400,17 +400,46 @@ impl Walker<'_, '_> {
     }
 
     /// The condition's bindings (`if let`) in the `then` branch's scope only; typed as the
-    /// first branch whose type is known (`let t = if c { a.argmax(0)? } else { b }`).
+    /// first branch whose type is known (`let t = if c { a.argmax(0)? } else { b }`). A
+    /// condition that reads a library flag fixed at its default (`DefMap::fixed_flags`)
+    /// walks only the branch the default takes.
     fn if_expr(&mut self, cond: &Expr, then: &Expr, els: Option<&Expr>) -> Typed {
+        let fixed = self.fixed_condition(cond);
         self.push_scope();
         self.expr(cond);
-        let t = self.expr(then);
+        let t = match fixed {
+            Some(false) => unknown(),
+            _ => self.expr(then),
+        };
         self.pop_scope();
         // Without `else` the `if` is `()`.
-        match els.map(|e| self.expr(e)) {
+        match els.filter(|_| fixed != Some(true)).map(|e| self.expr(e)) {
             Some(e) if t.0 == Ty::Unknown => e,
             Some(_) => t,
+            None if fixed == Some(true) => t,
             None => unknown(),
+        }
+    }
+
+    /// The value of a condition that is a fixed flag's read, `FLAG.load(..)`, or its
+    /// negation; `None` for any other condition.
+    fn fixed_condition(&self, cond: &Expr) -> Option<bool> {
+        match cond {
+            Expr::Op { method, args, .. } if method == "not" => match args.as_slice() {
+                [inner] => self.fixed_condition(inner).map(|v| !v),
+                _ => None,
+            },
+            Expr::MethodCall { recv, name, .. } if &**name == "load" => {
+                let Expr::Path(p) = &**recv else { return None };
+                if p.segs.len() == 1 && self.local(p.last_name()).is_some() {
+                    return None;
+                }
+                match self.map.resolve_path(self.module, &p.names(), p.global)? {
+                    Def::Value(c) => self.map.fixed_flags.get(&c).copied(),
+                    _ => None,
+                }
+            }
+            _ => None,
         }
     }
 

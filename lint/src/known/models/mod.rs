@@ -22,11 +22,55 @@ use std::sync::{Arc, OnceLock};
 /// The shipped models' text.
 pub const SHIPPED: &str = include_str!("../models.toml");
 
-/// A models file: the libraries it was checked against and its models.
+/// A models file: the libraries it was checked against, its models and its flags.
 #[derive(Debug, Clone, Default)]
 pub struct Models {
     pub libraries: Vec<Library>,
     pub models: Vec<Model>,
+    pub flags: Vec<Flag>,
+}
+
+/// A library's process-wide switch: a `static` `AtomicBool` that some of its functions
+/// branch on (`if FLAG.load(..) { .. } else { .. }`) and that only its setters change. While
+/// no analysed crate names a setter, the flag keeps its default, and the arm of such a
+/// branch that the default does not take is not followed (candle's `FORCE_DMMV`, whose
+/// host-side dequantization waits for the GPU).
+#[derive(Debug, Clone)]
+pub struct Flag {
+    /// The static's canonical path (`candle_core::quantized::cuda::FORCE_DMMV`).
+    pub path: String,
+    /// Its value until a setter is called.
+    pub default: bool,
+    /// The functions that change it, by canonical path.
+    pub set_by: Vec<String>,
+    /// The versions of the path's crate it holds for (every version when `None`).
+    pub versions: Option<VersionReq>,
+    /// What the branches on it choose between.
+    pub reason: String,
+    /// Where the entry's path is written in its file.
+    pub span: Range<usize>,
+}
+
+impl Flag {
+    /// The crate the path names (`candle_core`).
+    pub fn krate(&self) -> &str {
+        self.path.split("::").next().unwrap_or_default()
+    }
+
+    /// Whether the flag holds for version `v` of its crate (an unknown version: yes).
+    pub fn holds_for(&self, v: Option<&Version>) -> bool {
+        match (&self.versions, v) {
+            (Some(req), Some(v)) => req.matches(v),
+            _ => true,
+        }
+    }
+
+    /// The setters' names (their paths' last segments), which the analysed code is searched for.
+    pub fn setter_names(&self) -> impl Iterator<Item = &str> {
+        self.set_by
+            .iter()
+            .map(|p| p.rsplit("::").next().unwrap_or_default())
+    }
 }
 
 /// A library the models describe, and the versions whose sources they were read in.

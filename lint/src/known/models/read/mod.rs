@@ -1,7 +1,10 @@
 //! Reading models from TOML: the shipped file (`libraries` and `[[model]]`) and the
 //! configuration's `models` list, with every check in one place: unknown keys (at the key,
 //! with a "did you mean"), value kinds, paths, versions and matchers. Each problem is a
-//! [`ReadError`] at its byte range; the rest is still read.
+//! [`ReadError`] at its byte range; the rest is still read. `[[flag]]` entries are read in
+//! `flag.rs`.
+
+mod flag;
 
 use super::{Library, Matcher, Model, Models, Otherwise, Source, When};
 use crate::diagnostics::SinkKind;
@@ -21,7 +24,7 @@ pub struct ReadError {
     pub help: Option<String>,
 }
 
-const FILE_KEYS: &[&str] = &["libraries", "model"];
+const FILE_KEYS: &[&str] = &["libraries", "model", "flag"];
 const LIBRARY_KEYS: &[&str] = &["checked"];
 const ENTRY_KEYS: &[&str] = &[
     "path", "kind", "reason", "versions", "drop", "when", "source",
@@ -33,7 +36,8 @@ const KINDS: &[&str] = &["blocks", "may", "setup"];
 const MEMORY: &[&str] = &["pageable", "pinned"];
 const OTHERWISE: &[&str] = &["possible", "clean"];
 
-/// Reads a models file: `[libraries.<package>] checked = [..]` and `[[model]]` entries.
+/// Reads a models file: `[libraries.<package>] checked = [..]`, `[[model]]` and `[[flag]]`
+/// entries.
 pub fn read_file(text: &str) -> (Models, Vec<ReadError>) {
     let mut r = Reader {
         errors: Vec::new(),
@@ -55,6 +59,9 @@ pub fn read_file(text: &str) -> (Models, Vec<ReadError>) {
     }
     if let Some(list) = doc.get("model") {
         models.models = r.entries(list, "model");
+    }
+    if let Some(list) = doc.get("flag") {
+        models.flags = r.flags(list);
     }
     (models, r.errors)
 }
