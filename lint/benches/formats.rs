@@ -7,10 +7,12 @@
 //! `cargo bench -p cargo-nosync-lint --bench formats`
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use nosync_lint::{
-    Baseline, Code, Confidence, Diagnostic, Finding, Format, Hop, Level, LevelOverrides,
-    LevelTarget, Report, ReportWorkspace, SinkKind, SourceMap, Span, render, write_baseline,
+use nosync_lint::{Baseline, Format, Report, ReportWorkspace, render, write_baseline};
+use nosync_lint_core::diagnostics::{
+    Code, Confidence, Diagnostic, Finding, Hop, Level, SinkKind, Span,
 };
+use nosync_lint_core::levels::{LevelOverrides, Target as LevelTarget};
+use nosync_lint_core::source::SourceMap;
 use std::hint::black_box;
 use std::path::Path;
 

@@ -16,10 +16,12 @@
 mod synth;
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, measurement::WallTime};
-use nosync_lint::{
-    Config, CrateSpec, DepTarget, DiskLoader, Origin, SourceMap, WorkspaceOptions, analyze_crates,
-    load_config_file, load_workspace,
-};
+use nosync_lint::analyze_crates;
+use nosync_lint_core::config::{Config, load_file as load_config_file};
+use nosync_lint_core::crate_graph::{CrateSpec, DepTarget};
+use nosync_lint_core::diagnostics::Origin;
+use nosync_lint_core::source::{DiskLoader, SourceMap};
+use nosync_lint_workspace::{WorkspaceOptions, load as load_workspace};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -27,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Stack size of the floor's threads, as the engine's (syn recurses per nesting level).
-const STACK: usize = nosync_lint::STACK_SIZE;
+const STACK: usize = nosync_lint_core::parse::STACK_SIZE;
 /// Modules of the small synthetic crate (the large one has 4×; `NOSYNC_BENCH_SYNTH_MODS`
 /// overrides it); fns per module.
 const SYNTH_MODS: usize = 100;

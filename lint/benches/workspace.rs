@@ -35,7 +35,8 @@ mod edits;
 #[path = "support/synth.rs"]
 mod synth;
 
-use nosync_lint::{Options, WorkspaceOptions};
+use nosync_lint::Options;
+use nosync_lint_workspace::WorkspaceOptions;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -499,7 +500,7 @@ fn main() {
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(FLOOR_THREADS)
-        .stack_size(nosync_lint::STACK_SIZE)
+        .stack_size(nosync_lint_core::parse::STACK_SIZE)
         .build()
         .expect("a pool of 2 threads");
     let mut bins = vec![(String::new(), PathBuf::from(BIN))];

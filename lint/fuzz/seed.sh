@@ -6,7 +6,7 @@ set -eu
 repo=$(cd ../.. && pwd)
 mkdir -p corpus/pipeline corpus/pipeline_twice corpus/pipeline_files corpus/config corpus/baseline
 n=0
-for f in $(find "$repo/fixtures" "$repo/lint/src" "$repo/runtime/src" -name '*.rs' | sort); do
+for f in $(find "$repo/fixtures" "$repo/lint/src" "$repo/lint/core/src" "$repo/lint/workspace/src" "$repo/runtime/src" -name '*.rs' | sort); do
     n=$((n + 1))
     cp "$f" "corpus/pipeline/seed-$n.rs"
     cp "$f" "corpus/pipeline_twice/seed-$n.rs"

@@ -7,10 +7,14 @@
 use cargo_metadata::Message;
 use cargo_metadata::diagnostic::DiagnosticLevel;
 use nosync_lint::{
-    Analysis, Code, Config, CrateSpec, DepTarget, Diagnostic, Format, Level, MemLoader, Origin,
-    Report, ReportWorkspace, SARIF_FINGERPRINT_KEY, SourceMap, Span, analyze_crates, cargo_target,
-    explain, render, workspace_origin,
+    Analysis, Format, Report, ReportWorkspace, SARIF_FINGERPRINT_KEY, analyze_crates, cargo_target,
+    render, workspace_origin,
 };
+use nosync_lint_core::config::Config;
+use nosync_lint_core::crate_graph::{CrateSpec, DepTarget};
+use nosync_lint_core::diagnostics::explain::explain;
+use nosync_lint_core::diagnostics::{Code, Diagnostic, Level, Origin, Span};
+use nosync_lint_core::source::{MemLoader, SourceMap};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -8,7 +8,8 @@
 //! formats_fixtures` (or `cargo insta review` after a failing run).
 
 use cargo_metadata::Message;
-use nosync_lint::{Code, explain};
+use nosync_lint_core::diagnostics::Code;
+use nosync_lint_core::diagnostics::explain::explain;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

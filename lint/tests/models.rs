@@ -1,4 +1,4 @@
-//! The shipped library models (`lint/src/known/models.toml`) against their libraries' sources:
+//! The shipped library models (`lint/core/src/known/models.toml`) against their libraries' sources:
 //! for every version a library's models were checked against (`[libraries.<name>] checked`),
 //! the function each model names is in that version's source and its body contains the
 //! model's evidence (`source.has`, whitespace aside), and a model whose `versions` leave a
@@ -10,7 +10,7 @@
 //! version (without default features) and `cargo metadata` downloads them, once; later runs
 //! read cargo's cache (about a second).
 
-use nosync_lint::{Flag, Model, shipped_models};
+use nosync_lint_core::known::models::{Flag, Model, shipped as shipped_models};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -152,7 +152,9 @@ fn calls(body: &str, name: &str) -> bool {
 }
 
 /// Each checked library version's source directory, by (package, version).
-fn library_sources(models: &nosync_lint::Models) -> BTreeMap<(String, String), PathBuf> {
+fn library_sources(
+    models: &nosync_lint_core::known::models::Models,
+) -> BTreeMap<(String, String), PathBuf> {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("models-probe");
     std::fs::create_dir_all(dir.join("src")).expect("probe dir");
     let mut deps = String::new();

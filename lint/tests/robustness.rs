@@ -19,10 +19,11 @@
 //! `-- --ignored --skip child_entry --skip explore` runs the heavy variants (10^5-element
 //! inputs, 10^4-fn graphs, the registry crates on disk and mutants of their 1197 files).
 
-use nosync_lint::{
-    Analysis, Code, Config, CrateSpec, DepTarget, Diagnostic, DiskLoader, Origin, SourceMap, Span,
-    analyze_crates, render_human,
-};
+use nosync_lint::{Analysis, analyze_crates, render_human};
+use nosync_lint_core::config::Config;
+use nosync_lint_core::crate_graph::{CrateSpec, DepTarget};
+use nosync_lint_core::diagnostics::{Code, Diagnostic, Origin, Span};
+use nosync_lint_core::source::{DiskLoader, SourceMap};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

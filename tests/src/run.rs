@@ -12,7 +12,7 @@ pub fn lint(args: &[String], skip: impl Fn(&str) -> bool) -> (i32, String, Strin
     let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
     let stderr: String = text(err)
         .lines()
-        .filter(|l| !nosync_lint::is_status_line(l) && !skip(l))
+        .filter(|l| !nosync_lint_workspace::is_status_line(l) && !skip(l))
         .flat_map(|l| [l, "\n"])
         .collect();
     (exit, text(out), stderr)

@@ -148,7 +148,7 @@ fn cache_dir(dir: &Path) -> PathBuf {
     let cwd = std::env::current_dir().expect("a current directory");
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| dir.join("target"), |t| cwd.join(t));
-    nosync_lint::cache_dir(&target, dir)
+    nosync_lint_workspace::cache_dir::cache_dir(&target, dir)
 }
 
 /// A fresh copy of the two-crate workspace (`APP` depending on `GPU`) in a temporary

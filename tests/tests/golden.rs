@@ -24,7 +24,7 @@ use std::ffi::OsString;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
-use nosync_lint::{Code, Level};
+use nosync_lint_core::diagnostics::{Code, Level};
 use nosync_tests::annotations::{self, Key};
 use nosync_tests::fixture::{self, Fixture};
 use nosync_tests::{golden, reported};
@@ -47,7 +47,7 @@ fn lint(fixture: &Fixture) -> Result<Run, String> {
     // cargo prints them; whether cargo prints one depends on the machine's cache and locks.
     let stderr: String = stderr
         .lines()
-        .filter(|l| !nosync_lint::is_status_line(l))
+        .filter(|l| !nosync_lint_workspace::is_status_line(l))
         .flat_map(|l| [l, "\n"])
         .collect();
     let mut json_args = args.clone();

@@ -8,7 +8,8 @@
 //! fixture, `fallback-gate`'s cargo failing included). A workspace where the guess is
 //! wrong gets exactly the output of a run without speculation.
 
-use nosync_lint::{Analysis, CrateSpec, Options, Speculation};
+use nosync_lint::{Analysis, Options, Speculation};
+use nosync_lint_core::crate_graph::CrateSpec;
 use std::fs;
 use std::path::{Path, PathBuf};
 

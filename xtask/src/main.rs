@@ -1,6 +1,6 @@
 //! Developer tasks for this repository:
 //!
-//! `cargo run -p xtask -- modgraph [SRC]` prints which top-level module of `lint/src` uses
+//! `cargo run -p xtask -- modgraph [ROOT]` prints which top-level module of the lint uses
 //! which, bottom layer first, and every use of a later stage or file-system call in the
 //! core (exit status 1 when there is one); its test runs in CI (see `modgraph.rs`).
 //!

@@ -1,7 +1,9 @@
-//! `cargo run -p xtask -- modgraph`: which top-level module of `lint/src` uses which
-//! (every `crate::…` path, `use` trees and macro tokens included, and `super::` paths that
-//! climb out of a module), checked against the lint's layers: a stage may use only the
-//! stages below it, and the core (config to analysis) may not touch the file system.
+//! `cargo run -p xtask -- modgraph`: which top-level module of the lint's crates uses which
+//! (every `crate::…` path and path into another of its crates, `use` trees and macro tokens
+//! included, and `super::` paths that climb out of a module), checked against the lint's
+//! layers: a stage may use only the stages below it, and the core (config to analysis) may
+//! not touch the file system. The crates enforce their order themselves (a crate cannot
+//! name one that depends on it); the layers inside them are this check's.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -12,8 +14,9 @@ use syn::visit::Visit;
 pub const LAYERS: &[&[&str]] = &[
     &["diagnostics", "paths"],
     // `levels` names codes and levels (`-D CODE`, config `levels`) over `diagnostics` only:
-    // the config stage checks its `levels` with it.
-    &["known", "net", "levels"],
+    // the config stage checks its `levels` with it. `crate_graph` is the crates to analyse,
+    // as plain data.
+    &["known", "net", "levels", "crate_graph"],
     &["workspace"],
     &["source"],
     &["config"],
@@ -39,7 +42,39 @@ pub const NO_IO: &[&str] = &[
 ];
 
 /// ... whose disk implementation is the one file of them that touches the file system.
-const IO_EDGE: &[&str] = &["source/loader.rs"];
+const IO_EDGE: &[&str] = &["lint/core/src/source/loader.rs"];
+
+/// One of the lint's crates.
+#[derive(Debug)]
+pub struct Crate {
+    /// The package's directory, relative to the repository root.
+    pub dir: &'static str,
+    /// Its name in paths (`nosync_lint_core::parse`).
+    pub extern_name: &'static str,
+    /// The module the whole crate is (the workspace stage), or `None` when its top-level
+    /// modules are modules of the graph.
+    pub module: Option<&'static str>,
+}
+
+/// The lint's crates, bottom first. `cargo-nosync-lint` names the stages of the others as
+/// its own modules (`use nosync_lint_core::parse;`), so `crate::parse` there is `parse`.
+pub const CRATES: &[Crate] = &[
+    Crate {
+        dir: "lint/core",
+        extern_name: "nosync_lint_core",
+        module: None,
+    },
+    Crate {
+        dir: "lint/workspace",
+        extern_name: "nosync_lint_workspace",
+        module: Some("workspace"),
+    },
+    Crate {
+        dir: "lint",
+        extern_name: "nosync_lint",
+        module: None,
+    },
+];
 
 /// Top-level modules left out of the graph: the unit tests (they use every stage).
 const NOT_STAGES: &[&str] = &["tests"];
@@ -48,38 +83,41 @@ const NOT_STAGES: &[&str] = &["tests"];
 #[derive(Debug, Default)]
 pub struct Graph {
     pub uses: BTreeMap<String, BTreeSet<String>>,
-    /// (module, file, what): a file-system call outside `#[cfg(test)]`.
+    /// (module, file relative to the repository root, what): a file-system call outside
+    /// `#[cfg(test)]`.
     pub io: Vec<(String, PathBuf, String)>,
 }
 
-/// The graph of the crate whose sources are in `src` (its `lib.rs` is the root).
-pub fn graph(src: &Path) -> Result<Graph, String> {
+/// The graph of the lint's [`CRATES`] in the repository at `root`.
+pub fn graph(root: &Path) -> Result<Graph, String> {
     let mut g = Graph::default();
-    for file in rust_files(src)? {
-        let rel = file.strip_prefix(src).map_err(|e| e.to_string())?;
-        let Some(module) = module_path(rel) else {
-            continue;
-        };
-        if NOT_STAGES.contains(&module[0].as_str()) {
-            continue;
+    for krate in CRATES {
+        let src = root.join(krate.dir).join("src");
+        for file in rust_files(&src)? {
+            let rel = file.strip_prefix(&src).map_err(|e| e.to_string())?;
+            let Some(module) = module_path(krate, rel) else {
+                continue;
+            };
+            if NOT_STAGES.contains(&module[0].as_str()) {
+                continue;
+            }
+            let text =
+                std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let ast = syn::parse_file(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+            let mut v = Uses {
+                krate,
+                module: &module,
+                found: BTreeSet::new(),
+                io: Vec::new(),
+                in_test: 0,
+            };
+            v.visit_file(&ast);
+            let top = &module[0];
+            let entry = g.uses.entry(top.clone()).or_default();
+            entry.extend(v.found.into_iter().filter(|m| m != top));
+            let file = Path::new(krate.dir).join("src").join(rel);
+            g.io.extend(v.io.into_iter().map(|w| (top.clone(), file.clone(), w)));
         }
-        let text =
-            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let ast = syn::parse_file(&text).map_err(|e| format!("{}: {e}", file.display()))?;
-        let mut v = Uses {
-            module: &module,
-            found: BTreeSet::new(),
-            io: Vec::new(),
-            in_test: 0,
-        };
-        v.visit_file(&ast);
-        let top = &module[0];
-        let entry = g.uses.entry(top.clone()).or_default();
-        entry.extend(v.found.into_iter().filter(|m| m != top));
-        g.io.extend(
-            v.io.into_iter()
-                .map(|w| (top.clone(), rel.to_path_buf(), w)),
-        );
     }
     // `crate::VERSION` and other items of the crate root are no module.
     let modules: BTreeSet<String> = g.uses.keys().cloned().collect();
@@ -89,7 +127,7 @@ pub fn graph(src: &Path) -> Result<Graph, String> {
     Ok(g)
 }
 
-/// The `.rs` files under `dir`, sorted.
+/// The `.rs` files under `dir`, sorted (another crate's directory inside it left out).
 fn rust_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -97,7 +135,7 @@ fn rust_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
         let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
         for e in entries.flatten() {
             let p = e.path();
-            if p.is_dir() {
+            if p.is_dir() && !p.join("Cargo.toml").exists() {
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "rs") {
                 out.push(p);
@@ -108,16 +146,17 @@ fn rust_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-/// The module path of the file `rel` (relative to `src`): `parse/lower.rs` is
-/// `[parse, lower]`, `parse/mod.rs` is `[parse]`; `None` for the crate root and `bin/`.
-fn module_path(rel: &Path) -> Option<Vec<String>> {
-    let mut parts: Vec<String> = rel
-        .iter()
-        .map(|c| c.to_string_lossy().into_owned())
-        .collect();
+/// The module path of the file `rel` (relative to `krate`'s `src`): `parse/lower.rs` is
+/// `[parse, lower]`, `parse/mod.rs` is `[parse]`; `None` for the crate root and `bin/`,
+/// but for a crate that is one module, whose root is that module (`[workspace]`) and
+/// whose `cache.rs` is `[workspace, cache]`.
+fn module_path(krate: &Crate, rel: &Path) -> Option<Vec<String>> {
+    let mut parts: Vec<String> = krate.module.iter().map(|m| (*m).to_owned()).collect();
+    parts.extend(rel.iter().map(|c| c.to_string_lossy().into_owned()));
     let last = parts.pop()?;
     let stem = last.strip_suffix(".rs")?;
-    if stem != "mod" {
+    let root = parts.len() == usize::from(krate.module.is_some());
+    if stem != "mod" && !(root && stem == "lib") {
         parts.push(stem.to_owned());
     }
     match parts.first().map(String::as_str) {
@@ -128,6 +167,7 @@ fn module_path(rel: &Path) -> Option<Vec<String>> {
 
 /// Collects the top-level modules a file's paths name.
 struct Uses<'m> {
+    krate: &'m Crate,
     module: &'m [String],
     found: BTreeSet<String>,
     io: Vec<String>,
@@ -138,7 +178,7 @@ struct Uses<'m> {
 impl Uses<'_> {
     /// A path given by its segments: records the top-level module it names, if any.
     fn segments(&mut self, segs: &[String]) {
-        if let Some(top) = top_module(self.module, segs) {
+        if let Some(top) = top_module(self.krate, self.module, segs) {
             self.found.insert(top);
         }
         let fs = segs.windows(2).any(|w| w[0] == "std" && w[1] == "fs");
@@ -179,7 +219,11 @@ impl Uses<'_> {
         for (i, t) in trees.iter().enumerate() {
             match t {
                 proc_macro2::TokenTree::Group(g) => self.tokens(g.stream()),
-                proc_macro2::TokenTree::Ident(id) if id == "crate" || id == "std" => {
+                proc_macro2::TokenTree::Ident(id)
+                    if id == "crate"
+                        || id == "std"
+                        || CRATES.iter().any(|c| id == c.extern_name) =>
+                {
                     let segs = path_tokens(&trees[i..]);
                     self.segments(&segs);
                 }
@@ -204,12 +248,16 @@ fn path_tokens(trees: &[proc_macro2::TokenTree]) -> Vec<String> {
     segs
 }
 
-/// The top-level module that `segs`, written in module `module`, names: `crate::x::..`,
-/// or `super::..` climbing to the crate root.
-fn top_module(module: &[String], segs: &[String]) -> Option<String> {
-    match segs.first().map(String::as_str) {
-        Some("crate") => segs.get(1).cloned(),
-        Some("super") => {
+/// The top-level module that `segs`, written in module `module` of `krate`, names:
+/// `crate::x::..`, a path into another of the lint's crates, or `super::..` climbing to
+/// the crate root.
+fn top_module(krate: &Crate, module: &[String], segs: &[String]) -> Option<String> {
+    let first = segs.first().map(String::as_str);
+    let other = CRATES.iter().find(|c| Some(c.extern_name) == first);
+    match (first, other) {
+        (Some("crate"), _) => krate.module.map(str::to_owned).or(segs.get(1).cloned()),
+        (_, Some(c)) => c.module.map(str::to_owned).or(segs.get(1).cloned()),
+        (Some("super"), _) => {
             let ups = segs.iter().take_while(|s| *s == "super").count();
             match module.len().checked_sub(ups) {
                 Some(0) => segs.get(ups).cloned(),
@@ -309,10 +357,7 @@ pub fn violations(g: &Graph) -> Vec<String> {
     for (m, file, what) in &g.io {
         let edge = IO_EDGE.iter().any(|f| file == Path::new(f));
         if NO_IO.contains(&m.as_str()) && !edge {
-            out.push(format!(
-                "`{m}` does IO (`{what}` in lint/src/{})",
-                file.display()
-            ));
+            out.push(format!("`{m}` does IO (`{what}` in {})", file.display()));
         }
     }
     out
@@ -346,13 +391,13 @@ pub fn render(g: &Graph) -> String {
     out
 }
 
-/// `modgraph [SRC]`: prints the graph of `SRC` (default `lint/src`) and its violations;
-/// exit status 1 when there are any.
+/// `modgraph [ROOT]`: prints the graph of the lint's crates in the repository at `ROOT`
+/// (default: this one) and its violations; exit status 1 when there are any.
 pub fn main(args: &[String], root: &Path) -> i32 {
-    let src = args
+    let root = args
         .first()
-        .map_or_else(|| root.join("lint/src"), PathBuf::from);
-    match graph(&src) {
+        .map_or_else(|| root.to_path_buf(), PathBuf::from);
+    match graph(&root) {
         Ok(g) => {
             print!("{}", render(&g));
             let bad = violations(&g);
@@ -374,8 +419,8 @@ mod tests {
 
     #[test]
     fn the_lint_s_layers_are_one_way_and_its_core_does_no_io() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lint/src");
-        let g = graph(&src).expect("lint/src parses");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let g = graph(&root).expect("the lint's sources parse");
         assert!(
             g.uses.contains_key("parse") && g.uses.contains_key("engine"),
             "{g:?}"
@@ -387,7 +432,7 @@ mod tests {
     #[test]
     fn architecture_md_shows_the_graph_as_it_is() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let g = graph(&root.join("lint/src")).expect("lint/src parses");
+        let g = graph(&root).expect("the lint's sources parse");
         let doc = std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
         let shown = doc
             .split_once("not what it prints now:\n\n```\n")
@@ -403,24 +448,44 @@ mod tests {
     #[test]
     fn paths_name_top_level_modules() {
         let m = |s: &str| s.split("::").map(str::to_owned).collect::<Vec<_>>();
+        let (core, ws, bin) = (&CRATES[0], &CRATES[1], &CRATES[2]);
         let here = m("resolve::macros::scope");
         assert_eq!(
-            top_module(&here, &m("crate::parse::ir")),
+            top_module(core, &here, &m("crate::parse::ir")),
             Some("parse".into())
         );
         assert_eq!(
-            top_module(&here, &m("super::rules")),
+            top_module(core, &here, &m("super::rules")),
             Some("resolve".into())
         );
         assert_eq!(
-            top_module(&here, &m("super::super::super::source")),
+            top_module(core, &here, &m("super::super::super::source")),
             Some("source".into())
         );
         assert_eq!(
-            top_module(&m("config"), &m("super::source::SpanIr")),
+            top_module(core, &m("config"), &m("super::source::SpanIr")),
             Some("source".into())
         );
-        assert_eq!(top_module(&here, &m("std::fs")), None);
+        assert_eq!(top_module(core, &here, &m("std::fs")), None);
+        let cache = m("workspace::cache");
+        assert_eq!(
+            top_module(ws, &cache, &m("crate::disk::Disk")),
+            Some("workspace".into())
+        );
+        assert_eq!(
+            top_module(ws, &cache, &m("nosync_lint_core::paths::normalize")),
+            Some("paths".into())
+        );
+        assert_eq!(
+            top_module(bin, &m("engine"), &m("nosync_lint_workspace::load")),
+            Some("workspace".into())
+        );
+        assert_eq!(module_path(ws, Path::new("lib.rs")), Some(m("workspace")));
+        assert_eq!(
+            module_path(ws, Path::new("offline/start.rs")),
+            Some(m("workspace::offline::start"))
+        );
+        assert_eq!(module_path(bin, Path::new("lib.rs")), None);
     }
 
     #[test]
@@ -429,10 +494,14 @@ mod tests {
         g.uses.insert("source".into(), ["parse".to_owned()].into());
         g.uses.insert("parse".into(), ["source".to_owned()].into());
         g.uses.insert("newstage".into(), BTreeSet::new());
-        g.io.push(("parse".into(), "parse/x.rs".into(), "std::fs::read".into()));
+        g.io.push((
+            "parse".into(),
+            "lint/core/src/parse/x.rs".into(),
+            "std::fs::read".into(),
+        ));
         g.io.push((
             "source".into(),
-            "source/loader.rs".into(),
+            "lint/core/src/source/loader.rs".into(),
             "std::fs::read".into(),
         ));
         assert_eq!(
@@ -440,7 +509,7 @@ mod tests {
             [
                 "`newstage` has no layer: add it to xtask/src/modgraph.rs LAYERS",
                 "`source` uses `parse`, a later stage",
-                "`parse` does IO (`std::fs::read` in lint/src/parse/x.rs)",
+                "`parse` does IO (`std::fs::read` in lint/core/src/parse/x.rs)",
             ]
         );
     }
@@ -453,6 +522,7 @@ mod tests {
         .unwrap();
         let module = vec!["m".to_owned()];
         let mut v = Uses {
+            krate: &CRATES[0],
             module: &module,
             found: BTreeSet::new(),
             io: Vec::new(),

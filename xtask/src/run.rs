@@ -221,7 +221,7 @@ mod tests {
     fn statistics_and_panics_are_read_from_stderr() {
         let mut o = Outcome::default();
         read_stderr(
-            "thread 'main' panicked at lint/src/resolve/scope.rs:71:5:\n\
+            "thread 'main' panicked at lint/core/src/resolve/scope.rs:71:5:\n\
              nosync-lint statistics:\n  crates: 3, files: 40, lines: 5120, fns: 200, roots: 2\n  \
              edges: 10 exact, 2 inferred, 0 name-only; unresolved calls: 7\n",
             &mut o,
@@ -239,7 +239,7 @@ mod tests {
         );
         assert_eq!(
             o.panic.as_deref(),
-            Some("thread 'main' panicked at lint/src/resolve/scope.rs:71:5:")
+            Some("thread 'main' panicked at lint/core/src/resolve/scope.rs:71:5:")
         );
     }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 pub fn edited_file(
     files: &[PathBuf],
     dir: &Path,
-    diags: &[nosync_lint::Diagnostic],
+    diags: &[nosync_lint_core::diagnostics::Diagnostic],
 ) -> Result<PathBuf, String> {
     let own: Vec<&PathBuf> = files.iter().filter(|f| f.starts_with(dir)).collect();
     let in_file = |f: &Path| {

@@ -4,9 +4,10 @@
 
 use crate::configs::CONFIG_CRATE;
 use crate::{check_span, spec};
-use nosync_lint::{
-    Analysis, Baseline, Code, Config, MemLoader, SourceMap, analyze_crates, render_human,
-};
+use nosync_lint::{Analysis, Baseline, analyze_crates, render_human};
+use nosync_lint_core::config::Config;
+use nosync_lint_core::diagnostics::Code;
+use nosync_lint_core::source::{MemLoader, SourceMap};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 

@@ -4,10 +4,11 @@
 //! sinks, allow, levels).
 
 use crate::{Expect, check, spec};
-use nosync_lint::{
-    Config, MemLoader, MetadataTable, SourceMap, analyze_crates, load_config_file,
-    load_config_manifest, sort_diagnostics,
-};
+use nosync_lint::analyze_crates;
+use nosync_lint_core::config::{Config, load_file as load_config_file, load_manifest as load_config_manifest};
+use nosync_lint_core::crate_graph::MetadataTable;
+use nosync_lint_core::diagnostics::sort as sort_diagnostics;
+use nosync_lint_core::source::{MemLoader, SourceMap};
 use std::path::PathBuf;
 
 /// The fixed crate `t`: plain fns, inherent and trait methods, generics, a cudarc call and

@@ -4,7 +4,10 @@
 //! that `t` depends on (cross-crate `use`, globs, traits and macros).
 
 use crate::{Expect, check, spec};
-use nosync_lint::{Config, DepTarget, DiskLoader, SourceMap, analyze_crates};
+use nosync_lint::analyze_crates;
+use nosync_lint_core::config::Config;
+use nosync_lint_core::crate_graph::DepTarget;
+use nosync_lint_core::source::{DiskLoader, SourceMap};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 

@@ -10,11 +10,12 @@
 //! (`pipeline_twice`) and a lost sentinel finding (`pipeline_files`). Hangs and memory blow-ups are libFuzzer's `-timeout` and
 //! `-rss_limit_mb`.
 
-use nosync_lint::{
-    Analysis, Baseline, Code, Config, CrateSpec, DepTarget, Diagnostic, Format, Level,
-    LevelOverrides, MemLoader, Origin, Report, ReportWorkspace, SourceMap, Span, analyze_crates,
-    render, render_human, write_baseline,
-};
+use nosync_lint::{Analysis, Baseline, Format, Report, ReportWorkspace, analyze_crates, render, render_human, write_baseline};
+use nosync_lint_core::config::Config;
+use nosync_lint_core::crate_graph::{CrateSpec, DepTarget};
+use nosync_lint_core::diagnostics::{Code, Diagnostic, Level, Origin, Span};
+use nosync_lint_core::levels::LevelOverrides;
+use nosync_lint_core::source::{MemLoader, SourceMap};
 use std::path::{Path, PathBuf};
 
 /// The in-memory crate of the one-file and config targets: `/mem/t/src/lib.rs`.

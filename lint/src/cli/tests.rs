@@ -113,7 +113,10 @@ fn an_unknown_target_is_a_tool_error() {
 /// closest known code as a "did you mean" (`-A`, `-D`, `-W` and `--explain` alike).
 #[test]
 fn a_mistyped_code_gets_the_closest_one() {
-    let known: Vec<&str> = crate::Code::ALL.iter().map(|c| c.as_str()).collect();
+    let known: Vec<&str> = crate::diagnostics::Code::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
     let known = known.join(", ");
     let missing = "/nonexistent/nosync-lint-test/Cargo.toml";
     let level = lint(

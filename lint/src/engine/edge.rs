@@ -5,8 +5,9 @@
 
 use super::caches::{BODIES, CachingDisk, EXPANSIONS, LoweredSlot, STAMPS, WALKS};
 use super::no_deps::{self, Unread};
-use super::{Analysis, Core, analyze_crates_with, sort};
+use super::{Analysis, Core, analyze_crates_with};
 use crate::config::{self, Config};
+use crate::diagnostics::sort;
 use crate::diagnostics::{Code, Diagnostic, Level};
 use crate::levels::LevelOverrides;
 use crate::parse::cfg::TargetCfg;

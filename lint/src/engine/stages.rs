@@ -1,8 +1,9 @@
 //! The core: the stages from parsing to the search over given crates, a config and a
 //! [`Loader`], on a pool of large-stack threads; it does no IO of its own.
 
-use super::{Analysis, Stats, sort};
+use super::{Analysis, Stats};
 use crate::config::Config;
+use crate::diagnostics::sort;
 use crate::diagnostics::{Diagnostic, Span};
 use crate::parse::cfg::{CfgCtx, TargetCfg};
 use crate::source::{Loader, SourceMap};

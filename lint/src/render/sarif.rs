@@ -1,6 +1,6 @@
 //! `--format sarif`: SARIF 2.1.0 for GitHub code scanning and SARIF viewers.
 //!
-//! One run; the driver lists one rule per [`Code`] (help text from `lint/docs/diagnostics.md`), each
+//! One run; the driver lists one rule per [`Code`] (help text from `lint/core/docs/diagnostics.md`), each
 //! reported diagnostic is a result located at its primary span, with the chain of a finding as a
 //! code flow (one thread-flow location per hop). Paths inside the workspace are relative URIs
 //! against `%SRCROOT%`, the workspace root; others are `file://` URIs.

@@ -97,7 +97,7 @@ fn the_internal_error_says_where_the_lint_panicked() {
     assert_eq!(d.level, crate::diagnostics::Level::Deny);
     let note = &d.notes[0].message;
     assert!(
-        note.starts_with("the lint panicked at lint/src/net.rs:")
+        note.starts_with("the lint panicked at lint/core/src/net.rs:")
             && note.ends_with(": failpoint `walk` reached"),
         "{note}"
     );

@@ -54,7 +54,10 @@ fn corpus_files(corpus: &str) -> Result<Vec<PathBuf>, String> {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let roots: Vec<PathBuf> = match corpus {
         "fixtures" => vec![repo.join("fixtures")],
-        "lint" => vec![repo.join("lint/src")],
+        "lint" => ["lint/src", "lint/core/src", "lint/workspace/src"]
+            .iter()
+            .map(|d| repo.join(d))
+            .collect(),
         "registry" => registry_dirs()?,
         _ => return Err(format!("unknown corpus `{corpus}`")),
     };
