@@ -197,3 +197,32 @@ fn a_configured_model_decides_calls_of_an_analysed_fn() {
       via 9:50 t::unknown (exact)
     ");
 }
+
+/// A small `cubecl_common` whose `DeviceHandle` runs tasks on a runner thread: `submit`
+/// queues one and returns, `submit_blocking` waits for its result.
+const CUBECL_COMMON: &str = "pub mod device_handle {\n\
+    pub struct DeviceHandle<S> { s: S }\n\
+    impl<S> DeviceHandle<S> {\n\
+        pub fn submit<T: FnOnce(&mut S) + Send + 'static>(&self, task: T) {}\n\
+        pub fn submit_blocking<R, T: FnOnce(&mut S) -> R>(&self, task: T) -> R { loop {} }\n\
+    }\n\
+}\n";
+
+#[test]
+fn a_closure_handed_to_a_detached_fn_is_not_the_callers() {
+    let app = "use nosync::no_sync;\nuse cubecl_common::device_handle::DeviceHandle;\n\
+        use cudarc::driver::CudaStream;\n\
+        fn flush(s: &mut CudaStream) { s.synchronize().unwrap(); }\n\
+        #[no_sync] fn queued(h: &DeviceHandle<CudaStream>) { h.submit(|s| { s.synchronize().unwrap(); }); }\n\
+        #[no_sync] fn queued_fn(h: &DeviceHandle<CudaStream>) { h.submit(flush); DeviceHandle::submit(h, flush); }\n\
+        #[no_sync] fn waited(h: &DeviceHandle<CudaStream>) { h.submit_blocking(|s| s.synchronize().unwrap()); }\n";
+    let files = [("app/src/lib.rs", app), ("cc/src/lib.rs", CUBECL_COMMON)];
+    let crates = [("app", "app/src/lib.rs"), ("cubecl_common", "cc/src/lib.rs")];
+    // Only `submit_blocking`'s closure runs while the caller waits.
+    insta::assert_snapshot!(chains_tree(&files, &crates, &[(0, 1)]), @"
+    app/src/lib.rs:7:78 sync-in-no-sync: `waited` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      app::waited -> cudarc::driver::CudaStream::synchronize (Blocks, inferred, Deny)
+      via 7:78 app::waited (inferred)
+    ");
+}

@@ -7,10 +7,11 @@ use super::models::{Model, shipped};
 pub use crate::diagnostics::SinkKind;
 
 /// Whether `m` models a function of a crate the lint does not parse: it becomes a built-in
-/// node (std's `Vec::try_from` among them, modelled for its cudarc argument).
+/// node (std's `Vec::try_from` among them, modelled for its cudarc argument). A `detached`
+/// model is no sink: it applies to a function of an analysed crate only.
 pub fn is_builtin(m: &Model) -> bool {
     let krate = m.krate();
-    krate == "cudarc" || super::std::is_std_crate(krate)
+    !m.detached && (krate == "cudarc" || super::std::is_std_crate(krate))
 }
 
 /// The shipped built-in sinks, in the file's order.

@@ -181,8 +181,13 @@ fn find_fn(map: &DefMap<'_>, k: usize, path: &str) -> Option<FnId> {
 }
 
 /// Model `m` on analysed fn `f`: the fn gets the model, and a node of its own is the sink
-/// a call that waits reaches.
+/// a call that waits reaches (a `detached` model is no sink: the fn keeps its body, and
+/// the walk leaves out the closures handed to it).
 fn attach(map: &mut DefMap<'_>, f: FnId, m: Arc<Model>) {
+    if m.detached {
+        map.fns[f as usize].marks.model = Some(m);
+        return;
+    }
     note_values(map, &m);
     let node = map.fns.len() as FnId;
     let fd = &map.fns[f as usize];

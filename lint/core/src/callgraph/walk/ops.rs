@@ -237,9 +237,14 @@ impl Walker<'_, '_> {
         args: &[Expr],
         span: SpanIr,
     ) -> Vec<Typed> {
+        let detached = args.iter().any(is_handed)
+            && self
+                .method_callee(&recv.0, name)
+                .is_some_and(|(f, _)| self.detaches(f));
         let mut out: Vec<Typed> = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
             let t = match a {
+                _ if detached && is_handed(a) => self.detached_arg(a),
                 Expr::Closure { params, body } => {
                     let given: Vec<Ty> = out.iter().map(|t| t.0.clone()).collect();
                     let chain = self.map.deref_chain(&recv.0);
@@ -274,9 +279,11 @@ impl Walker<'_, '_> {
         let shift = callee
             .and_then(|f| self.map.func(f).ir)
             .map_or(0, |ir| usize::from(ir.self_param.is_some()));
+        let detached = callee.is_some_and(|f| self.detaches(f));
         let mut out = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
             let t = match (a, callee) {
+                _ if detached && is_handed(a) => self.detached_arg(a),
                 (Expr::Closure { params, body }, Some(f)) if i >= shift => {
                     let tys = self.fn_bound_params(f, i - shift, None);
                     self.closure(params, body, &tys.unwrap_or_default(), WRITTEN)
@@ -348,6 +355,21 @@ impl Walker<'_, '_> {
         Some(inputs.iter().map(resolve).collect())
     }
 
+    /// Whether fn `f` has a `detached` model: it runs the closures handed to it later, on
+    /// another thread, and returns without waiting for them (`known::models`).
+    fn detaches(&self, f: FnId) -> bool {
+        (self.map.func(f).marks.model).as_ref().is_some_and(|m| m.detached)
+    }
+
+    /// A closure or fn item handed to a `detached` fn: not the caller's code, so neither
+    /// its body nor the fn it names is walked (as `std::thread::spawn`'s closure).
+    fn detached_arg(&mut self, a: &Expr) -> Typed {
+        match a {
+            Expr::Closure { .. } => (closure(Ty::Unknown), WRITTEN),
+            _ => self.expr(a),
+        }
+    }
+
     /// An argument of a call at `span`: a fn item handed on is taken as called there.
     pub(super) fn arg(&mut self, a: &Expr, span: SpanIr) -> Typed {
         match a {
@@ -385,4 +407,9 @@ impl Walker<'_, '_> {
             self.call_fn(f, tags::edge(How::Handed, WRITTEN), None, &[], span, 0);
         }
     }
+}
+
+/// An argument that hands code to the callee: a closure, or a path that may name a fn item.
+fn is_handed(a: &Expr) -> bool {
+    matches!(a, Expr::Closure { .. } | Expr::Path(_))
 }

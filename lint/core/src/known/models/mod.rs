@@ -81,14 +81,21 @@ pub struct Library {
     pub checked: Vec<Version>,
 }
 
-/// One model: a function that waits, always or for some arguments.
+/// One model: a function that waits, always or for some arguments, or one that runs the
+/// closures handed to it later on another thread.
 #[derive(Debug, Clone)]
 pub struct Model {
     /// The function's canonical path (`cudarc::driver::CudaStream::synchronize`), or
     /// `Type::drop` for a type whose `Drop` waits.
     pub path: String,
+    /// For a function that waits: how (`kind = "blocks" | "may" | "setup"`).
     pub kind: SinkKind,
-    /// Why it waits.
+    /// `kind = "detached"`: the function hands the closures (and fn items) it is given to
+    /// another thread and returns without waiting for them (cubecl's
+    /// `DeviceHandle::submit`, like `std::thread::spawn`): their calls are not the
+    /// caller's. Such a model is no sink.
+    pub detached: bool,
+    /// Why it waits (or, detached, where the closures run).
     pub reason: String,
     /// The versions of the path's crate the model holds for (every version when `None`).
     pub versions: Option<VersionReq>,

@@ -5,7 +5,7 @@ fn shipped_models_are_valid() {
     let (models, errors) = shipped();
     assert_eq!(errors, &[], "models.toml");
     let libs: Vec<&str> = models.libraries.iter().map(|l| l.name.as_str()).collect();
-    assert_eq!(libs, ["candle-core", "cudarc"]);
+    assert_eq!(libs, ["candle-core", "cubecl-common", "cudarc"]);
     // Every model of a library names a function that a test reads in that library's
     // sources, except the driver's own FFI declarations.
     for m in &models.models {
@@ -163,4 +163,23 @@ fn package_names_are_crate_names_with_dashes() {
     assert!(is_package("candle_core", "candle-core"));
     assert!(is_package("cudarc", "cudarc"));
     assert!(!is_package("candle_nn", "candle-core"));
+}
+
+#[test]
+fn a_detached_model_is_no_sink_and_takes_no_condition() {
+    let text = "[[model]]\npath = \"std::H::submit\"\nkind = \"detached\"\nreason = \"x\"\n\
+        [[model]]\npath = \"k::H::post\"\nkind = \"detached\"\nreason = \"x\"\n\
+        when = { arg = 0, blocks = [{ memory = \"pageable\" }] }\n";
+    let (models, _) = read_file(text);
+    let read: Vec<(&str, bool)> = models.models.iter().map(|m| (&*m.path, m.detached)).collect();
+    assert_eq!(read, [("std::H::submit", true)]);
+    assert!(!crate::known::sinks::is_builtin(&models.models[0]));
+    assert_eq!(
+        errors(text),
+        [(
+            "\"k::H::post\"".to_owned(),
+            "a `detached` model waits for nothing: it takes no `drop` or `when`".to_owned(),
+            None
+        )]
+    );
 }

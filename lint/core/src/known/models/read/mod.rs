@@ -32,7 +32,7 @@ const ENTRY_KEYS: &[&str] = &[
 const WHEN_KEYS: &[&str] = &["arg", "blocks", "never", "otherwise", "note"];
 const MATCHER_KEYS: &[&str] = &["memory", "type", "value", "method"];
 const SOURCE_KEYS: &[&str] = &["library", "impl", "fn", "has"];
-const KINDS: &[&str] = &["blocks", "may", "setup"];
+const KINDS: &[&str] = &["blocks", "may", "setup", "detached"];
 const MEMORY: &[&str] = &["pageable", "pinned"];
 const OTHERWISE: &[&str] = &["possible", "clean"];
 
@@ -213,12 +213,14 @@ impl Reader {
         };
         let path = self.path(path_v)?;
         let kind = match t.get("kind") {
-            None => SinkKind::Blocks,
-            Some(v) => match self.choice(v, "`kind`", KINDS)? {
-                "may" => SinkKind::May,
-                "setup" => SinkKind::Setup,
-                _ => SinkKind::Blocks,
-            },
+            None => "blocks",
+            Some(v) => self.choice(v, "`kind`", KINDS)?,
+        };
+        let detached = kind == "detached";
+        let kind = match kind {
+            "may" => SinkKind::May,
+            "setup" => SinkKind::Setup,
+            _ => SinkKind::Blocks,
         };
         let reason = match t.get("reason") {
             Some(v) => self.string(v, "`reason`")?,
@@ -251,6 +253,13 @@ impl Reader {
             );
             return None;
         }
+        if detached && (on_drop || t.get("when").is_some()) {
+            self.error(
+                path_v.span(),
+                "a `detached` model waits for nothing: it takes no `drop` or `when`",
+            );
+            return None;
+        }
         let name = path.rsplit("::").next().unwrap_or_default().to_owned();
         let when = match t.get("when") {
             Some(v) => Some(Arc::new(self.when(v, &name)?)),
@@ -263,6 +272,7 @@ impl Reader {
         Some(Model {
             path,
             kind,
+            detached,
             reason,
             versions,
             on_drop,
