@@ -258,3 +258,4 @@ mod std_paths;
 mod std_types;
 mod suggestions;
 mod types;
+mod values;

@@ -217,7 +217,10 @@ fn a_closure_handed_to_a_detached_fn_is_not_the_callers() {
         #[no_sync] fn queued_fn(h: &DeviceHandle<CudaStream>) { h.submit(flush); DeviceHandle::submit(h, flush); }\n\
         #[no_sync] fn waited(h: &DeviceHandle<CudaStream>) { h.submit_blocking(|s| s.synchronize().unwrap()); }\n";
     let files = [("app/src/lib.rs", app), ("cc/src/lib.rs", CUBECL_COMMON)];
-    let crates = [("app", "app/src/lib.rs"), ("cubecl_common", "cc/src/lib.rs")];
+    let crates = [
+        ("app", "app/src/lib.rs"),
+        ("cubecl_common", "cc/src/lib.rs"),
+    ];
     // Only `submit_blocking`'s closure runs while the caller waits.
     insta::assert_snapshot!(chains_tree(&files, &crates, &[(0, 1)]), @"
     app/src/lib.rs:7:78 sync-in-no-sync: `waited` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`

@@ -176,6 +176,9 @@ pub(super) fn node_key(world: Key, map: &DefMap<'_>, ids: &specialise::Ids, f: F
         let fd = map.func(f);
         let (args, params) = (map.arg_specs.get(&f), map.param_specs.get(&f));
         let _ = write!(h, "\u{1f}{:?}{args:?}{params:?}", fd.self_override);
+        if let Some(values) = map.value_specs.get(&f) {
+            let _ = write!(h, "{values:?}");
+        }
     }
     h.key()
 }

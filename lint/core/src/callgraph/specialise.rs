@@ -37,12 +37,19 @@ pub struct Spec {
     /// arguments (`Client<CudaRuntime>::read` binds `R`), and the fn's, from arguments
     /// passed for parameters typed by one (`c: &C`).
     pub params: Vec<(String, Ty)>,
+    /// Parameters (by position, not counting `self`) given constant arguments the callee
+    /// cannot change, and their values (`walk::values`).
+    pub values: Vec<(usize, crate::resolve::Known)>,
 }
 
 /// Most specialised nodes in all, and per fn (bounds on pathological inputs: a fn
 /// called with many different concrete types falls back to dispatching to every impl).
 const MAX_SPECIALISED: usize = 20_000;
 const MAX_PER_FN: usize = 16;
+/// Of those, at most this many per fn know constant arguments only (no type): a fn
+/// called with many different constants is walked as declared, and its budget stays for
+/// the types its calls narrow.
+const MAX_VALUES_ONLY_PER_FN: usize = 4;
 
 /// The specialised nodes created so far: by (fn, what is known), how many per fn, and
 /// each one's place in the order of [`Ids::order`].
@@ -50,6 +57,7 @@ const MAX_PER_FN: usize = 16;
 pub struct Ids {
     by_key: HashMap<(FnId, String), FnId>,
     per_fn: HashMap<FnId, usize>,
+    values_only_per_fn: HashMap<FnId, usize>,
     /// Per specialised node: the declared fn it specialises, and what it knows (the keys
     /// of the specialisations from that fn to this node).
     order: HashMap<FnId, (FnId, String)>,
@@ -85,19 +93,33 @@ pub fn node(
     let shown = match &spec.self_ty {
         Some(Ty::Param(ts)) if !ts.is_empty() => Some(format!("impl {}", ts.join(" + "))),
         Some(t) => Some(t.canon()?.to_owned()),
-        None if spec.args.is_empty() && spec.params.is_empty() => return None,
+        None if spec.args.is_empty() && spec.params.is_empty() && spec.values.is_empty() => {
+            return None;
+        }
         None => None,
     };
     let canon = spec.self_ty.as_ref().and_then(Ty::canon).map(str::to_owned);
-    let key = (decl, format!("{shown:?} {:?} {:?}", spec.args, spec.params));
+    let key = (decl, spec_key(shown.as_deref(), &spec));
     if let Some(&id) = ids.by_key.get(&key) {
         return Some(id);
     }
-    let n = ids.per_fn.entry(decl).or_default();
-    if ids.by_key.len() >= MAX_SPECIALISED || *n >= MAX_PER_FN {
+    let values_only = spec.self_ty.is_none() && spec.args.is_empty() && spec.params.is_empty();
+    let n = ids.per_fn.get(&decl).copied().unwrap_or_default();
+    let v = ids
+        .values_only_per_fn
+        .get(&decl)
+        .copied()
+        .unwrap_or_default();
+    if ids.by_key.len() >= MAX_SPECIALISED
+        || n >= MAX_PER_FN
+        || (values_only && v >= MAX_VALUES_ONLY_PER_FN)
+    {
         return None;
     }
-    *n += 1;
+    *ids.per_fn.entry(decl).or_default() += 1;
+    if values_only {
+        *ids.values_only_per_fn.entry(decl).or_default() += 1;
+    }
     let fd = d.specialised(shown.as_deref(), canon.as_deref(), spec.self_ty);
     let id = map.fns.len() as FnId;
     map.fns.push(fd);
@@ -110,10 +132,27 @@ pub fn node(
     params.retain(|(n, _)| spec.params.iter().all(|(m, _)| m != n));
     params.extend(spec.params);
     map.param_specs.insert(id, params);
+    let mut values = map.value_specs.get(&decl).cloned().unwrap_or_default();
+    values.retain(|(i, _)| spec.values.iter().all(|(j, _)| j != i));
+    values.extend(spec.values);
+    if !values.is_empty() {
+        map.value_specs.insert(id, values);
+    }
     let (base, known) = ids.order(decl);
     let known = format!("{known}\u{1f}{}", key.1);
     ids.order.insert(id, (base, known));
     ids.by_key.insert(key, id);
     created.push(id);
     Some(id)
+}
+
+/// What a specialisation knows, as the key of its node: `Self` as shown, the arguments'
+/// types, the type parameters, and the constant arguments (when there are any: the keys of
+/// nodes that know none are as they were without them).
+fn spec_key(shown: Option<&str>, spec: &Spec) -> String {
+    let mut key = format!("{shown:?} {:?} {:?}", spec.args, spec.params);
+    if !spec.values.is_empty() {
+        key += &format!(" {:?}", spec.values);
+    }
+    key
 }

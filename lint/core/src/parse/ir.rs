@@ -127,6 +127,8 @@ pub struct Param {
     /// The binding name when the pattern is a plain identifier.
     pub name: Option<String>,
     pub ty: TypeRef,
+    /// The body may change the value: bound `mut` (`mut x: T`), or a `&mut T` / `*mut T`.
+    pub mutable: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -402,10 +404,12 @@ pub enum Expr {
         pat: Box<Pat>,
         expr: Box<Expr>,
     },
-    /// `T { .. }`.
+    /// `T { a: x, b, ..rest }`: the fields' values in order (`rest` last), and the names
+    /// of the named ones (`names[i]` is `fields[i]`'s).
     Struct {
-        path: PathIr,
+        path: Box<PathIr>,
         fields: Vec<Expr>,
+        names: Box<[Box<str>]>,
     },
     /// `(a, b, ..)`, typed as the tuple of its elements' types.
     Tuple(Vec<Expr>),
@@ -453,6 +457,8 @@ pub enum Expr {
     /// A literal: the primitive type it has when that is written in it (`1f32`, `"s"`,
     /// `true`), else `None` (an unsuffixed number takes its type from its context).
     Lit(Option<String>),
+    /// `true` or `false`.
+    Bool(bool),
     Cast {
         expr: Box<Expr>,
         ty: TypeRef,

@@ -238,6 +238,9 @@ impl Lower<'_> {
                 syn::FnArg::Typed(pt) => params.push(Param {
                     name: pat_ident(&pt.pat),
                     ty: lower_type(&pt.ty),
+                    mutable: matches!(&*pt.pat, syn::Pat::Ident(i) if i.mutability.is_some())
+                        || matches!(&*pt.ty, syn::Type::Reference(r) if r.mutability.is_some())
+                        || matches!(&*pt.ty, syn::Type::Ptr(p) if p.mutability.is_some()),
                 }),
             }
         }

@@ -117,8 +117,14 @@ impl Lower<'_> {
             E::Reference(r) => Expr::Ref(self.boxed(&r.expr)),
             E::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => self.expr(&u.expr),
             E::Struct(s) => Expr::Struct {
-                path: lower_qpath(s.qself.as_ref(), &s.path),
+                path: Box::new(lower_qpath(s.qself.as_ref(), &s.path)),
                 fields: self.exprs(s.fields.iter().map(|f| &f.expr).chain(s.rest.as_deref())),
+                names: (s.fields.iter())
+                    .map(|f| match &f.member {
+                        syn::Member::Named(n) => n.to_string().into(),
+                        syn::Member::Unnamed(i) => i.index.to_string().into(),
+                    })
+                    .collect(),
             },
             E::Block(b) => self.block_expr(&b.block),
             E::Unsafe(b) => self.block_expr(&b.block),
@@ -158,6 +164,10 @@ impl Lower<'_> {
                 args: vec![self.expr(&u.expr)],
                 span: self.sp(u.op.span()),
             },
+            E::Lit(syn::ExprLit {
+                lit: syn::Lit::Bool(b),
+                ..
+            }) => Expr::Bool(b.value),
             E::Lit(l) => Expr::Lit(lit_type(&l.lit)),
             E::Cast(c) => Expr::Cast {
                 expr: self.boxed(&c.expr),

@@ -84,6 +84,10 @@ pub struct CrateData {
 /// looks names up at every path and method call (SipHash was a tenth of the walk).
 pub type NameMap<V> = HashMap<String, V, fnv::FnvBuildHasher>;
 
+/// What a value is known to hold: `bool`s, the whole value's (`""`) or its fields' by name
+/// (`StreamErrorMode { ignore: true, flush: false }`: `ignore` and `flush`).
+pub type Known = Vec<(Box<str>, bool)>;
+
 #[derive(Debug)]
 pub struct ModuleData<'a> {
     pub krate: usize,
@@ -232,6 +236,9 @@ pub struct DefMap<'a> {
     /// For a fn specialised to concrete types for its type parameters (the impl's, from
     /// the receiver's type arguments; the fn's, from arguments): those bindings.
     pub param_specs: HashMap<FnId, Vec<(String, Ty)>>,
+    /// For a fn specialised to constant arguments (see `callgraph::walk::values`): the
+    /// parameters (by position, not counting `self`) and what they are known to hold.
+    pub value_specs: HashMap<FnId, Vec<(usize, Known)>>,
     /// What each crate can call (by crate index), for name-only guesses.
     pub reach: Vec<reach::Reach>,
     /// The `macro_rules!` invocations that generated items, by the invocation's span
@@ -252,6 +259,7 @@ impl DefMap<'_> {
             (take(&mut self.blankets), take(&mut self.drops)),
             (take(&mut self.local_fns), take(&mut self.builtin)),
             (take(&mut self.arg_specs), take(&mut self.param_specs)),
+            take(&mut self.value_specs),
             (take(&mut self.reach), take(&mut self.macro_origins)),
             self.take_owned_parts(),
         ))

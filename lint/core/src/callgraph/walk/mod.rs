@@ -11,6 +11,7 @@ mod models;
 mod narrow;
 mod ops;
 mod patterns;
+mod values;
 
 use super::{Callback, Dispatch, Dropped, Edge, Spec, Unresolved, Via, Walked};
 use crate::callgraph::std_types::{collect_into, fill_holes};
@@ -70,6 +71,10 @@ struct Walker<'m, 'a> {
     expected: Option<Ty>,
     /// While resolving a call whose name a conditional model has: its arguments' shapes.
     arg_shapes: Vec<models::ArgShape>,
+    /// While resolving a call: what its arguments are known to hold (`values.rs`).
+    arg_values: Vec<Option<crate::resolve::Known>>,
+    /// The parameters this node knows constant values of, by name (`values.rs`).
+    values: Vec<(String, crate::resolve::Known)>,
 }
 
 /// The calls of fn `f`.
@@ -109,6 +114,10 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId, bodies: &super::Bodies) -> Walk
         spec: None,
         expected: None,
         arg_shapes: Vec::new(),
+        arg_values: Vec::new(),
+        values: (map.value_specs.get(&f).into_iter().flatten())
+            .filter_map(|(i, k)| Some((ir.params.get(*i)?.name.clone()?, k.clone())))
+            .collect(),
     };
     if let Some(st) = &w.self_ty {
         let by_ref = ir.self_param != Some(false);
@@ -309,10 +318,13 @@ impl Walker<'_, '_> {
                     return unknown();
                 }
                 let shapes = models::shapes(self.map, path.last_name(), args);
+                let values = self.arg_values(args);
                 let args = self.path_args(path, args, *span);
                 self.arg_shapes = shapes;
+                self.arg_values = values;
                 let out = self.call_path(path, &args, *span);
                 self.arg_shapes.clear();
+                self.arg_values.clear();
                 out
             }
             Expr::CallValue { callee, args, span } => {
@@ -333,11 +345,14 @@ impl Walker<'_, '_> {
                 let recv = self.expr(recv);
                 self.move_locals(args);
                 let shapes = models::shapes(self.map, name, args);
+                let values = self.arg_values(args);
                 let args = self.method_args(&recv, name, args, *span);
                 let item = self.collected_item(&recv.0, name);
                 self.arg_shapes = shapes;
+                self.arg_values = values;
                 let ret = self.method_call(recv, name, &args, *span);
                 self.arg_shapes.clear();
+                self.arg_values.clear();
                 match (item, target) {
                     (Some(item), Some(t)) => (collect_into(&t, &item), ret.1),
                     _ => ret,
@@ -359,7 +374,7 @@ impl Walker<'_, '_> {
                 self.bind_pat(pat, t, 0);
                 unknown()
             }
-            Expr::Struct { path, fields } => {
+            Expr::Struct { path, fields, .. } => {
                 self.move_locals(fields);
                 self.exprs(fields);
                 (self.type_of_path(path), WRITTEN)
@@ -380,6 +395,7 @@ impl Walker<'_, '_> {
             Expr::Index { base, index, span } => self.index(base, index, *span),
             Expr::Range { kind, bounds } => self.range(kind, bounds),
             Expr::Op { method, args, span } => self.operator(method, args, *span),
+            Expr::Bool(_) => (Ty::Adt("bool".to_owned(), Vec::new()), WRITTEN),
             Expr::Lit(t) => match t {
                 Some(p) => (Ty::Adt(p.clone(), Vec::new()), WRITTEN),
                 None => unknown(),
@@ -401,10 +417,11 @@ impl Walker<'_, '_> {
 
     /// The condition's bindings (`if let`) in the `then` branch's scope only; typed as the
     /// first branch whose type is known (`let t = if c { a.argmax(0)? } else { b }`). A
-    /// condition that reads a library flag fixed at its default (`DefMap::fixed_flags`)
-    /// walks only the branch the default takes.
+    /// condition that reads a library flag fixed at its default (`DefMap::fixed_flags`),
+    /// or that this node's constant arguments decide (`values.rs`), walks only the branch
+    /// it takes.
     fn if_expr(&mut self, cond: &Expr, then: &Expr, els: Option<&Expr>) -> Typed {
-        let fixed = self.fixed_condition(cond);
+        let fixed = (self.fixed_condition(cond)).or_else(|| self.constant_condition(cond));
         self.push_scope();
         self.expr(cond);
         let t = match fixed {

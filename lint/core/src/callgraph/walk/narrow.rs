@@ -25,10 +25,13 @@ impl Walker<'_, '_> {
                 params.push((n, t));
             }
         }
-        (self_ty.is_some() || !args.is_empty() || !params.is_empty()).then_some(Spec {
+        let values = self.values_for(f);
+        let known = self_ty.is_some() || !args.is_empty() || !params.is_empty();
+        (known || !values.is_empty()).then_some(Spec {
             self_ty,
             args,
             params,
+            values,
         })
     }
 
@@ -146,9 +149,18 @@ impl Walker<'_, '_> {
                     .is_some_and(|p| crate::resolve::names_param(&p.ty, n))
             })
         };
+        let values = spec.values.iter().flat_map(|(i, known)| {
+            let name = ir.params.get(*i).and_then(|p| p.name.as_deref());
+            let name = name.unwrap_or("_");
+            known.iter().map(move |(field, b)| match field.is_empty() {
+                true => (name.to_owned(), b.to_string()),
+                false => (format!("{name}.{field}"), b.to_string()),
+            })
+        });
         (spec.params.iter())
             .filter(|(n, _)| !by_arg(n))
             .map(|(n, t)| (n.clone(), short_ty(self.map, t)))
+            .chain(values)
             .collect()
     }
 }

@@ -60,7 +60,7 @@ impl Walker<'_, '_> {
     fn is_borrow(&self, e: &Expr) -> Option<bool> {
         match e {
             Expr::Ref(_) => Some(true),
-            Expr::Try(_) | Expr::Op { .. } | Expr::Lit(_) => Some(false),
+            Expr::Try(_) | Expr::Op { .. } | Expr::Lit(_) | Expr::Bool(_) => Some(false),
             Expr::Path(p) if p.segs.len() == 1 && p.qself.is_none() => {
                 let l = self.local(p.last_name())?;
                 (l.is_param || l.owned).then_some(l.by_ref)
@@ -358,7 +358,9 @@ impl Walker<'_, '_> {
     /// Whether fn `f` has a `detached` model: it runs the closures handed to it later, on
     /// another thread, and returns without waiting for them (`known::models`).
     fn detaches(&self, f: FnId) -> bool {
-        (self.map.func(f).marks.model).as_ref().is_some_and(|m| m.detached)
+        (self.map.func(f).marks.model)
+            .as_ref()
+            .is_some_and(|m| m.detached)
     }
 
     /// A closure or fn item handed to a `detached` fn: not the caller's code, so neither

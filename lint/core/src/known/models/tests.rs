@@ -171,7 +171,11 @@ fn a_detached_model_is_no_sink_and_takes_no_condition() {
         [[model]]\npath = \"k::H::post\"\nkind = \"detached\"\nreason = \"x\"\n\
         when = { arg = 0, blocks = [{ memory = \"pageable\" }] }\n";
     let (models, _) = read_file(text);
-    let read: Vec<(&str, bool)> = models.models.iter().map(|m| (&*m.path, m.detached)).collect();
+    let read: Vec<(&str, bool)> = models
+        .models
+        .iter()
+        .map(|m| (&*m.path, m.detached))
+        .collect();
     assert_eq!(read, [("std::H::submit", true)]);
     assert!(!crate::known::sinks::is_builtin(&models.models[0]));
     assert_eq!(

@@ -1,0 +1,52 @@
+//! Constant arguments (`callgraph::walk::values`): a callee given `true`/`false`, or a
+//! struct literal with such fields, for a parameter it cannot change follows only the
+//! branch of an `if` they decide, and passes them on with the parameter.
+
+use super::*;
+
+#[test]
+fn a_branch_a_constant_argument_rules_out_is_not_followed() {
+    let src = with_prelude(
+        "pub struct Mode { pub ignore: bool, pub flush: bool }\n\
+         fn command(s: &CudaStream, mode: Mode) { if mode.flush { s.synchronize().unwrap(); } }\n\
+         fn no_inputs(s: &CudaStream, mode: Mode) { command(s, mode) }\n\
+         fn quick(s: &CudaStream, quick: bool) { if !quick { s.synchronize().unwrap(); } else {} }\n\
+         fn changed(s: &CudaStream, mut wait: bool) { wait = !wait; if wait { s.synchronize().unwrap(); } }\n\
+         fn shadowed(s: &CudaStream, wait: bool) { let wait = true; if wait { s.synchronize().unwrap(); } }\n\
+         #[no_sync] fn stage(s: &CudaStream) { no_inputs(s, Mode { ignore: true, flush: false }); quick(s, true); }\n\
+         #[no_sync] fn read(s: &CudaStream) { no_inputs(s, Mode { ignore: false, flush: true }); }\n\
+         #[no_sync] fn unknown(s: &CudaStream, m: Mode) { command(s, m); }\n\
+         #[no_sync] fn slow(s: &CudaStream) { quick(s, false); }\n\
+         #[no_sync] fn others(s: &CudaStream) { changed(s, false); shadowed(s, false); }\n",
+    );
+    // `stage` passes `flush: false` on to `command` and `quick: true`: nothing; the others
+    // pass `flush: true`, an unknown mode, `quick: false`, or a value the callee changes.
+    insta::assert_snapshot!(chains(&src), @"
+    11:38 sync-in-no-sync: `read` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      t::read -> cudarc::driver::CudaStream::synchronize (Blocks, exact, Deny)
+      via 11:38 t::read (exact)
+      via 6:44 t::no_inputs (exact)
+      via 5:60 t::command (exact)
+    12:50 sync-in-no-sync: `unknown` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      t::unknown -> cudarc::driver::CudaStream::synchronize (Blocks, exact, Deny)
+      via 12:50 t::unknown (exact)
+      via 5:60 t::command (exact)
+    13:38 sync-in-no-sync: `slow` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      t::slow -> cudarc::driver::CudaStream::synchronize (Blocks, exact, Deny)
+      via 13:38 t::slow (exact)
+      via 7:55 t::quick (exact)
+    14:40 sync-in-no-sync: `others` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      t::others -> cudarc::driver::CudaStream::synchronize (Blocks, exact, Deny)
+      via 14:40 t::others (exact)
+      via 8:72 t::changed (exact)
+    14:59 sync-in-no-sync: `others` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      t::others -> cudarc::driver::CudaStream::synchronize (Blocks, exact, Deny)
+      via 14:59 t::others (exact)
+      via 9:72 t::shadowed (exact)
+    ");
+}
