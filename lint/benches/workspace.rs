@@ -70,7 +70,7 @@ struct Run {
     /// The lint's own peak RSS, from `-v`'s `memory:` line (GNU time's is the largest of
     /// the lint and its `cargo metadata` child, and cargo's is the larger on candle).
     own_mib: Option<f64>,
-    /// The `time:` line of `-v`: (phase, ms).
+    /// The phase table of `-v`: (phase, ms).
     phases: Vec<(String, f64)>,
     stdout: Vec<u8>,
     code: i32,
@@ -331,15 +331,17 @@ fn own_rss(stderr: &str) -> Option<f64> {
     line.split(' ').next()?.parse().ok()
 }
 
-/// `time: metadata+config 300.8 ms, parse 23.4 ms, ..` → (phase, ms).
+/// `-v`'s phase table (`phase  time`, then `NAME  300.8 ms  NOTES` per phase) → (phase, ms).
 fn phases(stderr: &str) -> Vec<(String, f64)> {
-    let Some(line) = stderr.lines().find_map(|l| l.trim().strip_prefix("time: ")) else {
+    let mut lines = stderr.lines().map(str::trim);
+    if !lines.any(|l| l.starts_with("phase ") && l.ends_with(" time")) {
         return Vec::new();
-    };
-    line.split(", ")
-        .filter_map(|p| {
-            let (name, rest) = p.rsplit_once(' ')?.0.rsplit_once(' ')?;
-            Some((name.to_owned(), rest.parse().ok()?))
+    }
+    lines
+        .map_while(|l| {
+            let (head, _) = l.split_once(" ms")?;
+            let (name, ms) = head.trim_end().rsplit_once(' ')?;
+            Some((name.trim().to_owned(), ms.parse().ok()?))
         })
         .collect()
 }
