@@ -46,14 +46,32 @@ fn crate_of(function: &str) -> Option<&str> {
 
 /// Source paths of the skipped crates, for frames whose name is no path (binaries built with
 /// `debug = "line-tables-only"` name inlined frames `wait_sync`, not `a::b::wait_sync`).
-const SKIPPED_FILES: [&str; 4] = ["/rustc/", "/cudarc-", "/nosync-", "/runtime/src/hook/"];
+const SKIPPED_FILES: [&str; 3] = ["/rustc/", "/cudarc-", "/nosync-"];
+
+/// nosync's own sources where this copy was built (a path dependency's frames carry it).
+const OWN_SOURCES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/");
 
 fn is_machinery(frame: &Frame) -> bool {
     match (crate_of(&frame.function), &frame.file) {
         (Some(krate), _) => SKIPPED.contains(&krate),
-        (None, Some(file)) => SKIPPED_FILES.iter().any(|p| file.contains(p)),
+        (None, Some(file)) => {
+            file.starts_with(OWN_SOURCES) || SKIPPED_FILES.iter().any(|p| file.contains(p))
+        }
         (None, None) => true,
     }
+}
+
+/// The call that runs a `#[no_sync]` fn's body (`nosync::__private::call_once`): the frame
+/// above it is the body's closure, the frame below it the fn.
+fn is_body_call(frame: &Frame) -> bool {
+    let f = frame.function.as_str();
+    f.starts_with("nosync::private::call_once")
+        || f.starts_with("nosync::__private::call_once")
+        || (f.starts_with("call_once<") && is_machinery(frame))
+}
+
+fn is_closure(function: &str) -> bool {
+    function.ends_with("{{closure}}") || (function.ends_with('}') && function.contains("{closure#"))
 }
 
 /// A frame of the driver or CUPTI: no Rust path and no source file.
@@ -89,15 +107,34 @@ fn parse(backtrace: &str) -> Vec<Frame> {
 /// Parses a `std::backtrace::Backtrace` display and keeps the first [`MAX_FRAMES`] frames below
 /// the driver (the first frame without a Rust path or file; the hook's own frames are above it)
 /// that belong to none of the skipped crates.
+///
+/// A `#[no_sync]` fn's body runs in a closure (the attribute's expansion), whose frame is named
+/// `f::{{closure}}` or, with line tables only, `{closure#0}`: it is shown as the fn itself, at the
+/// closure's line (where the body made the call), and the fn's own frame (its first line) is
+/// dropped.
 pub fn outside_machinery(backtrace: &str) -> Vec<Frame> {
     let frames = parse(backtrace);
     let below_driver = frames.iter().position(is_foreign).unwrap_or(0);
-    frames
-        .into_iter()
-        .skip(below_driver)
-        .filter(|f| !is_machinery(f))
-        .take(MAX_FRAMES)
-        .collect()
+    let mut kept: Vec<Frame> = Vec::new();
+    let mut frames = frames.into_iter().skip(below_driver).peekable();
+    while let Some(frame) = frames.next() {
+        if is_body_call(&frame) {
+            let body = kept.last_mut().filter(|f| is_closure(&f.function));
+            let fun = frames.peek().filter(|f| !is_machinery(f));
+            if let (Some(body), Some(fun)) = (body, fun) {
+                body.function.clone_from(&fun.function);
+                frames.next();
+            }
+            continue;
+        }
+        if !is_machinery(&frame) {
+            kept.push(frame);
+        }
+        if kept.len() == MAX_FRAMES {
+            break;
+        }
+    }
+    kept
 }
 
 /// `path/file.rs:12:5` → (`path/file.rs`, 12).
@@ -195,6 +232,67 @@ mod tests {
         let names: Vec<&str> = frames.iter().map(|f| f.function.as_str()).collect();
         assert_eq!(names, ["wait_sync", "probe::step"]);
         assert_eq!(frames[0].line, Some(44));
+    }
+
+    /// A `#[no_sync]` fn's body closure, as the H200 printed it with line tables only and with
+    /// full names: shown as the fn, at the body's line.
+    #[test]
+    fn the_no_sync_body_closure_is_shown_as_its_fn() {
+        let own = |file: &str| format!("{OWN_SOURCES}{file}");
+        let line_tables = format!(
+            "   0: <unknown>
+   1: synchronize
+             at /users/u/.cargo/registry/src/index/cudarc-0.19.10/src/driver/safe/core.rs:700:9
+   2: {{closure#0}}
+             at /src/app/tests/hook_gpu.rs:390:5
+   3: call_once<core::result::Result<(), nosync::violation::SyncViolation>, hook_gpu::hidden_sync::{{closure_env#0}}>
+             at {}:51:5
+   4: hidden_sync
+             at /src/app/tests/hook_gpu.rs:388:1
+   5: {{closure#0}}
+             at /src/app/tests/hook_gpu.rs:400:48
+",
+            own("private.rs")
+        );
+        let frames = outside_machinery(&line_tables);
+        let shown: Vec<String> = frames.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "`hidden_sync` (/src/app/tests/hook_gpu.rs:390)",
+                "`{closure#0}` (/src/app/tests/hook_gpu.rs:400)"
+            ]
+        );
+        let full = "   0: <unknown>
+   1: hook_gpu::hidden_sync::{{closure}}
+             at /src/app/tests/hook_gpu.rs:390:5
+   2: nosync::private::call_once
+             at /src/nosync-0.1.0/src/private.rs:51:5
+   3: hook_gpu::hidden_sync
+             at /src/app/tests/hook_gpu.rs:388:1
+   4: hook_gpu::caller
+             at /src/app/tests/hook_gpu.rs:400:5
+";
+        let frames = outside_machinery(full);
+        let shown: Vec<String> = frames.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "`hook_gpu::hidden_sync` (/src/app/tests/hook_gpu.rs:390)",
+                "`hook_gpu::caller` (/src/app/tests/hook_gpu.rs:400)"
+            ]
+        );
+        // A closure that is no body (passed to a library) keeps its name.
+        let plain = "   0: <unknown>
+   1: app::run::{{closure}}
+             at /src/app/src/main.rs:9:5
+   2: lib::each
+             at /src/lib/src/lib.rs:3:5
+";
+        assert_eq!(
+            outside_machinery(plain)[0].function,
+            "app::run::{{closure}}"
+        );
     }
 
     #[test]
