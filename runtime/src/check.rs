@@ -72,6 +72,14 @@ pub(crate) fn from_hook(site: &'static SyncSite, frames: impl FnOnce() -> Vec<cr
     imp::from_hook(site, frames);
 }
 
+/// A wait a device-runner thread made while this thread was in its current scope
+/// (`hook/runner.rs`): checked as if this thread had made the call, the violation naming the
+/// runner. Never panics (kept for the scope's end in `Error`/`Panic`).
+#[cfg(all(feature = "cupti", not(nosync_off)))]
+pub(crate) fn from_runner(site: &'static SyncSite, runner: String, frames: Vec<crate::Frame>) {
+    imp::hooked(site, || frames, Some(runner));
+}
+
 /// The CUPTI hook's report of a call that breaks a CUDA-graph capture (`why`), seen while the
 /// thread captures or inside a `capture_safe` scope, whatever the scope's kind: the driver
 /// rejects the call in an allow scope too. Recorded like a violation; with checks disabled or in
@@ -149,6 +157,16 @@ mod imp {
 
     #[cfg(feature = "cupti")]
     pub(super) fn from_hook(site: &'static SyncSite, frames: impl FnOnce() -> Vec<crate::Frame>) {
+        hooked(site, frames, None);
+    }
+
+    /// A hooked call's wait, made on this thread (`runner: None`) or on a device runner.
+    #[cfg(feature = "cupti")]
+    pub(super) fn hooked(
+        site: &'static SyncSite,
+        frames: impl FnOnce() -> Vec<crate::Frame>,
+        runner: Option<String>,
+    ) {
         let Some((scope, scope_location)) = forbidding_scope(site) else {
             return;
         };
@@ -166,8 +184,9 @@ mod imp {
             return;
         }
         let here = Location::caller();
-        let violation =
-            SyncViolation::new(site, here, scope_location, scope.function).with_frames(frames());
+        let violation = SyncViolation::new(site, here, scope_location, scope.function)
+            .with_frames(frames())
+            .on_runner(runner);
         match channel {
             Some(channel) => report(&violation, channel),
             None => crate::deferred::push(violation, mode == Mode::Panic),

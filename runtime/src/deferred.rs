@@ -84,6 +84,7 @@ pub(crate) fn surface_at_scope_end() {
 /// the pending violations, unless one was seen in `Mode::Panic` (those stay for the guard's
 /// `Drop`, which panics).
 pub(crate) fn take_returnable() -> Option<SyncViolation> {
+    state::catch_up();
     if state::flags() & PENDING == 0 {
         return None;
     }

@@ -308,6 +308,7 @@ mod recording {
 
     impl Recording {
         pub(super) fn start() -> Recording {
+            state::catch_up();
             if with_reports(|reports| reports.push(SyncReport::default())).is_some() {
                 state::set_flag(RECORD, true);
             }
@@ -334,6 +335,7 @@ mod recording {
 
     /// Pops the innermost report, adds it to its parent, and stops recording after the outermost.
     fn close() -> SyncReport {
+        state::catch_up();
         let (report, outermost) = with_reports(|reports| {
             let report = reports.pop().unwrap_or_default();
             if let Some(parent) = reports.last_mut() {

@@ -60,6 +60,9 @@ struct Fast {
     dead_len: Cell<usize>,
     /// How many `capture_safe` scopes are open on this thread.
     capture_safe: Cell<u32>,
+    /// The last wait on a device-runner thread this thread has checked (`hook/runner.rs`).
+    #[cfg(feature = "cupti")]
+    runner_seen: Cell<u64>,
 }
 
 thread_local! {
@@ -70,6 +73,8 @@ thread_local! {
             next_token: Cell::new(2),
             dead_len: Cell::new(0),
             capture_safe: Cell::new(0),
+            #[cfg(feature = "cupti")]
+            runner_seen: Cell::new(0),
         }
     };
     static DEAD: Cell<Vec<(u64, Frame)>> = const { Cell::new(Vec::new()) };
@@ -123,6 +128,7 @@ pub(crate) fn push(
     function: Option<&'static str>,
 ) -> Opened {
     FAST.with(|s| {
+        catch_up_in(s);
         let token = s.next_token.replace(s.next_token.get().wrapping_add(2)) | u64::from(forbid);
         let frame = Frame {
             token,
@@ -139,6 +145,7 @@ pub(crate) fn push(
 #[inline]
 pub(crate) fn pop(opened: &Opened) {
     let done = FAST.with(|s| {
+        catch_up_in(s);
         let simple = s.top.get().token == opened.token && s.dead_len.get() == 0;
         if simple {
             s.top.set(opened.previous);
@@ -149,6 +156,30 @@ pub(crate) fn pop(opened: &Opened) {
     if !done {
         pop_slow(opened);
     }
+}
+
+/// Checks the waits device-runner threads made since this thread last looked, in the scope that
+/// is still the innermost (called before every scope change). One load without the hook's waits.
+#[inline(always)]
+#[cfg_attr(not(feature = "cupti"), allow(unused_variables))]
+fn catch_up_in(s: &Fast) {
+    #[cfg(feature = "cupti")]
+    {
+        let now = crate::hook::runner_latest();
+        let seen = s.runner_seen.get();
+        if now != seen {
+            s.runner_seen.set(now);
+            crate::hook::runner_check_since(seen, now);
+        }
+    }
+}
+
+/// [`catch_up_in`], for the ends that are no scope change (a `#[no_sync]` fn about to return,
+/// a `count_syncs` closing).
+#[inline]
+#[cfg_attr(not(feature = "cupti"), allow(dead_code))]
+pub(crate) fn catch_up() {
+    FAST.with(catch_up_in);
 }
 
 /// Closing out of order, or in order while some scope below was closed out of order.

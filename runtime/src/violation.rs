@@ -28,6 +28,9 @@ struct Inner {
     /// A call that breaks a CUDA-graph capture: why, and whether a scope of the thread demanded
     /// capture safety (else the thread was capturing outside every nosync scope).
     capture: Option<(&'static str, bool)>,
+    /// A wait the CUPTI hook saw on a device-runner thread, which makes the CUDA calls for this
+    /// thread: its name.
+    runner: Option<String>,
 }
 
 /// One stack frame of the code that made a blocking CUDA call, as the CUPTI hook
@@ -70,6 +73,7 @@ impl SyncViolation {
             thread_name,
             frames: Vec::new(),
             capture: None,
+            runner: None,
         };
         SyncViolation {
             inner: Box::new(inner),
@@ -80,6 +84,13 @@ impl SyncViolation {
     #[cfg_attr(any(not(feature = "cupti"), nosync_off), allow(dead_code))]
     pub(crate) fn with_frames(mut self, frames: Vec<Frame>) -> Self {
         self.inner.frames = frames;
+        self
+    }
+
+    /// The same violation, seen on the device-runner thread `runner` (if any).
+    #[cfg_attr(any(not(feature = "cupti"), nosync_off), allow(dead_code))]
+    pub(crate) fn on_runner(mut self, runner: Option<String>) -> Self {
+        self.inner.runner = runner;
         self
     }
 
@@ -125,9 +136,18 @@ impl SyncViolation {
         &self.inner.frames
     }
 
-    /// The name of the thread the sync was declared on, if it has one.
+    /// The name of the thread the sync was declared on, if it has one: the thread of the scope.
     pub fn thread_name(&self) -> Option<&str> {
         self.inner.thread_name.as_deref()
+    }
+
+    /// For a wait the CUPTI hook saw on a device-runner thread (a thread that makes the CUDA
+    /// calls for others, such as cubecl's `DSD-0-0`; see
+    /// [`hook::runner_thread`](crate::hook::runner_thread)): that thread's name. The scope is
+    /// this violation's thread's, which was inside it while the runner waited. `None` for a
+    /// wait on the scope's own thread.
+    pub fn runner_thread(&self) -> Option<&str> {
+        self.inner.runner.as_deref()
     }
 }
 
@@ -137,11 +157,18 @@ impl fmt::Display for SyncViolation {
         if let Some((why, scoped)) = i.capture {
             return capture_break(f, i, why, scoped);
         }
-        write!(
-            f,
-            "`{}` blocks the host ({}) inside ",
-            i.site.api, i.site.reason
-        )?;
+        match &i.runner {
+            Some(runner) => write!(
+                f,
+                "`{}` blocks device-runner thread `{runner}` ({}), which makes the CUDA calls for other threads, while this thread is inside ",
+                i.site.api, i.site.reason
+            )?,
+            None => write!(
+                f,
+                "`{}` blocks the host ({}) inside ",
+                i.site.api, i.site.reason
+            )?,
+        }
         match i.scope_function {
             Some(function) => write!(f, "#[no_sync] `{function}`")?,
             None => f.write_str("a nosync::forbid() scope")?,
@@ -152,9 +179,15 @@ impl fmt::Display for SyncViolation {
             write!(f, " on thread `{thread}`")?;
         }
         if let Some(frame) = i.frames.first() {
-            write!(f, ", called from {frame}")?;
+            match &i.runner {
+                Some(_) => write!(f, ", the runner called from {frame}")?,
+                None => write!(f, ", called from {frame}")?,
+            }
         }
-        f.write_str("; wrap it in nosync::allow_sync(..) if this wait is intended")
+        match &i.runner {
+            Some(_) => f.write_str("; wrap the call that waits for the runner in nosync::allow_sync(..) if this wait is intended"),
+            None => f.write_str("; wrap it in nosync::allow_sync(..) if this wait is intended"),
+        }
     }
 }
 
@@ -190,6 +223,7 @@ impl fmt::Debug for SyncViolation {
             .field("thread_name", &self.inner.thread_name)
             .field("frames", &self.inner.frames)
             .field("capture", &self.inner.capture)
+            .field("runner", &self.inner.runner)
             .finish()
     }
 }

@@ -24,10 +24,13 @@ pub(super) unsafe extern "C" fn on_api(
     #[cfg(not(nosync_off))]
     {
         // Outside any scope (not counting, not capturing) there is nothing to decide unless a
-        // report is on or a capture begins: one thread-local read, one relaxed load.
+        // report is on, a capture begins, or this is a device runner while some thread checks
+        // waits: one thread-local read and two relaxed loads (a third read on a runner).
+        let runner = || super::enable::checking() && super::runner::is_runner();
         let idle = crate::state::flags() == 0
             && !super::summary::on()
-            && !super::capture::Watched::begins(cbid);
+            && !super::capture::Watched::begins(cbid)
+            && !runner();
         if idle || data.is_null() {
             return;
         }

@@ -87,6 +87,15 @@ pub(super) unsafe fn enter_hooked(
     let declared = crate::granularity::granularity() == crate::granularity::Granularity::Declared;
     if let Some(site) = table::site_for(row, verdict, declared) {
         crate::check::from_hook(site, frame::capture);
+        // A device runner's own scope decides its waits; outside its scopes they count in the
+        // scopes open elsewhere.
+        if state::innermost().location.is_none()
+            && crate::is_enabled()
+            && super::enable::checking()
+            && super::runner::is_runner()
+        {
+            super::runner::record(site, frame::capture());
+        }
         if flags & RECORD != 0 || summary::on() {
             let entered = Entered {
                 row: HOOKED

@@ -10,8 +10,10 @@
 //! scope per step keeps them on; a program that leaves its hot loop stops paying within two ticks.
 //!
 //! Scopes are counted once a hook is installed (one atomic add and one load when a forbid scope
-//! or a `count_syncs` opens, one add when it ends); a scope already open on another thread when `install` runs is
-//! counted from its next entry, and its calls are seen until the first idle tick.
+//! or a `count_syncs` opens, one add when it ends); a scope already open on another thread when
+//! `install` runs is counted from its next entry, and its calls are seen until the first idle
+//! tick. The count also tells device-runner threads whether a wait of theirs matters
+//! ([`checking`]).
 
 // With `--cfg nosync_off` no scope asks for the callbacks.
 #![cfg_attr(nosync_off, allow(dead_code))]
@@ -23,9 +25,13 @@ use std::time::Duration;
 /// How long the watcher waits between its checks of the demand.
 pub const IDLE: Duration = Duration::from_millis(20);
 
-/// Low 32 bits: open counted scopes (and keep-enabled pins). High bits: entries so far.
+/// Bits 0..20: open demands (counted scopes, `count_syncs`, keep-enabled pins, captures). Bits
+/// 20..40: how many of them check waits (forbid scopes and `count_syncs`: a device runner's waits
+/// are recorded for them, see `runner.rs`). Bits 40..64: entries so far (wrapping).
 static DEMAND: AtomicU64 = AtomicU64::new(0);
-const ONE_ENTRY: u64 = (1 << 32) + 1;
+const ONE_ENTRY: u64 = (1 << 40) + 1;
+const ONE_CHECKING: u64 = 1 << 20;
+const OPEN: u64 = (1 << 40) - 1;
 /// Whether scope entries are counted: set when a hook is installed.
 static COUNTING: AtomicBool = AtomicBool::new(false);
 /// Whether the callbacks are (being) kept on; false once the watcher decided to disable them.
@@ -38,29 +44,39 @@ static WAKE: Condvar = Condvar::new();
 /// A counted demand for the callbacks; dropping it ends the demand.
 #[derive(Debug)]
 pub(crate) struct Demand {
-    counted: bool,
+    /// What it added to the open counts (0: not counted).
+    open: u64,
 }
 
-/// Counts a scope entry (when a hook is installed) and makes sure the callbacks are on.
+/// Counts the entry of a forbid scope or a `count_syncs` (when a hook is installed) and makes
+/// sure the callbacks are on.
 #[inline]
 pub(crate) fn demand() -> Demand {
     if !COUNTING.load(std::sync::atomic::Ordering::Relaxed) {
-        return Demand { counted: false };
+        return Demand { open: 0 };
     }
-    DEMAND.fetch_add(ONE_ENTRY, SeqCst);
+    DEMAND.fetch_add(ONE_ENTRY + ONE_CHECKING, SeqCst);
     if !ON.load(SeqCst) {
         switch_on();
     }
-    Demand { counted: true }
+    Demand {
+        open: 1 + ONE_CHECKING,
+    }
 }
 
 impl Drop for Demand {
     #[inline]
     fn drop(&mut self) {
-        if self.counted {
-            DEMAND.fetch_sub(1, SeqCst);
+        if self.open != 0 {
+            DEMAND.fetch_sub(self.open, SeqCst);
         }
     }
+}
+
+/// Whether some thread is in a forbid scope or a `count_syncs` (counted since the hook's install).
+#[inline]
+pub(crate) fn checking() -> bool {
+    DEMAND.load(std::sync::atomic::Ordering::Relaxed) & (OPEN & !(ONE_CHECKING - 1)) != 0
 }
 
 /// Keeps the hook's callbacks on for the rest of the process, also outside every scope: for a
@@ -77,7 +93,7 @@ fn demand_counted() -> Demand {
     if !ON.load(SeqCst) {
         switch_on();
     }
-    Demand { counted: true }
+    Demand { open: 1 }
 }
 
 /// A capture began (`true`) or the last one ended: the hooked calls are checked during a capture
@@ -128,7 +144,7 @@ fn watch() {
     loop {
         std::thread::sleep(IDLE);
         let now = DEMAND.load(SeqCst);
-        let idle = now == last && now & u64::from(u32::MAX) == 0;
+        let idle = now == last && now & OPEN == 0;
         last = now;
         if !idle {
             continue;

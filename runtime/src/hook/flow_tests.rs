@@ -267,3 +267,88 @@ fn return_codes_900_and_901_are_reported_inside_a_scope_only() {
     let outside = crate::count_syncs(|| ()).1;
     assert!(outside.is_empty());
 }
+
+/// Runs [`runner_alone`] in a child process: a runner's wait counts in every scope open in the
+/// process, also those of the other tests of this binary.
+#[test]
+fn a_device_runner_s_wait_counts_in_the_scopes_open_meanwhile() {
+    let exe = std::env::current_exe().expect("the test binary");
+    let out = std::process::Command::new(exe)
+        .args([
+            "--ignored",
+            "--exact",
+            "hook::flow_tests::runner_alone",
+            "--test-threads=1",
+        ])
+        .output()
+        .expect("re-run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}\n{stderr}"
+    );
+}
+
+/// A `cuStreamSynchronize` on a thread named like cubecl's runners (or marked as one), made
+/// while this thread is in a `#[no_sync]` fn, is that fn's violation; another thread's is not.
+#[test]
+#[ignore = "run alone in a child process by `a_device_runner_s_wait_counts_in_the_scopes_open_meanwhile`"]
+fn runner_alone() {
+    super::enable::installed(); // scopes are counted from here on
+    fn sync_on(name: &str, mark: bool) {
+        std::thread::Builder::new()
+            .name(name.to_owned())
+            .spawn(move || {
+                if mark {
+                    super::runner_thread();
+                }
+                stream_sync(&STREAM);
+            })
+            .expect("spawn")
+            .join()
+            .expect("join");
+    }
+    #[crate::no_sync]
+    fn step(name: &str, mark: bool) -> Result<(), crate::SyncViolation> {
+        sync_on(name, mark);
+        Ok(())
+    }
+    let err = crate::with_mode(Mode::Error, || step("DSD-0-0", false)).expect_err("reported");
+    assert_eq!(
+        (err.runner_thread(), err.scope_function(), err.site().api),
+        (Some("DSD-0-0"), Some("step"), "cuStreamSynchronize")
+    );
+    let message = err.to_string();
+    assert!(
+        message.starts_with(
+            "`cuStreamSynchronize` blocks device-runner thread `DSD-0-0` (an explicit synchronization: waits for the device), which makes the CUDA calls for other threads, while this thread is inside #[no_sync] `step` ("
+        ),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("wrap the call that waits for the runner in nosync::allow_sync(..) if this wait is intended"),
+        "{message}"
+    );
+    let marked = crate::with_mode(Mode::Error, || step("my-runner", true));
+    assert_eq!(
+        marked.expect_err("marked").runner_thread(),
+        Some("my-runner")
+    );
+    assert!(crate::with_mode(Mode::Error, || step("loader", false)).is_ok());
+    // Outside every scope, and inside `allow_sync`: nothing.
+    sync_on("DSU-0-0", false);
+    crate::with_mode(Mode::Panic, || {
+        crate::no_sync(|| crate::allow_sync(|| sync_on("DSU-0-0", false)));
+    });
+    let report = logged(|| {
+        let _hot = crate::forbid();
+        sync_on("DSU-0-0", false);
+    });
+    let counts: Vec<(&str, usize)> = report
+        .sites()
+        .iter()
+        .map(|s| (s.site().api, s.forbidden()))
+        .collect();
+    assert_eq!(counts, [("cuStreamSynchronize", 1)], "{report}");
+}

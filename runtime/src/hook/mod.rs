@@ -25,6 +25,10 @@
 //! cudarc and nosync ([`SyncViolation::frames`](crate::SyncViolation::frames)), captured only on
 //! a violation. Calls made by `nosync::gpu` operations are left to their own check.
 //!
+//! A wait on a device-runner thread (cubecl's, or one marked with [`runner_thread`]), which makes
+//! the CUDA calls for threads that wait for it on a channel, counts in the forbid scopes open on
+//! other threads meanwhile (see [`runner_thread`] and `SyncViolation::runner_thread`).
+//!
 //! Failure is explicit: without the driver or libcupti, or when another CUPTI subscriber holds
 //! the callback API (Nsight, a profiler: CUPTI before 13.2 allows one), [`install`] returns a
 //! [`HookError`] naming the cause and where it looked; nothing else changes.
@@ -39,6 +43,7 @@ mod ffi;
 mod flow_tests;
 mod frame;
 mod load;
+mod runner;
 mod stack;
 pub(crate) mod summary;
 mod table;
@@ -54,6 +59,8 @@ pub(crate) use enable::{Demand, demand};
 pub use enable::{IDLE, callbacks_on, keep_enabled};
 pub use frame::MAX_FRAMES;
 pub use load::CUPTI_ENV;
+pub(crate) use runner::{check_since as runner_check_since, latest as runner_latest};
+pub use runner::{is_runner_name, runner_thread};
 pub use summary::{REPORT_ENV, start_report, waits};
 pub use table::{Domain, HOOKED, Hooked, Params, Rule};
 pub use waits::{WaitSite, Waited};
