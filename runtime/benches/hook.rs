@@ -6,9 +6,15 @@
 //! `cuStreamSynchronize` 1321 ns before, 1542 ns after unsubscribing). The overhead is the
 //! median over rounds of each pair's difference or ratio (paired: drift between rounds cancels).
 //!
-//! `cargo bench -p nosync --bench hook [-- ROUNDS]`; without a GPU it says so and exits 0.
-//! With `NOSYNC_REPORT=summary` (or `trace:PATH`), the measurements with the hook have the
-//! report on; those without have neither.
+//! `cargo bench -p nosync --bench hook [-- ROUNDS [--step PROGRAM ARGS..]]`; without a GPU it
+//! says so and exits 0. With `NOSYNC_REPORT=summary` (or `trace:PATH`), the measurements with the
+//! hook have the report on; those without have neither.
+//!
+//! `--step PROGRAM ARGS..` adds a row measured by another program in the same rounds, the same
+//! two ways: a step of a library this workspace does not build (burn, cubecl: their own
+//! workspaces under `runtime/probes`). It is run with `NOSYNC_HOOK_BENCH_CHILD` set to `off`,
+//! `on` or `both`, as this binary's children are, and prints `RESULT <ns per step>` once per
+//! measurement (twice for `both`: without, then with the hook); `STEP <name>` names the row.
 
 use std::process::{Command, ExitCode};
 use std::sync::Arc;
@@ -28,6 +34,11 @@ const NAMES: [&str; ROWS] = [
     "inference-style step: 8 launches in #[no_sync] + a 4 B read outside, ns/step",
     "a forbid scope opened after an idle period (switches the callbacks on), ns",
 ];
+
+/// Calls per run of the idle-call loops, and steps per run of the inference-style loop (each run
+/// is repeated five times and its median kept; a child takes about 3 s).
+const CALLS: usize = 30_000;
+const STEPS: usize = 3_000;
 
 /// Waits until the hook's idle watcher has switched the callbacks off (as in a program that
 /// left its hot loop); without a hook, the same wait.
@@ -97,10 +108,10 @@ impl Loops {
         let s = self.stream.clone();
         s.synchronize().expect("sync");
         settle();
-        let sync = per_call(100_000, || s.synchronize().expect("sync"));
-        let sync_on = with_scope_elsewhere(|| per_call(100_000, || s.synchronize().expect("sync")));
+        let sync = per_call(CALLS, || s.synchronize().expect("sync"));
+        let sync_on = with_scope_elsewhere(|| per_call(CALLS, || s.synchronize().expect("sync")));
         settle();
-        let query = per_call(100_000, || {
+        let query = per_call(CALLS, || {
             // SAFETY: a live stream.
             let _ = unsafe { cudarc::driver::sys::cuStreamQuery(s.cu_stream()) };
         });
@@ -110,7 +121,7 @@ impl Loops {
             }
             s.synchronize().expect("sync");
         }) / 10_000.0;
-        let step = per_call(10_000, || {
+        let step = per_call(STEPS, || {
             self.step();
             s.clone_dtoh(&self.buf).expect("read");
         });
@@ -155,36 +166,53 @@ fn child(mode: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn spawn(mode: &str) -> Vec<[f64; ROWS]> {
+/// A child: this binary (`step: None`) or the `--step` program. Its `RESULT` lines, and the
+/// name a `STEP` line gives.
+fn spawn(step: Option<&[String]>, mode: &str) -> (Vec<Vec<f64>>, Option<String>) {
     let exe = std::env::current_exe().expect("exe");
+    let mut command = match step {
+        Some([program, args @ ..]) => {
+            let mut c = Command::new(program);
+            c.args(args);
+            c
+        }
+        _ => Command::new(exe),
+    };
     // `NOSYNC_REPORT` applies to the measurements with the hook only: the child starts the
     // report when it installs the hook (set, it would install the hook at the first forbid scope).
     let report = std::env::var(REPORT_ENV).unwrap_or_default();
-    let out = Command::new(exe)
+    let out = command
         .env(CHILD, mode)
         .env_remove(REPORT_ENV)
         .env(CHILD_REPORT, report)
         .output()
         .expect("run child");
     let text = String::from_utf8_lossy(&out.stdout);
-    let results: Vec<[f64; ROWS]> = text
+    let results: Vec<Vec<f64>> = text
         .lines()
         .filter_map(|l| l.strip_prefix("RESULT "))
-        .map(|l| {
-            let v: Vec<f64> = l.split(' ').map(|x| x.parse().expect("number")).collect();
-            v.try_into().expect("one number per row")
-        })
+        .map(|l| l.split(' ').map(|x| x.parse().expect("number")).collect())
         .collect();
+    let name = text
+        .lines()
+        .find_map(|l| l.strip_prefix("STEP "))
+        .map(str::to_owned);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!results.is_empty(), "child failed: {text}{stderr}");
-    results
+    assert!(
+        out.status.success() && !results.is_empty(),
+        "child failed: {text}{stderr}"
+    );
+    (results, name)
 }
 
-fn table(title: &str, pairs: &[([f64; ROWS], [f64; ROWS])]) {
+/// One round's measurement without and with the hook: this binary's rows, then the step's.
+type Pair = (Vec<f64>, Vec<f64>);
+
+fn table(title: &str, names: &[String], pairs: &[Pair]) {
     println!("{title}");
     println!("| loop | without | with | median paired difference | median paired ratio |");
     println!("| --- | --- | --- | --- | --- |");
-    for (i, name) in NAMES.iter().enumerate() {
+    for (i, name) in names.iter().enumerate() {
         let off = median(pairs.iter().map(|p| p.0[i]).collect());
         let on = median(pairs.iter().map(|p| p.1[i]).collect());
         let diff = median(pairs.iter().map(|p| p.1[i] - p.0[i]).collect());
@@ -209,26 +237,57 @@ fn main() -> ExitCode {
         println!("no GPU ({why}): nothing to measure");
         return ExitCode::SUCCESS;
     }
-    let rounds: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(9);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (ours, step) = match args.iter().position(|a| a == "--step") {
+        Some(i) => (&args[..i], Some(&args[i + 1..])),
+        None => (&args[..], None),
+    };
+    let rounds: usize = ours.iter().find_map(|a| a.parse().ok()).unwrap_or(9);
+    let mut names: Vec<String> = NAMES.iter().map(|n| (*n).to_owned()).collect();
     let (mut across, mut within) = (Vec::new(), Vec::new());
     for round in 0..rounds {
-        let (off, on) = if round % 2 == 0 {
-            let off = spawn("off")[0];
-            (off, spawn("on")[0])
-        } else {
-            let on = spawn("on")[0];
-            (spawn("off")[0], on)
+        let (mut a, mut w, _) = pair(None, round);
+        if let Some(step) = step {
+            let (sa, sw, name) = pair(Some(step), round);
+            for (all, one) in [(&mut a, sa), (&mut w, sw)] {
+                all.0.extend(one.0);
+                all.1.extend(one.1);
+            }
+            if round == 0 {
+                names.extend(name);
+            }
+        }
+        let text = |v: &[f64]| {
+            v.iter()
+                .map(|x| format!("{x:.1}"))
+                .collect::<Vec<_>>()
+                .join(" ")
         };
-        across.push((off, on));
-        let both = spawn("both");
-        within.push((both[0], both[1]));
+        println!("round {round} across: {} | {}", text(&a.0), text(&a.1));
+        println!("round {round} within: {} | {}", text(&w.0), text(&w.1));
+        across.push(a);
+        within.push(w);
     }
     let title = format!("{rounds} rounds across processes: one without the hook, one with it");
-    table(&title, &across);
+    table(&title, &names, &across);
     let title = format!("{rounds} rounds within a process: without, then with the hook installed");
-    table(&title, &within);
+    table(&title, &names, &within);
     ExitCode::SUCCESS
+}
+
+/// One round of one program: across processes (rotating which goes first), then within one;
+/// and the step's name (`step` only).
+fn pair(step: Option<&[String]>, round: usize) -> (Pair, Pair, Option<String>) {
+    let first = |mode| spawn(step, mode);
+    let (off, on) = if round.is_multiple_of(2) {
+        let off = first("off");
+        (off, first("on"))
+    } else {
+        let on = first("on");
+        (first("off"), on)
+    };
+    let (both, name) = first("both");
+    let within = (both[0].clone(), both.get(1).cloned().expect("two results"));
+    let name = step.map(|s| name.unwrap_or_else(|| s.join(" ")));
+    ((off.0[0].clone(), on.0[0].clone()), within, name)
 }

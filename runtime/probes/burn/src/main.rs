@@ -5,9 +5,16 @@
 //! 1. after warm-up (outside any scope: compilation, autotune), a `#[no_sync]` step of matmul,
 //!    add and softmax, 100 times: nothing is reported;
 //! 2. `into_data` and `Backend::sync` inside a `#[no_sync]` step: each is reported, with a frame
-//!    inside burn or cubecl.
+//!    inside burn or cubecl. With fusion (burn-cuda's default) `Backend::sync` waits on cubecl's
+//!    device-runner thread while this thread waits on a channel: it is reported as a wait of that
+//!    runner (`SyncViolation::runner_thread`), in the step's scope.
+//!
+//! With `NOSYNC_HOOK_BENCH_CHILD=off|on|both` it is a step for the hook bench
+//! (`cargo bench -p nosync --bench hook -- ROUNDS --step nosync-probe-burn`): the step after
+//! warm-up and a read outside it, timed without and/or with the hook.
 
 use std::process::ExitCode;
+use std::time::Instant;
 
 use burn_cuda::{Cuda, CudaDevice};
 use burn_tensor::backend::Backend;
@@ -88,6 +95,9 @@ fn reported<T: std::fmt::Debug>(failed: &mut usize, what: &str, r: Result<T, Syn
         ),
         Err(e) => {
             println!("{what}: error: {e}");
+            if let Some(runner) = e.runner_thread() {
+                println!("  (waited on device-runner thread `{runner}`)");
+            }
             for (i, frame) in e.frames().iter().enumerate() {
                 println!("  frame {i}: {frame}");
             }
@@ -98,7 +108,48 @@ fn reported<T: std::fmt::Debug>(failed: &mut usize, what: &str, r: Result<T, Syn
     }
 }
 
+/// The hook bench's step: the step (matmul, add, softmax) in `#[no_sync]`, then a read of its
+/// result outside the scope, as an inference loop reads a token. Median of five runs, ns/step.
+fn bench_time(model: &Model, steps: usize) -> f64 {
+    let mut runs: Vec<f64> = (0..5)
+        .map(|_| {
+            let t0 = Instant::now();
+            for _ in 0..steps {
+                let out = step(model).expect("the warm step is clean");
+                let _ = out.into_data();
+            }
+            t0.elapsed().as_nanos() as f64 / steps as f64
+        })
+        .collect();
+    runs.sort_by(f64::total_cmp);
+    runs[2]
+}
+
+fn bench_child(mode: &str) -> ExitCode {
+    let install = || nosync::hook::install().expect("install the hook");
+    let _hook = (mode == "on").then(install);
+    nosync::set_mode(Mode::Panic);
+    let model = Model::new();
+    for _ in 0..20 {
+        let _ = model.forward().into_data();
+    }
+    println!(
+        "STEP burn-cuda 0.21 step: matmul, add, softmax in #[no_sync] + into_data outside, ns/step"
+    );
+    bench_time(&model, 50); // warm-up
+    println!("RESULT {}", bench_time(&model, 500));
+    if mode == "both" {
+        let _hook = install();
+        bench_time(&model, 50);
+        println!("RESULT {}", bench_time(&model, 500));
+    }
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
+    if let Ok(mode) = std::env::var("NOSYNC_HOOK_BENCH_CHILD") {
+        return bench_child(&mode);
+    }
     nosync::set_mode(Mode::Error);
     let _hook = match nosync::hook::install() {
         Ok(hook) => hook,
