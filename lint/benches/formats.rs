@@ -58,6 +58,7 @@ fn findings() -> Vec<Diagnostic> {
                 sink_kind: SinkKind::Blocks,
                 chain,
                 confidence: Confidence::Exact,
+                undecided: Vec::new(),
             });
             d
         })

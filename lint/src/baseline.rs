@@ -285,6 +285,7 @@ mod tests {
             sink_kind: crate::diagnostics::SinkKind::Blocks,
             chain,
             confidence: Confidence::Exact,
+            undecided: Vec::new(),
         });
         d
     }

@@ -98,7 +98,8 @@ fn line_of(span: &Value) -> Option<usize> {
 
 /// A finding's chain starts in its root, at the primary span, and its code follows from the
 /// sink's kind and the chain: `setup-sync-in-no-sync` for a setup sink, else
-/// `possible-sync-in-no-sync` exactly for a name-only chain or a sink that only may block.
+/// `possible-sync-in-no-sync` exactly for a name-only chain, a chain with an undecided
+/// condition (`undecided`) or a sink that only may block.
 fn finding_contract(d: &Rendered, primary: Option<&Value>, nosync: &Value) -> Option<String> {
     let is_finding = matches!(
         d.code.as_str(),
@@ -113,10 +114,13 @@ fn finding_contract(d: &Rendered, primary: Option<&Value>, nosync: &Value) -> Op
         && first["line"] == primary["line_start"]
         && first["column"] == primary["column_start"];
     let name_only = nosync["confidence"].as_str() == Some("name-only");
+    let undecided = nosync["undecided"]
+        .as_array()
+        .is_some_and(|u| !u.is_empty());
     let expected = match nosync["sink_kind"].as_str() {
         Some("setup") => "setup-sync-in-no-sync",
         Some("may") => "possible-sync-in-no-sync",
-        _ if name_only => "possible-sync-in-no-sync",
+        _ if name_only || undecided => "possible-sync-in-no-sync",
         _ => "sync-in-no-sync",
     };
     if first.is_null() || first["function"] != nosync["root"] {

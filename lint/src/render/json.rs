@@ -87,6 +87,8 @@ struct FindingJson<'a> {
     confidence: crate::diagnostics::Confidence,
     sink_reason: &'a str,
     sink_kind: crate::diagnostics::SinkKind,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    undecided: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -263,5 +265,6 @@ fn finding_json(finding: &Finding) -> FindingJson<'_> {
         confidence: finding.confidence,
         sink_reason: &finding.sink_reason,
         sink_kind: finding.sink_kind,
+        undecided: &finding.undecided,
     }
 }

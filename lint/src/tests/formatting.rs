@@ -131,3 +131,52 @@ fn harmless_values_report_nothing() {
                }\n";
     assert_eq!(fmt_chains(src), "");
 }
+
+/// A value shown only while a macro builds an error or panic message waits only on a path
+/// that fails: certain in the root's own body (`f`'s `bail!`), possible below it (`check`'s
+/// `bail!` and `assert!` message), with a note; where a decided chain reaches the same sink
+/// (`both`'s `println!`), it is the one reported.
+#[test]
+fn error_messages_below_the_root_are_possible_waits() {
+    let src = "fn check(t: &Tensor, ok: bool) -> anyhow::Result<()> {\n\
+               \x20   if !ok { anyhow::bail!(\"bad {t:?}\") }\n\
+               \x20   assert!(ok, \"{t}\");\n\
+               \x20   Ok(())\n\
+               }\n\
+               #[no_sync] fn f(t: &Tensor, ok: bool) -> anyhow::Result<()> {\n\
+               \x20   if !ok { anyhow::bail!(\"bad {t:?}\") }\n\
+               \x20   check(t, ok)\n\
+               }\n\
+               fn both(t: &Tensor, ok: bool) -> anyhow::Result<()> {\n\
+               \x20   if !ok { anyhow::bail!(\"bad {t:?}\") }\n\
+               \x20   println!(\"{t}\");\n\
+               \x20   Ok(())\n\
+               }\n\
+               #[no_sync] fn g(t: &Tensor) -> anyhow::Result<()> { both(t, true) }\n";
+    insta::assert_snapshot!(fmt_chains(src), @"
+    17:33 sync-in-no-sync: `f` is #[no_sync] but reaches a host-blocking call: `to_host`
+      = this call reaches `t::to_host`, which blocks the host
+      t::f -> t::to_host (Blocks, exact, Deny)
+      via 17:33 t::f (exact)
+      via 7:89 <t::Tensor as Debug>::fmt (exact)
+    18:5 possible-sync-in-no-sync: `f` is #[no_sync] but reaches a host-blocking call: `to_host`
+      = this call reaches `t::to_host`, which blocks the host
+      t::f -> t::to_host (Blocks, exact, Warn)
+      via 18:5 t::f (exact)
+      via 12:33 t::check (exact)
+      via 7:89 <t::Tensor as Debug>::fmt (exact)
+    25:53 sync-in-no-sync: `g` is #[no_sync] but reaches a host-blocking call: `to_host`
+      = this call reaches `t::to_host`, which blocks the host
+      t::g -> t::to_host (Blocks, exact, Deny)
+      via 25:53 t::g (exact)
+      via 22:15 t::both (exact)
+      via 8:91 <t::Tensor as Display>::fmt (exact)
+    ");
+    let src = with_prelude(&format!("{TENSOR}{src}"));
+    let a = analyze_src(&src, &Config::default(), SourceMap::new(Path::new(ROOT)));
+    let notes: Vec<&str> = (a.diagnostics.iter().flat_map(|d| &d.notes))
+        .map(|n| n.message.as_str())
+        .filter(|m| m.contains("only to build"))
+        .collect();
+    insta::assert_snapshot!(notes.join("\n"), @"`check` calls `Tensor::fmt` only to build the message of `bail!`: the host waits there only when `check` fails");
+}

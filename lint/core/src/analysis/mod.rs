@@ -4,9 +4,17 @@
 //! is one setup finding). Fixing one
 //! reported chain thus never reveals a violation that was there all along: every call of
 //! the root that reaches a sink is reported, and every sink it reaches. The search from a
-//! call's callee goes first over exact and inferred edges only, then over name-only edges
-//! for sinks not reached yet; at one site (a call dispatched to several impls, several
-//! values dropped at one brace) the chain without a name-only hop wins, then the shorter.
+//! call's callee goes first over exact and inferred edges whose condition is decided, then
+//! over undecided ones (`Uncertain`), then over name-only edges, each for the sinks not
+//! reached yet; at one site (a call dispatched to several impls, several values dropped at
+//! one brace) the chain without a name-only hop wins, then the one without an undecided
+//! hop, then the shorter.
+//!
+//! A call made only while a macro builds an error value or a panic message
+//! (`Uncertain::Failing`) is decided in the root's own body, where the hot path's author
+//! wrote the failing path (`bail!("{t:?}")` on a condition the code checks at run time): its
+//! wait is certain. Below the root it is undecided: such a path checks the callee's
+//! arguments, and the lint cannot tell whether the root's arguments fail the check.
 //! Calls into `#[allow_sync]` fns are not followed; sinks end a chain; cycles terminate
 //! because every fn is visited once per search. What a callee reaches is computed once and
 //! shared by every call of it, from every root.
@@ -57,7 +65,7 @@ impl Search {
         map: &DefMap<'_>,
         g: &CallGraph,
         (root, is_root): (FnId, &[bool]),
-        name_only: bool,
+        pass: Pass,
     ) -> Vec<FnId> {
         self.generation += 1;
         let mut order = Vec::new();
@@ -74,7 +82,8 @@ impl Search {
                 let t = e.to as usize;
                 if self.stamp[t] == self.generation
                     || map.func(e.to).marks.allow
-                    || (!name_only && e.tag == Confidence::NameOnly)
+                    || (pass < Pass::NameOnly && e.tag == Confidence::NameOnly)
+                    || (pass < Pass::Undecided && e.uncertain.is_some())
                 {
                     continue;
                 }
@@ -99,8 +108,18 @@ impl Search {
     }
 }
 
+/// Which edges a search follows: exact and inferred edges whose condition is decided, then
+/// undecided ones too, then name-only ones too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Pass {
+    Decided,
+    Undecided,
+    NameOnly,
+}
+
 /// The sinks a callee reaches, in search order, each with its shortest chain from the
-/// callee (exact and inferred edges first, then name-only edges for the sinks left).
+/// callee (decided exact and inferred edges first, then undecided ones, then name-only
+/// edges, each for the sinks left).
 type Reach<'g> = Vec<(FnId, Vec<&'g Edge>)>;
 
 /// What one root's searches found: its chains, and the unresolved calls they reach (by
@@ -194,7 +213,7 @@ fn search<'g>(
     if !wanted.unresolved {
         return (chains, calls);
     }
-    for f in s.run(map, g, (root, is_root), true) {
+    for f in s.run(map, g, (root, is_root), Pass::NameOnly) {
         // Another root's own unresolved calls are reported by its own search.
         if f == root || !is_root[f as usize] {
             calls.extend(g.unresolved[f as usize].iter().map(|u| (f, u)));
@@ -268,10 +287,25 @@ fn root_chains<'g>(
     best
 }
 
-/// How good a chain is (less is better): without a name-only hop first, then shorter.
-fn rank(chain: &[&Edge]) -> (bool, usize) {
+/// How good a chain is (less is better): without a name-only hop first, then without an
+/// undecided one, then shorter.
+fn rank(chain: &[&Edge]) -> (bool, bool, usize) {
     let name_only = chain.iter().any(|e| e.tag == Confidence::NameOnly);
-    (name_only, chain.len())
+    let undecided = undecided(chain).next().is_some();
+    (name_only, undecided, chain.len())
+}
+
+/// The conditions a chain's calls wait under that the lint could not decide: every edge's
+/// but a failing path's in the root's own body (its first edge).
+fn undecided<'e>(chain: &[&'e Edge]) -> impl Iterator<Item = &'e Edge> {
+    chain
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match &e.uncertain {
+            Some(Uncertain::Failing { .. }) if i == 0 => None,
+            Some(_) => Some(*e),
+            None => None,
+        })
 }
 
 /// The sinks `callee` reaches (it is no sink and no root itself).
@@ -283,8 +317,12 @@ fn callee_reach<'g>(
 ) -> Reach<'g> {
     let mut out = Vec::new();
     let mut found = HashSet::new();
-    for name_only in [false, true] {
-        for f in s.run(map, g, (callee, is_root), name_only) {
+    let passes = match g.undecided {
+        true => &[Pass::Decided, Pass::Undecided, Pass::NameOnly][..],
+        false => &[Pass::Decided, Pass::NameOnly][..],
+    };
+    for &pass in passes {
+        for f in s.run(map, g, (callee, is_root), pass) {
             if f != callee && map.func(f).marks.sink.is_some() && found.insert(f) {
                 out.push((f, s.chain(g, f)));
             }

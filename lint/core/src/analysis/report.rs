@@ -36,7 +36,7 @@ pub(super) fn chain_code(chain: &[&Edge], sink: &FnData<'_>) -> (Code, Confidenc
         .map(|e| e.tag)
         .max()
         .unwrap_or(Confidence::Exact);
-    let uncertain = chain.iter().any(|e| e.uncertain.is_some());
+    let uncertain = undecided(chain).next().is_some();
     let code = match sink.marks.sink_kind {
         SinkKind::Setup => Code::SetupSyncInNoSync,
         SinkKind::May => Code::PossibleSyncInNoSync,
@@ -76,8 +76,9 @@ pub(super) fn finding(
     let hops = hop_notes(map, sources, chain, &mut d);
     let sink_span = sink.span.map(|s| sources.span(s));
     d = d.with_note(format!("`{}` {blocks}: {reason}", sink.path), sink_span);
-    for u in chain.iter().filter_map(|e| e.uncertain.as_ref()) {
-        d = d.with_note(uncertain_note(u), None);
+    let undecided: Vec<String> = undecided(chain).map(|e| uncertain_note(map, e)).collect();
+    for note in &undecided {
+        d = d.with_note(note.clone(), None);
     }
     d = match sink.marks.sink_kind {
         SinkKind::Setup => d.with_help(setup_help(map, root, chain)),
@@ -90,6 +91,7 @@ pub(super) fn finding(
         sink_kind: sink.marks.sink_kind,
         chain: hops,
         confidence,
+        undecided,
     });
     d
 }
@@ -229,9 +231,18 @@ fn root_kind(map: &DefMap<'_>, root: FnId) -> &'static str {
 }
 
 /// The note for a condition the lint could not decide.
-fn uncertain_note(u: &Uncertain) -> String {
-    match u {
-        Uncertain::Argument { note } => note.clone(),
+/// Why an undecided edge's wait may not happen.
+fn uncertain_note(map: &DefMap<'_>, e: &Edge) -> String {
+    match &e.uncertain {
+        Some(Uncertain::Argument { note }) => note.clone(),
+        Some(Uncertain::Failing { name }) => {
+            let from = short(map.func(e.from));
+            let to = short(map.func(e.to));
+            format!(
+                "`{from}` calls `{to}` only to build the message of `{name}!`: the host waits there only when `{from}` fails"
+            )
+        }
+        None => String::new(),
     }
 }
 

@@ -48,6 +48,10 @@ pub enum Uncertain {
     /// The callee's model decides from an argument that nothing at this call decides
     /// (`known::models`); `note` says which and why.
     Argument { note: String },
+    /// The call is made only while macro `name!` builds an error value or a panic message:
+    /// the caller waits only when it fails (see `analysis`: decided in the root's own body,
+    /// undecided in a function the root calls).
+    Failing { name: String },
 }
 
 /// How a call reaches an impl its source does not name (for the hop's note).
@@ -112,6 +116,8 @@ pub struct CallGraph {
     pub walked: usize,
     /// Specialised nodes that were walked.
     pub walked_specialised: usize,
+    /// Whether an edge has a condition it could not decide (`Edge::uncertain`).
+    pub undecided: bool,
     /// The lazy bodies lowered for the walk, kept only to be freed with the graph
     /// (`engine` frees it off the caller's path): dropping them where the walk ends
     /// was a tenth of a warm run on the generated crate.
@@ -316,6 +322,7 @@ fn assemble(
         edges.sort_by(|a, b| (a.site, ids.order(a.to)).cmp(&(b.site, ids.order(b.to))));
         edges.dedup_by(|a, b| a.site == b.site && a.to == b.to);
         for e in edges {
+            g.undecided |= e.uncertain.is_some();
             g.out[f].push(g.edges.len() as u32);
             g.edges.push(e);
         }

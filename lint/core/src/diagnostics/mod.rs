@@ -105,6 +105,10 @@ pub struct Finding {
     pub chain: Vec<Hop>,
     /// The weakest confidence along the chain.
     pub confidence: Confidence,
+    /// The conditions of the chain's waits that the lint could not decide (an argument of a
+    /// modelled call, a failing path below the root), in words: a `blocks` sink reached so
+    /// is a `possible-sync-in-no-sync`.
+    pub undecided: Vec<String>,
 }
 
 /// The Cargo target a diagnostic belongs to, for cargo-shaped JSON output.

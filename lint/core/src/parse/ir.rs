@@ -465,6 +465,13 @@ pub enum Expr {
     },
     /// A call inside an escape (`allow_sync(|| ..)`): not followed.
     Escape,
+    /// The message arguments of macro `name!`, which builds an error value or panics
+    /// (`bail!`, `anyhow!`, `ensure!`, `panic!`, `assert!`, ...): evaluated only on a path
+    /// that fails.
+    Failing {
+        name: String,
+        args: Vec<Expr>,
+    },
     /// Anything else: its sub-expressions in order, of unknown type.
     Other(Vec<Expr>),
 }

@@ -11,7 +11,9 @@
 //! positional (`{}`, `{0}`), named (`{x}` with `x = expr`) or an identifier captured from
 //! the scope (`{x}` alone); a `tracing` field is shown with `Debug` (`?x`, `k = ?x`) or
 //! `Display` (`%x`, `k = %x`). `assert_eq!`'s operands and `dbg!`'s arguments are shown
-//! with `Debug`. Other format traits (`{:x}`, `{:e}`, `{:p}`) are taken as calling nothing
+//! with `Debug`. The message of a macro that builds an error value or panics (`bail!`,
+//! `anyhow!`, `ensure!`, `panic!`, `assert*!`, ...) is wrapped in [`Expr::Failing`]: the walk
+//! marks the calls it makes as made only on a failing path. Other format traits (`{:x}`, `{:e}`, `{:p}`) are taken as calling nothing
 //! (std implements them for numbers and pointers); their arguments are lowered as written.
 
 use super::ir::*;
@@ -77,6 +79,30 @@ fn lead(name: &str) -> Option<Lead> {
     })
 }
 
+/// Whether macro `name!` builds an error value or panics: its message's arguments are
+/// evaluated only on a path that fails ([`Expr::Failing`]). `assert!`'s condition and
+/// `assert_eq!`'s operands are not its message.
+fn builds_failure(name: &str) -> bool {
+    matches!(
+        name,
+        "panic"
+            | "unreachable"
+            | "todo"
+            | "unimplemented"
+            | "assert"
+            | "debug_assert"
+            | "assert_eq"
+            | "assert_ne"
+            | "debug_assert_eq"
+            | "debug_assert_ne"
+            | "anyhow"
+            | "bail"
+            | "ensure"
+            | "format_err"
+            | "eyre"
+    )
+}
+
 /// A format string's placeholder: which argument, with which trait, where in the string
 /// (byte offsets of `{` and past `}` in the literal's text).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,7 +151,15 @@ impl Lower<'_> {
         }
         if let Some(fmt) = pieces.next() {
             let rest: Vec<TokenStream> = pieces.collect();
-            self.format_args(&fmt, &rest, &mut kids)?;
+            match builds_failure(name) {
+                true => {
+                    let mut args = Vec::new();
+                    self.format_args(&fmt, &rest, &mut args)?;
+                    let name = name.to_owned();
+                    kids.push(Expr::Failing { name, args });
+                }
+                false => self.format_args(&fmt, &rest, &mut kids)?,
+            }
         }
         Some(Expr::Other(kids))
     }

@@ -6,7 +6,7 @@ use super::models::Verdict;
 use super::{NAME_ONLY_CAP, Typed, Walker, unknown};
 use crate::callgraph::returns::{cudarc_ret, std_assoc_ret, std_method_ret};
 use crate::callgraph::tags::{self, How, WRITTEN};
-use crate::callgraph::{Dispatch, Edge, Via};
+use crate::callgraph::{Dispatch, Edge, Uncertain, Via};
 use crate::diagnostics::Confidence;
 use crate::known::sinks::NAME_ONLY_OK;
 use crate::known::std::{INHERENT as STD_INHERENT, TRAIT_METHODS as STD_METHODS};
@@ -368,6 +368,8 @@ impl Walker<'_, '_> {
             Verdict::Waits => None,
             Verdict::Undecided(u) => Some(u),
         };
+        let failing = || self.failing.clone().map(|name| Uncertain::Failing { name });
+        let uncertain = uncertain.or_else(failing);
         // A modelled fn of an analysed crate: a call that waits reaches the model's sink,
         // not the fn's body (whose other arms this call does not take).
         if let Some(node) = fd.marks.model_node {

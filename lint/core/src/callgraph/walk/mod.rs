@@ -75,6 +75,9 @@ struct Walker<'m, 'a> {
     arg_values: Vec<Option<crate::resolve::Known>>,
     /// The parameters this node knows constant values of, by name (`values.rs`).
     values: Vec<(String, crate::resolve::Known)>,
+    /// While walking the message of a macro that builds an error value or panics: its name
+    /// (the calls made there are `Uncertain::Failing`).
+    failing: Option<String>,
 }
 
 /// The calls of fn `f`.
@@ -118,6 +121,7 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId, bodies: &super::Bodies) -> Walk
         values: (map.value_specs.get(&f).into_iter().flatten())
             .filter_map(|(i, k)| Some((ir.params.get(*i)?.name.clone()?, k.clone())))
             .collect(),
+        failing: None,
     };
     if let Some(st) = &w.self_ty {
         let by_ref = ir.self_param != Some(false);
@@ -405,6 +409,12 @@ impl Walker<'_, '_> {
                 (self.ty(ty), WRITTEN)
             }
             Expr::Escape => unknown(),
+            Expr::Failing { name, args } => {
+                let outer = self.failing.replace(name.clone());
+                self.exprs(args);
+                self.failing = outer;
+                unknown()
+            }
             Expr::Other(kids) => {
                 // `if let` / `while let` bindings live only inside their expression.
                 self.push_scope();
