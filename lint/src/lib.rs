@@ -34,7 +34,8 @@ mod report;
 // The stages below, from the core and the workspace crates, by the names this crate's
 // modules use (`crate::parse`, `crate::workspace`).
 use nosync_lint_core::{
-    analysis, callgraph, config, diagnostics, levels, net, parse, paths, resolve, source,
+    analysis, callgraph, config, diagnostics, incremental, levels, net, parse, paths, resolve,
+    source,
 };
 use nosync_lint_workspace as workspace;
 

@@ -19,6 +19,8 @@ pub const LAYERS: &[&[&str]] = &[
     &["known", "net", "levels", "crate_graph"],
     &["workspace"],
     &["source"],
+    // What a run reuses of earlier runs: the stamp table and the caches, over `source`.
+    &["incremental"],
     &["config"],
     &["parse"],
     &["resolve"],
@@ -34,6 +36,7 @@ pub const LAYERS: &[&[&str]] = &[
 /// The modules that do no IO: they read files only through `source::Loader`...
 pub const NO_IO: &[&str] = &[
     "source",
+    "incremental",
     "config",
     "parse",
     "resolve",

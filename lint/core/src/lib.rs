@@ -18,6 +18,7 @@ pub mod callgraph;
 pub mod config;
 pub mod crate_graph;
 pub mod diagnostics;
+pub mod incremental;
 pub mod known;
 pub mod levels;
 pub mod net;

@@ -1,13 +1,13 @@
 //! The edge's caches in the target dir: where they live and for which build
-//! ([`LoweredSlot`]), and the loader that writes the cache of lowered files when the core
-//! hands it back ([`CachingDisk`]), or holds it until the run is known to be the answer
-//! (a speculative run, `speculate.rs`).
+//! ([`LoweredSlot`]), and the writer that stores the caches of lowered files and of walks
+//! when the pipeline is done with them ([`CacheWriter`]), or holds them until the run is
+//! known to be the answer (a speculative run, `speculate.rs`).
 
-use crate::source::{DiskLoader, Loader, LoweredCache, Reader, Stamp};
+use crate::incremental::Keep;
+use crate::source::LoweredCache;
 use crate::workspace::cache_dir::{self, cache_dir};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -114,20 +114,18 @@ impl LoweredSlot {
     }
 }
 
-/// The disk, and the slots of the caches of lowered files and of walks: the core hands
-/// the first back when it has lowered its last file, the second when the call graph is
-/// built, and each is written on a thread of its own meanwhile the analysis goes on (its
-/// entries freed once written); or, when `hold`, kept until [`CachingDisk::release`]
-/// writes them or [`CachingDisk::take_held`] takes the first.
+/// The slots of the caches of lowered files and of walks: the pipeline hands the first
+/// back when it has lowered its last file, the second when the call graph is built
+/// ([`Keep`]), and each is written on a thread of its own meanwhile the analysis goes on
+/// (its entries freed once written); or, when `hold`, kept until [`CacheWriter::release`]
+/// writes them or [`CacheWriter::take_held`] takes the first.
 #[derive(Debug)]
-pub(super) struct CachingDisk {
+pub(super) struct CacheWriter {
     slot: Option<LoweredSlot>,
     hold: bool,
     held: Mutex<Option<LoweredCache>>,
     held_walks: Mutex<Option<LoweredCache>>,
     written: Mutex<Vec<JoinHandle<Duration>>>,
-    /// Set when the run is called off ([`Loader::cancelled`]).
-    cancel: Option<Arc<AtomicBool>>,
 }
 
 /// The names of the caches beside `lowered.bin`: of lazy fn bodies, of `macro_rules!`
@@ -138,55 +136,26 @@ pub(super) const WALKS: &str = "walks.bin";
 /// The stamp table: each file's stamp and text hash when it was last read (`source::Text`).
 pub(super) const STAMPS: &str = "stamps.bin";
 
-impl Loader for CachingDisk {
-    fn read(&self, path: &Path) -> std::io::Result<String> {
-        DiskLoader.read(path)
-    }
-
-    fn file(&self, path: &Path) -> Option<PathBuf> {
-        DiskLoader.file(path)
-    }
-
-    fn stamp(&self, path: &Path) -> Option<Stamp> {
-        DiskLoader.stamp(path)
-    }
-
-    fn reader(&self) -> Option<Reader> {
-        DiskLoader.reader()
-    }
-
-    fn store_lowered(&self, cache: LoweredCache) {
+impl Keep for CacheWriter {
+    fn lowered(&self, cache: LoweredCache) {
         self.store(&self.held, self.slot.clone(), cache);
     }
 
-    fn store_walks(&self, cache: LoweredCache) {
+    fn walks(&self, cache: LoweredCache) {
         let slot = self.slot.as_ref().map(|s| s.named(WALKS));
         self.store(&self.held_walks, slot, cache);
     }
-
-    fn cancelled(&self) -> bool {
-        self.cancel
-            .as_ref()
-            .is_some_and(|c| c.load(Ordering::Relaxed))
-    }
 }
 
-impl CachingDisk {
-    pub(super) fn new(slot: Option<LoweredSlot>, hold: bool) -> CachingDisk {
-        CachingDisk {
+impl CacheWriter {
+    pub(super) fn new(slot: Option<LoweredSlot>, hold: bool) -> CacheWriter {
+        CacheWriter {
             slot,
             hold,
             held: Mutex::new(None),
             held_walks: Mutex::new(None),
             written: Mutex::new(Vec::new()),
-            cancel: None,
         }
-    }
-
-    /// The loader of a run that `cancel` calls off when set.
-    pub(super) fn cancelled_by(mut self, cancel: Option<Arc<AtomicBool>>) -> CachingDisk {
-        self.cancel = cancel;
-        self
     }
 
     fn store(
@@ -220,7 +189,7 @@ impl CachingDisk {
         written.extend(std::thread::Builder::new().spawn(write).ok());
     }
 
-    /// Writes the held caches, as the loader's `store_` calls would have (on threads).
+    /// Writes the held caches, as [`Keep`] would have (on threads).
     pub(super) fn release(&self) {
         if let Some(cache) = self.take_held() {
             self.write_aside(self.slot.clone(), cache);

@@ -3,12 +3,13 @@
 //! attached after it ([`complete`]). What the core reads of the workspace stage is
 //! [`Inputs`], so that two runs on equal inputs are the same run (`speculate.rs`).
 
-use super::caches::{BODIES, CachingDisk, EXPANSIONS, LoweredSlot, STAMPS, WALKS};
+use super::caches::{BODIES, CacheWriter, EXPANSIONS, LoweredSlot, STAMPS, WALKS};
 use super::no_deps::{self, Unread};
-use super::{Analysis, Core, analyze_crates_with};
+use super::{Analysis, Core, Input, analyze_crates_incremental};
 use crate::config::{self, Config};
 use crate::diagnostics::sort;
 use crate::diagnostics::{Code, Diagnostic, Level};
+use crate::incremental::{FileCaches, Incremental};
 use crate::levels::LevelOverrides;
 use crate::parse::cfg::TargetCfg;
 use crate::source::{DiskLoader, LoweredCache, SharedCache, SourceMap};
@@ -51,13 +52,15 @@ impl Inputs {
 }
 
 /// A run of the core as the edge prepares it: the analysis, the config's diagnostics,
-/// the loader (which may hold the cache of lowered files), the slots of the caches of
-/// bodies and expansions, and the edge's times.
+/// the caches as the run left them and the writer of those it handed back (which may hold
+/// the cache of lowered files), the slots of the caches of bodies, expansions and stamps,
+/// and the edge's times.
 #[derive(Debug)]
 pub(super) struct Ran {
     pub analysis: Analysis,
     config_diags: Vec<Diagnostic>,
-    pub loader: CachingDisk,
+    incr: Incremental,
+    pub writer: Arc<CacheWriter>,
     bodies_slot: Option<LoweredSlot>,
     expansions_slot: Option<LoweredSlot>,
     stamps_slot: Option<LoweredSlot>,
@@ -80,7 +83,7 @@ pub(super) fn run(
 /// [`run`], called off when `cancel` is set: the core stops at its next stage (what it
 /// lowered by then is held all the same), and the result is not an answer. A run that
 /// read a file whose text was not the one its stamp vouched for (the file changed on disk
-/// meanwhile: [`SourceMap::stale`]) runs again reading every file, its caches not stored.
+/// meanwhile: [`Incremental::stale`]) runs again reading every file, its caches not stored.
 pub(super) fn run_until(
     inputs: &Inputs,
     opts: &super::Options,
@@ -89,12 +92,12 @@ pub(super) fn run_until(
     cancel: Option<Arc<AtomicBool>>,
 ) -> anyhow::Result<Ran> {
     let ran = run_once(inputs, opts, (hold, ahead, cancel.clone()), true)?;
-    if !ran.analysis.sources.stale() {
+    if !ran.incr.stale() {
         return Ok(ran);
     }
     // The stale run's cache writes end before the next run writes the same files (each
     // goes through one temporary name per process), and its tables are freed first.
-    ran.loader.join();
+    ran.writer.join();
     drop(ran);
     run_once(inputs, opts, (hold, None, cancel), false)
 }
@@ -107,7 +110,7 @@ fn run_once(
     stamps: bool,
 ) -> anyhow::Result<Ran> {
     let start = Instant::now();
-    let (mut cfg, mut sources, config_diags) = load_config(inputs, opts)?;
+    let (mut cfg, sources, config_diags) = load_config(inputs, opts)?;
     if opts.workspace.no_deps {
         no_deps::drop_unread(&mut cfg, &inputs.unread);
     }
@@ -121,11 +124,19 @@ fn run_once(
         let cache = lowered.get_or_insert_with(LoweredCache::read_only);
         cache.add_ahead(found);
     }
-    sources.set_lowered(lowered);
-    sources.set_bodies(bodies.map(SharedCache::new));
-    sources.set_expansions(expansions.map(SharedCache::new));
-    sources.set_walks(walks);
-    sources.set_stamps(stamp_table.filter(|_| stamps));
+    let writer = Arc::new(CacheWriter::new(slot.clone(), hold));
+    let mut incr = Incremental {
+        files: FileCaches {
+            stamps: stamp_table.filter(|_| stamps),
+            lowered,
+            stale: Default::default(),
+        },
+        bodies: bodies.map(SharedCache::new),
+        expansions: expansions.map(SharedCache::new),
+        walks,
+        cancel,
+        keep: Some(writer.clone()),
+    };
     let bodies_slot = slot.as_ref().map(|s| s.named(BODIES));
     let expansions_slot = slot.as_ref().map(|s| s.named(EXPANSIONS));
     let stamps_slot = slot.as_ref().map(|s| s.named(STAMPS));
@@ -140,13 +151,13 @@ fn run_once(
         unresolved_calls: opts.workspace.no_deps || made(opts, &cfg, Code::UnresolvedCallInNoSync),
         target: &target,
     };
-    let loader = CachingDisk::new(slot, hold).cancelled_by(cancel);
-    let (root, crates) = (inputs.root.clone(), inputs.crates.clone());
-    let analysis = analyze_crates_with(root, crates, core, &loader, sources);
+    let input = Input::new(inputs.root.clone(), inputs.crates.clone(), sources);
+    let analysis = analyze_crates_incremental(input, core, &DiskLoader, &mut incr);
     Ok(Ran {
         analysis,
         config_diags,
-        loader,
+        incr,
+        writer,
         bodies_slot,
         expansions_slot,
         stamps_slot,
@@ -246,22 +257,23 @@ pub(super) fn complete(
 ) -> Analysis {
     let Ran {
         analysis: mut a,
-        loader,
+        mut incr,
+        writer,
         ..
     } = ran;
     let start = Instant::now();
-    loader.release();
-    a.stats.bodies_cached = write_shared(ran.bodies_slot.as_ref(), a.sources.take_bodies());
-    let made = a.sources.take_expansions();
+    writer.release();
+    a.stats.bodies_cached = write_shared(ran.bodies_slot.as_ref(), incr.bodies.take());
+    let made = incr.expansions.take();
     a.stats.expansions_cached = write_shared(ran.expansions_slot.as_ref(), made);
     a.stats.texts_read = Some(a.sources.texts_read());
-    if let (Some(slot), Some(table)) = (&ran.stamps_slot, a.sources.take_stamps()) {
+    if let (Some(slot), Some(table)) = (&ran.stamps_slot, incr.files.stamps.take()) {
         slot.write(&table);
     }
     if let Some(slot) = &ran.stamps_slot {
         slot.mark_used();
     }
-    let write_time = loader.join() + start.elapsed();
+    let write_time = writer.join() + start.elapsed();
     a.stats
         .phases
         .push(("lowered cache", ran.read_time + write_time));

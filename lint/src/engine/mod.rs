@@ -21,7 +21,9 @@ mod stages;
 
 pub use calls::CrateCalls;
 pub use speculate::Speculation;
-pub use stages::{Core, analyze_crates, analyze_crates_with};
+#[cfg(test)]
+pub use stages::analyze_crates_with;
+pub use stages::{Core, Input, analyze_crates, analyze_crates_incremental};
 
 /// What to analyse and how.
 #[derive(Debug, Clone, Default)]

@@ -188,7 +188,7 @@ pub(super) fn settle(
         }
         (Ok(_), Some(what), ran) => {
             // Only its lowered files are kept (its analysis freed before the next one).
-            let lowered = ran.and_then(Result::ok).and_then(|r| r.loader.take_held());
+            let lowered = ran.and_then(Result::ok).and_then(|r| r.writer.take_held());
             let again = edge::run(real, opts, false, lowered)?;
             Ok((again, Speculation::Rejected(what)))
         }

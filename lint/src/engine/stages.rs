@@ -1,10 +1,12 @@
-//! The core: the stages from parsing to the search over given crates, a config and a
-//! [`Loader`], on a pool of large-stack threads; it does no IO of its own.
+//! The core: the pipeline of stages from parsing to the search over given crates, a config
+//! and a [`Loader`], on a pool of large-stack threads; it does no IO of its own. What it
+//! reuses of earlier runs, and leaves to later ones, is the [`Incremental`] it is given.
 
 use super::{Analysis, Stats};
 use crate::config::Config;
 use crate::diagnostics::sort;
 use crate::diagnostics::{Diagnostic, Span};
+use crate::incremental::Incremental;
 use crate::parse::cfg::{CfgCtx, TargetCfg};
 use crate::source::{Loader, SourceMap};
 use crate::workspace::CrateSpec;
@@ -58,6 +60,37 @@ pub fn analyze_crates_with(
     files: &dyn Loader,
     sources: SourceMap,
 ) -> Analysis {
+    let mut incr = Incremental::default();
+    analyze_crates_incremental(Input::new(root, crates, sources), cfg, files, &mut incr)
+}
+
+/// What the pipeline analyses: the crates, their workspace root, and the source map
+/// (which may hold some files already: the configuration's).
+#[derive(Debug)]
+pub struct Input {
+    pub root: PathBuf,
+    pub crates: Vec<CrateSpec>,
+    pub sources: SourceMap,
+}
+
+impl Input {
+    pub fn new(root: PathBuf, crates: Vec<CrateSpec>, sources: SourceMap) -> Input {
+        Input {
+            root,
+            crates,
+            sources,
+        }
+    }
+}
+
+/// [`analyze_crates_with`], reusing and filling the caches of `incr` (called off when its
+/// cancel token is set).
+pub fn analyze_crates_incremental(
+    input: Input,
+    cfg: Core<'_>,
+    files: &dyn Loader,
+    incr: &mut Incremental,
+) -> Analysis {
     // Large stacks are virtual memory: cap the thread count so that the reservation
     // stays modest on many-core machines.
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(MAX_THREADS));
@@ -65,10 +98,10 @@ pub fn analyze_crates_with(
         .num_threads(threads)
         .stack_size(parse::STACK_SIZE)
         .build();
-    let fallback_root = root.clone();
+    let fallback_root = input.root.clone();
     let run = || match pool {
-        Ok(pool) => pool.install(move || core(root, crates, cfg, files, sources)),
-        Err(_) => single_thread(root, crates, cfg, files, sources),
+        Ok(pool) => pool.install(move || pipeline(input, cfg, files, incr)),
+        Err(_) => single_thread(input, cfg, files, incr),
     };
     // The stages have nets of their own; this one catches what falls between them.
     net::catch(run).unwrap_or_else(|caught| {
@@ -88,19 +121,18 @@ const MAX_THREADS: usize = 16;
 /// Without a pool: one thread with a large stack (still no deep recursion on the
 /// caller's stack), or the caller's thread as a last resort.
 fn single_thread(
-    root: PathBuf,
-    crates: Vec<CrateSpec>,
+    input: Input,
     cfg: Core<'_>,
     files: &dyn Loader,
-    sources: SourceMap,
+    incr: &mut Incremental,
 ) -> Analysis {
     // The inputs go through a slot, so that they come back if the thread cannot start.
-    let slot = std::sync::Mutex::new(Some((root, crates, sources)));
+    let slot = std::sync::Mutex::new(Some((input, incr)));
     let take = || slot.lock().ok().and_then(|mut s| s.take());
     let ran = std::thread::scope(|scope| {
         let spawned = std::thread::Builder::new()
             .stack_size(parse::STACK_SIZE)
-            .spawn_scoped(scope, || take().map(|(r, c, s)| core(r, c, cfg, files, s)));
+            .spawn_scoped(scope, || take().map(|(i, c)| pipeline(i, cfg, files, c)));
         match spawned.map(|handle| handle.join()) {
             Ok(Ok(analysis)) => analysis,
             Ok(Err(panic)) => std::panic::resume_unwind(panic),
@@ -108,108 +140,181 @@ fn single_thread(
         }
     });
     // `None` is unreachable: the thread either ran or never started (the inputs are back).
-    ran.or_else(|| take().map(|(r, c, s)| core(r, c, cfg, files, s)))
+    ran.or_else(|| take().map(|(i, c)| pipeline(i, cfg, files, c)))
         .unwrap_or_default()
 }
 
-fn core(
-    root: PathBuf,
-    crates: Vec<CrateSpec>,
-    opts: Core<'_>,
-    files: &dyn Loader,
-    mut sources: SourceMap,
-) -> Analysis {
-    let (cfg, eager) = (opts.config, opts.eager_bodies);
-    let mut stats = Stats {
-        crates: crates.len(),
-        ..Stats::default()
-    };
-    let mut timer = Instant::now();
-    let mut lap = |stats: &mut Stats, name: &'static str| {
-        stats.phases.push((name, timer.elapsed()));
-        timer = Instant::now();
-    };
-    let cfgs: Vec<CfgCtx> = cfgs_of(&crates, opts.target);
-    let roots: Vec<(PathBuf, usize)> = crates
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.root.clone(), i))
-        .collect();
-    let (mut parsed, mut diags) = parse::parse_all(&roots, &cfgs, files, &mut sources, eager);
-    lap(&mut stats, "parse");
-    if files.cancelled() {
-        return called_off(root, files, &mut sources, parsed);
+/// The pipeline: parse, expand `macro_rules!`, resolve, build the call graph from the
+/// roots, search it. Each stage returns its data and diagnostics; the caches it can use
+/// come from `incr`, and go back to the edge through it once done with.
+fn pipeline(input: Input, opts: Core<'_>, files: &dyn Loader, incr: &mut Incremental) -> Analysis {
+    let (root, crates, mut sources) = (input.root, input.crates, input.sources);
+    let mut run = Run::new(crates.len());
+    let cfgs = cfgs_of(&crates, opts.target);
+    let loading = (files, &mut incr.files);
+    let eager = opts.eager_bodies;
+    let (mut parsed, d) =
+        parse::parse_all(&crate_roots(&crates), &cfgs, loading, &mut sources, eager);
+    run.lap("parse", d);
+    if incr.cancelled() {
+        return called_off(root, incr, parsed);
     }
+    let inputs = (cfgs.as_slice(), crates.as_slice(), files);
+    expand(&mut parsed, inputs, (&mut sources, incr), &mut run);
+    run.stats.lowered_cached = incr.lowering_done();
+    let (mut map, root_fns, d) = resolve_all(&crates, &parsed, &sources, opts.config);
+    run.lap("resolve", d);
+    if incr.cancelled() {
+        free_aside(map.take_owned());
+        drop(map);
+        return called_off(root, incr, parsed);
+    }
+    let inputs = (&parsed, crates.as_slice(), root_fns.as_slice());
+    let (graph, d) = call_graph(&mut map, (&sources, inputs), (opts, incr), &mut run);
+    run.lap("callgraph", d);
+    let roots = sorted_roots(&map, root_fns);
+    let d = search(&map, &graph, &sources, (&roots, opts));
+    run.lap("analysis", d);
+    let stats = figures(run.stats, (&map, &graph), (&sources, &crates), roots.len());
+    let diags = settle(run.diags, &parsed, &sources, &crates);
+    let exiting = opts.exiting && !incr.stale();
+    free(map, graph, exiting);
+    release(parsed, exiting);
+    answer(Input::new(root, crates, sources), diags, stats, opts.config)
+}
+
+/// A run's diagnostics so far, its stats and the time of each stage.
+struct Run {
+    diags: Vec<Diagnostic>,
+    stats: Stats,
+    timer: Instant,
+}
+
+impl Run {
+    fn new(crates: usize) -> Run {
+        let stats = Stats {
+            crates,
+            ..Stats::default()
+        };
+        let (diags, timer) = (Vec::new(), Instant::now());
+        Run {
+            diags,
+            stats,
+            timer,
+        }
+    }
+
+    /// The stage `name` is done, with its diagnostics `diags`.
+    fn lap(&mut self, name: &'static str, diags: Vec<Diagnostic>) {
+        self.diags.extend(diags);
+        self.stats.phases.push((name, self.timer.elapsed()));
+        self.timer = Instant::now();
+    }
+}
+
+/// Each crate's root file and its index (its `#[cfg]` context).
+fn crate_roots(crates: &[CrateSpec]) -> Vec<(PathBuf, usize)> {
+    let roots = crates.iter().enumerate();
+    roots.map(|(i, c)| (c.root.clone(), i)).collect()
+}
+
+/// `macro_rules!` expansion, behind a net; its diagnostics and figures go to `run`.
+fn expand(
+    parsed: &mut parse::Parsed,
+    (cfgs, crates, files): (&[CfgCtx], &[CrateSpec], &dyn Loader),
+    (sources, incr): (&mut SourceMap, &mut Incremental),
+    run: &mut Run,
+) {
     let at = sources.first_span();
     let what = |c: &crate::net::Caught| {
         let lost = "the invocations not expanded yet are analysed as written";
         c.diagnostic("expanding", "`macro_rules!` invocations", lost, at.clone())
     };
-    let expanded = net::guard(&mut diags, what, || {
-        resolve::macros::expand_all(&mut parsed, &cfgs, &crates, files, &mut sources)
+    let expanded = net::guard(&mut run.diags, what, || {
+        resolve::macros::expand_all(parsed, cfgs, crates, (files, incr), sources)
     });
     let (expansions, d) = expanded.unwrap_or_default();
+    run.diags.extend(d);
+    run.stats.macro_expansions = expansions.expanded;
+    run.stats.macro_failures = expansions.failed;
+}
+
+/// Name resolution, the library models and flags, and the configured roots, sinks and
+/// allowed fns: the def map, the roots and the diagnostics.
+fn resolve_all<'p>(
+    crates: &'p [CrateSpec],
+    parsed: &'p parse::Parsed,
+    sources: &SourceMap,
+    cfg: &Config,
+) -> (resolve::DefMap<'p>, Vec<resolve::FnId>, Vec<Diagnostic>) {
+    let (mut map, mut diags) = resolve::build(crates, parsed, sources);
+    diags.extend(resolve::models::apply(&mut map, &cfg.models, sources));
+    resolve::flags::apply(&mut map, parsed, sources);
+    let (root_fns, d) = resolve::configured::apply(&mut map, cfg, sources);
     diags.extend(d);
-    stats.macro_expansions = expansions.expanded;
-    stats.macro_failures = expansions.failed;
-    // Every file is lowered: the cache goes back to the loader (and its memory with it).
-    if let Some(cache) = sources.take_lowered() {
-        let (used, added) = cache.counts();
-        stats.lowered_cached = Some((used.saturating_sub(added), used));
-        files.store_lowered(cache);
-    }
-    let (mut map, d) = resolve::build(&crates, &parsed, &sources);
-    diags.extend(d);
-    diags.extend(resolve::models::apply(&mut map, &cfg.models, &sources));
-    resolve::flags::apply(&mut map, &parsed, &sources);
-    let (root_fns, d) = resolve::configured::apply(&mut map, cfg, &sources);
-    diags.extend(d);
-    lap(&mut stats, "resolve");
-    if files.cancelled() {
-        free_aside(map.take_owned());
-        drop(map);
-        return called_off(root, files, &mut sources, parsed);
-    }
-    stats.fns = map.fns.iter().filter(|f| f.ir.is_some()).count();
+    (map, root_fns, diags)
+}
+
+/// The call graph, from the roots (or of every fn), reusing the walks of earlier runs.
+fn call_graph(
+    map: &mut resolve::DefMap<'_>,
+    (sources, (parsed, crates, roots)): (&SourceMap, GraphInputs<'_>),
+    (opts, incr): (Core<'_>, &mut Incremental),
+    run: &mut Run,
+) -> (callgraph::CallGraph, Vec<Diagnostic>) {
+    run.stats.fns = map.fns.iter().filter(|f| f.ir.is_some()).count();
     let walk = match opts.walk_every_fn {
         true => callgraph::Walk::Every,
         false => callgraph::Walk::FromRoots,
     };
-    let mut reuse = (sources.take_walks()).map(|store| callgraph::Reuse {
-        world: world(&sources, &parsed, (&crates, &map.fixed_flags), opts),
+    let mut reuse = incr.walks.take().map(|store| callgraph::Reuse {
+        world: world(sources, parsed, (crates, &map.fixed_flags), opts),
         store,
         ..Default::default()
     });
-    let (graph, d) = callgraph::build(&mut map, &sources, (&root_fns, walk), reuse.as_mut());
-    diags.extend(d);
+    let caches = (reuse.as_mut(), incr.bodies.as_ref());
+    let built = callgraph::build(map, sources, (roots, walk), caches);
     if let Some(reuse) = reuse {
-        stats.walks_cached = Some((reuse.reused, reuse.walked));
-        // A stale run's walks may have read a late text that is not the one they were
-        // keyed by: not stored (the edge runs again, `SourceMap::stale`).
-        if !sources.stale() {
-            files.store_walks(reuse.store);
-        }
+        run.stats.walks_cached = Some((reuse.reused, reuse.walked));
+        incr.walking_done(reuse.store);
     }
-    lap(&mut stats, "callgraph");
-    // By position, then crate: of two copies of one root (a file included by two
-    // targets), the first crate's is kept, the crate that owns the file's diagnostics.
-    let mut roots_sorted = root_fns;
-    roots_sorted.sort_by_key(|&f| {
-        (
-            map.func(f).span,
-            map.modules[map.func(f).module as usize].krate,
-        )
-    });
+    built
+}
+
+/// The search from the roots: their chains to blocking sinks.
+fn search(
+    map: &resolve::DefMap<'_>,
+    graph: &callgraph::CallGraph,
+    sources: &SourceMap,
+    (roots, opts): (&[resolve::FnId], Core<'_>),
+) -> Vec<Diagnostic> {
     let wanted = analysis::Wanted {
         unresolved: opts.unresolved_calls,
     };
-    diags.extend(analysis::find(
-        &map,
-        &graph,
-        &sources,
-        (&roots_sorted, wanted),
-    ));
-    lap(&mut stats, "analysis");
+    analysis::find(map, graph, sources, (roots, wanted))
+}
+
+/// What the call graph is built from besides the def map: the parsed files, the crates,
+/// the roots.
+type GraphInputs<'a> = (&'a parse::Parsed, &'a [CrateSpec], &'a [resolve::FnId]);
+
+/// The roots by position, then crate: of two copies of one root (a file included by two
+/// targets), the first crate's is kept, the crate that owns the file's diagnostics.
+fn sorted_roots(map: &resolve::DefMap<'_>, mut roots: Vec<resolve::FnId>) -> Vec<resolve::FnId> {
+    roots.sort_by_key(|&f| {
+        let func = map.func(f);
+        (func.span, map.modules[func.module as usize].krate)
+    });
+    roots
+}
+
+/// The figures of a run (`-v`): its files, fns, edges and calls.
+fn figures(
+    mut stats: Stats,
+    (map, graph): (&resolve::DefMap<'_>, &callgraph::CallGraph),
+    (sources, crates): (&SourceMap, &[CrateSpec]),
+    roots: usize,
+) -> Stats {
     stats.files = sources.files().len();
     stats.lines = sources.files().iter().map(|f| f.lines()).sum();
     stats.fns_walked = graph.walked;
@@ -218,25 +323,33 @@ fn core(
     stats.edges_inferred = graph.count(crate::diagnostics::Confidence::Inferred);
     stats.edges_name_only = graph.count(crate::diagnostics::Confidence::NameOnly);
     stats.unresolved = graph.unresolved_count();
-    stats.calls = super::calls::by_crate(&map, &graph, &crates);
-    stats.roots = roots_sorted.len();
-    attach_origins(&mut diags, &parsed, &sources, &crates);
+    stats.calls = super::calls::by_crate(map, graph, crates);
+    stats.roots = roots;
+    stats
+}
+
+/// The diagnostics as reported: each attached to the crate that owns its file, sorted,
+/// and a file read by two crates reporting its parse errors and missing modules once.
+fn settle(
+    mut diags: Vec<Diagnostic>,
+    parsed: &parse::Parsed,
+    sources: &SourceMap,
+    crates: &[CrateSpec],
+) -> Vec<Diagnostic> {
+    attach_origins(&mut diags, parsed, sources, crates);
     sort(&mut diags);
-    // A file read by two crates reports its parse errors and missing modules once.
     diags.dedup();
-    if opts.exiting && !sources.stale() {
-        // The process ends after rendering: freeing these is work the exit does for free
-        // (not after a stale run, which the edge runs again: `SourceMap::stale`).
-        std::mem::forget((map, graph));
-        std::mem::forget(parsed);
-    } else {
-        free_aside((map.take_owned(), graph));
-        drop(map);
-        free_aside(parsed);
-    }
-    let config_levels = cfg
-        .levels
-        .iter()
+    diags
+}
+
+/// The answer, with the configuration's levels where they are written.
+fn answer(input: Input, diags: Vec<Diagnostic>, stats: Stats, cfg: &Config) -> Analysis {
+    let Input {
+        root,
+        crates,
+        sources,
+    } = input;
+    let config_levels = (cfg.levels.iter())
         .map(|l| (l.target, l.level, sources.span(l.span)))
         .collect();
     Analysis {
@@ -250,18 +363,26 @@ fn core(
     }
 }
 
-/// What a run called off between stages returns ([`Loader::cancelled`]): no answer (its
-/// caller does not use it), but the files it lowered go back to the loader, for the run
-/// that replaces it; `parsed` is freed aside.
-fn called_off(
-    root: PathBuf,
-    files: &dyn Loader,
-    sources: &mut SourceMap,
-    parsed: parse::Parsed,
-) -> Analysis {
-    if let Some(cache) = sources.take_lowered() {
-        files.store_lowered(cache);
+/// Frees the item trees and the call graph aside ([`release`]).
+fn free(mut map: resolve::DefMap<'_>, graph: callgraph::CallGraph, exiting: bool) {
+    release((map.take_owned(), graph), exiting);
+    drop(map);
+}
+
+/// Frees `value` aside; or, when the process ends after rendering (`exiting`), not at all:
+/// that is work the exit does for free. (Not after a stale run, which the edge runs again.)
+fn release<T: Send + 'static>(value: T, exiting: bool) {
+    match exiting {
+        true => std::mem::forget(value),
+        false => free_aside(value),
     }
+}
+
+/// What a run called off between stages returns ([`Incremental::cancelled`]): no answer
+/// (its caller does not use it), but the files it lowered go back to the edge, for the run
+/// that replaces it; `parsed` is freed aside.
+fn called_off(root: PathBuf, incr: &mut Incremental, parsed: parse::Parsed) -> Analysis {
+    incr.lowering_done();
     free_aside(parsed);
     Analysis {
         root,

@@ -1,48 +1,41 @@
-//! A run whose loader says it is called off (a speculative analysis cargo's answer has
+//! A run whose cancel token is set (a speculative analysis cargo's answer has
 //! contradicted) stops after parsing: no diagnostics, no later stage, and the lowered
-//! files go back to the loader for the run that replaces it.
+//! files go back to the edge for the run that replaces it.
 
 use super::*;
-use crate::source::{Loader, LoweredCache};
-use std::sync::Mutex;
+use crate::engine::{Input, analyze_crates_incremental};
+use crate::incremental::{Incremental, Keep};
+use crate::source::LoweredCache;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 
-/// Files in memory, the run called off when `off`; counts the lowered caches given back.
-struct Loaded {
-    files: MemLoader,
-    off: bool,
-    stored: Mutex<usize>,
-}
+/// Counts the lowered caches given back.
+#[derive(Debug, Default)]
+struct Kept(Mutex<usize>);
 
-impl Loader for Loaded {
-    fn read(&self, path: &Path) -> std::io::Result<String> {
-        self.files.read(path)
-    }
-
-    fn file(&self, path: &Path) -> Option<PathBuf> {
-        self.files.file(path)
-    }
-
-    fn store_lowered(&self, cache: LoweredCache) {
+impl Keep for Kept {
+    fn lowered(&self, cache: LoweredCache) {
         drop(cache);
-        *self.stored.lock().unwrap() += 1;
+        *self.0.lock().unwrap() += 1;
     }
 
-    fn cancelled(&self) -> bool {
-        self.off
+    fn walks(&self, cache: LoweredCache) {
+        drop(cache);
     }
 }
 
 fn run(off: bool) -> (crate::Analysis, usize) {
     let root = PathBuf::from(ROOT);
     let file = root.join("src/lib.rs");
-    let files = Loaded {
-        // A parse error: a diagnostic whenever the run goes on to report.
-        files: MemLoader::new().with(&file, "fn broken( {\n"),
-        off,
-        stored: Mutex::new(0),
+    // A parse error: a diagnostic whenever the run goes on to report.
+    let files = MemLoader::new().with(&file, "fn broken( {\n");
+    let kept = Arc::new(Kept::default());
+    let mut incr = Incremental {
+        cancel: Some(Arc::new(AtomicBool::new(off))),
+        keep: Some(kept.clone()),
+        ..Incremental::default()
     };
-    let mut sources = SourceMap::new(&root);
-    sources.set_lowered(Some(LoweredCache::read_only()));
+    incr.files.lowered = Some(LoweredCache::read_only());
     let cfg = Config::default();
     let core = Core {
         config: &cfg,
@@ -52,8 +45,9 @@ fn run(off: bool) -> (crate::Analysis, usize) {
         unresolved_calls: true,
         target: crate::parse::cfg::TargetCfg::unknown(),
     };
-    let a = analyze_crates_with(root, vec![spec("t", file)], core, &files, sources);
-    let stored = *files.stored.lock().unwrap();
+    let input = Input::new(root.clone(), vec![spec("t", file)], SourceMap::new(&root));
+    let a = analyze_crates_incremental(input, core, &files, &mut incr);
+    let stored = *kept.0.lock().unwrap();
     (a, stored)
 }
 

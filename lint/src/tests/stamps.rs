@@ -4,15 +4,30 @@
 //! the one its stamp vouched for makes the run stale.
 
 use super::*;
+use crate::engine::{Input, analyze_crates_incremental};
+use crate::incremental::{Incremental, Keep};
 use crate::source::{Loader, LoweredCache, Reader, Stamp};
 use std::sync::{Arc, Mutex};
 
 /// Files in memory whose stamps never change and always vouch, read late from `later`
-/// (the files as they are by then); keeps the lowered cache it is given back.
+/// (the files as they are by then).
 struct Stamped {
     files: MemLoader,
     later: Arc<MemLoader>,
-    lowered: Mutex<Option<LoweredCache>>,
+}
+
+/// Keeps the lowered cache the run gives back.
+#[derive(Debug, Default)]
+struct Kept(Mutex<Option<LoweredCache>>);
+
+impl Keep for Kept {
+    fn lowered(&self, cache: LoweredCache) {
+        *self.0.lock().unwrap() = Some(cache);
+    }
+
+    fn walks(&self, cache: LoweredCache) {
+        drop(cache);
+    }
 }
 
 impl Loader for Stamped {
@@ -41,10 +56,6 @@ impl Loader for Stamped {
         let later = self.later.clone();
         Some(Arc::new(move |path: &Path| later.read(path)))
     }
-
-    fn store_lowered(&self, cache: LoweredCache) {
-        *self.lowered.lock().unwrap() = Some(cache);
-    }
 }
 
 const LIB: &str =
@@ -61,33 +72,39 @@ fn files(lib: &str) -> MemLoader {
 }
 
 /// One run over `files` (read late from `later`) with the stamp table and the lowered
-/// cache of the run before (empty ones for the first): the analysis, and the two caches
-/// as this run leaves them.
+/// cache of the run before (empty ones for the first): the analysis, whether it was stale,
+/// and the two caches as this run leaves them.
 fn run(
     files: MemLoader,
     later: MemLoader,
     caches: (LoweredCache, LoweredCache),
-) -> (crate::Analysis, (LoweredCache, LoweredCache)) {
+) -> (crate::Analysis, bool, (LoweredCache, LoweredCache)) {
     let root = PathBuf::from(ROOT);
     let loader = Stamped {
         files,
         later: Arc::new(later),
-        lowered: Mutex::new(None),
     };
-    let mut sources = SourceMap::new(&root);
-    sources.set_stamps(Some(caches.0));
-    sources.set_lowered(Some(caches.1));
+    let kept = Arc::new(Kept::default());
+    let mut incr = Incremental {
+        keep: Some(kept.clone()),
+        ..Incremental::default()
+    };
+    (incr.files.stamps, incr.files.lowered) = (Some(caches.0), Some(caches.1));
     let cfg = Config::default();
-    let lib = root.join("src/lib.rs");
-    let mut a = analyze_crates(root, vec![spec("t", lib)], &cfg, &loader, sources);
-    let stamps = a.sources.take_stamps().expect("the stamp table");
-    let lowered = loader
-        .lowered
-        .lock()
-        .unwrap()
-        .take()
-        .expect("the lowered files");
-    (a, (stamps, lowered))
+    let core = Core {
+        config: &cfg,
+        eager_bodies: false,
+        walk_every_fn: false,
+        exiting: false,
+        unresolved_calls: true,
+        target: crate::parse::cfg::TargetCfg::unknown(),
+    };
+    let crates = vec![spec("t", root.join("src/lib.rs"))];
+    let input = Input::new(root.clone(), crates, SourceMap::new(&root));
+    let a = analyze_crates_incremental(input, core, &loader, &mut incr);
+    let stamps = incr.files.stamps.take().expect("the stamp table");
+    let lowered = kept.0.lock().unwrap().take().expect("the lowered files");
+    (a, incr.stale(), (stamps, lowered))
 }
 
 /// Which of the crate's files were read, by name.
@@ -99,34 +116,34 @@ fn read(a: &crate::Analysis) -> Vec<String> {
 
 #[test]
 fn files_vouched_for_by_their_stamps_are_read_only_when_needed() {
-    let (first, caches) = run(files(LIB), files(LIB), Default::default());
+    let (first, _, caches) = run(files(LIB), files(LIB), Default::default());
     assert_eq!(
         read(&first),
         ["src/lib.rs", "src/helper.rs", "src/quiet.rs"]
     );
     assert_eq!(first.sources.texts_read(), (3, 3));
-    let (second, _) = run(files(LIB), files(LIB), caches);
+    let (second, second_stale, _) = run(files(LIB), files(LIB), caches);
     assert_eq!(second.diagnostics, first.diagnostics);
     assert_eq!(first.diagnostics.len(), 1, "{:#?}", first.diagnostics);
     // The finding points into lib.rs (the call) and helper.rs (the sink); nothing into
     // quiet.rs, which is looked up by its stamped hash and never read.
     assert_eq!(read(&second), ["src/lib.rs", "src/helper.rs"]);
-    assert!(!second.sources.stale());
+    assert!(!second_stale);
     assert_eq!(second.stats.lines, first.stats.lines);
 }
 
 #[test]
 fn a_text_read_late_that_is_not_the_one_stamped_makes_the_run_stale() {
-    let (_, (stamps, _)) = run(files(LIB), files(LIB), Default::default());
+    let (_, _, (stamps, _)) = run(files(LIB), files(LIB), Default::default());
     // No lowered files: each is vouched for, not read, then read late to be lowered.
     let caches = (stamps.clone(), LoweredCache::default());
-    let (fresh, (_, lowered)) = run(files(LIB), files(LIB), caches);
-    assert!(!fresh.sources.stale());
+    let (_, fresh_stale, (_, lowered)) = run(files(LIB), files(LIB), caches);
+    assert!(!fresh_stale);
     assert_eq!(lowered.counts(), (3, 3), "each file lowered and stored");
     let edited = format!("// changed while the lint ran\n{LIB}");
     let caches = (stamps, LoweredCache::default());
-    let (stale, (_, lowered)) = run(files(LIB), files(&edited), caches);
-    assert!(stale.sources.stale());
+    let (_, stale, (_, lowered)) = run(files(LIB), files(&edited), caches);
+    assert!(stale);
     // Nothing lowered after the late text was not the stamped one is stored.
     assert_eq!(lowered.counts().1, 0);
 }

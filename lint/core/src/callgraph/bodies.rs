@@ -7,7 +7,7 @@ use crate::parse::encoded::EncodedBody;
 use crate::parse::ir::{Block, Body, FnIr, LazyBody, SpanIr};
 use crate::parse::{free_spans, lazy};
 use crate::resolve::{DefMap, FnId};
-use crate::source::SourceMap;
+use crate::source::{SharedCache, SourceMap};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 
@@ -82,7 +82,7 @@ impl Bodies {
         &mut self,
         map: &DefMap<'_>,
         fns: &[FnId],
-        sources: &SourceMap,
+        (sources, cache): (&SourceMap, Option<&SharedCache>),
         diags: &mut Vec<Diagnostic>,
     ) {
         self.decode(map, fns, sources, diags);
@@ -98,7 +98,7 @@ impl Bodies {
         let done: Vec<_> = todo
             .par_iter()
             .map(|l| {
-                let out = crate::net::catch(|| lazy::lower_body(l, sources));
+                let out = crate::net::catch(|| lazy::lower_body(l, sources, cache));
                 // Every span of the body is a `SpanIr` now (or dropped while unwinding).
                 free_spans();
                 out

@@ -19,7 +19,7 @@ use crate::diagnostics::{Confidence, Diagnostic};
 use crate::net::Caught;
 use crate::parse::ir::SpanIr;
 use crate::resolve::{DefMap, FnId};
-use crate::source::SourceMap;
+use crate::source::{SharedCache, SourceMap};
 use bodies::Bodies;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -149,11 +149,11 @@ struct Walked {
 fn walk_all(
     map: &DefMap<'_>,
     fns: &[FnId],
-    (sources, bodies): (&SourceMap, &mut Bodies),
+    (sources, cache, bodies): (&SourceMap, Option<&SharedCache>, &mut Bodies),
     store: Option<(&reuse::Walks<'_>, usize)>,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<(Walked, Option<Vec<u8>>)> {
-    bodies.lower(map, fns, sources, diags);
+    bodies.lower(map, fns, (sources, cache), diags);
     let bodies = &*bodies;
     let encode = |f: FnId, w: &Walked| {
         let (walks, declared) = store?;
@@ -185,12 +185,12 @@ fn walk_all(
 fn walk_wave(
     map: &DefMap<'_>,
     (wave, ids): (&[FnId], &specialise::Ids),
-    (sources, bodies): (&SourceMap, &mut Bodies),
+    (sources, cache, bodies): (&SourceMap, Option<&SharedCache>, &mut Bodies),
     (walks, declared): (Option<&mut reuse::Walks<'_>>, usize),
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Walked> {
     let Some(walks) = walks else {
-        let walked = walk_all(map, wave, (sources, bodies), None, diags);
+        let walked = walk_all(map, wave, (sources, cache, bodies), None, diags);
         return walked.into_iter().map(|(w, _)| w).collect();
     };
     let (keys, found) = walks.found(map, (wave, ids), sources);
@@ -199,9 +199,9 @@ fn walk_wave(
         .filter_map(|(&f, w)| w.is_none().then_some(f))
         .collect();
     let reused = (wave.iter().zip(&found)).filter_map(|(&f, w)| w.is_some().then_some(f));
-    reuse::keep_bodies(map, reused, sources);
+    reuse::keep_bodies(map, reused, cache);
     let store = Some((shared, declared));
-    let mut fresh = walk_all(map, &todo, (sources, bodies), store, diags).into_iter();
+    let mut fresh = walk_all(map, &todo, (sources, cache, bodies), store, diags).into_iter();
     let reuse = &mut *walks.reuse;
     (keys.into_iter().zip(found))
         .map(|(key, found)| {
@@ -257,12 +257,13 @@ pub enum Walk {
 /// a call reaches it. `out` and `unresolved` are empty for a fn not walked.
 ///
 /// With `reuse`, the cache of walks of earlier runs, a node whose walk it has (see
-/// [`reuse`]) is not walked again; the walks made now are added to it.
+/// [`reuse`]) is not walked again; the walks made now are added to it. Lazy bodies come
+/// from `bodies`, the cache of lazy bodies, when it has them, and go into it when not.
 pub fn build(
     map: &mut DefMap<'_>,
     sources: &SourceMap,
     (roots, walk): (&[FnId], Walk),
-    reuse: Option<&mut Reuse>,
+    (reuse, bodies): (Option<&mut Reuse>, Option<&SharedCache>),
 ) -> (CallGraph, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let mut lowered = Bodies::default();
@@ -275,7 +276,7 @@ pub fn build(
         let results = walk_wave(
             map,
             (&wave, &front.ids),
-            (sources, &mut lowered),
+            (sources, bodies, &mut lowered),
             (walks.as_mut(), declared),
             &mut diags,
         );

@@ -46,7 +46,7 @@
 use super::{Walked, specialise};
 use crate::parse::ir::{Body, FileId};
 use crate::resolve::{DefMap, FnId};
-use crate::source::{Key, LoweredCache, SourceMap, SpanCtx, with_span_ctx};
+use crate::source::{Key, LoweredCache, SharedCache, SourceMap, SpanCtx, with_span_ctx};
 use rayon::prelude::*;
 
 /// The cache of walks as the core is given it: the world it is valid in, the entries,
@@ -150,9 +150,9 @@ impl<'r> Walks<'r> {
 pub(super) fn keep_bodies(
     map: &DefMap<'_>,
     reused: impl Iterator<Item = FnId>,
-    sources: &SourceMap,
+    cache: Option<&SharedCache>,
 ) {
-    let Some(cache) = sources.bodies() else {
+    let Some(cache) = cache else {
         return;
     };
     let keys = reused.filter_map(|f| match &map.func(f).ir?.body {

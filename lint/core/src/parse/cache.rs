@@ -213,47 +213,42 @@ mod tests {
                     .unwrap_or_default(),
             ),
         };
-        let lowered = |sources: &SourceMap, file, at| {
-            let out = lower_body(&body(sources, file, at), sources);
+        let lowered = |sources: &SourceMap, cache: Option<&SharedCache>, file, at| {
+            let out = lower_body(&body(sources, file, at), sources, cache);
             out.map(|b| (b.block, b.nested, b.diags))
         };
         // Run one: the file is the only one; run two: it is the second.
         let mut first = SourceMap::new(Path::new("/w"));
         let id1 = first.add("/w/src/lib.rs".into(), text.into());
-        first.set_bodies(Some(SharedCache::default()));
+        let cache = SharedCache::default();
         let mut second = SourceMap::new(Path::new("/w"));
         second.add("/w/src/other.rs".into(), String::new());
         let id2 = second.add("/w/src/lib.rs".into(), text.into());
-        let plain = second.clone();
         for at in bodies {
-            let stored = lowered(&first, id1, at);
+            let stored = lowered(&first, Some(&cache), id1, at);
             assert!(stored.is_ok() == (at == bodies[0]), "{stored:?}");
         }
-        let store = first.take_bodies().expect("a cache").into_inner();
+        let store = cache.into_inner();
         assert_eq!(store.counts(), (2, 2));
         // As the next run reads it: through the file's bytes.
         let bytes = store.to_bytes(1).expect("changed");
-        second.set_bodies(Some(SharedCache::new(LoweredCache::from_bytes(
-            bytes.clone(),
-            1,
-        ))));
+        let cache = SharedCache::new(LoweredCache::from_bytes(bytes.clone(), 1));
         for at in bodies {
-            assert_eq!(lowered(&second, id2, at), lowered(&plain, id2, at));
+            let plain = lowered(&second, None, id2, at);
+            assert_eq!(lowered(&second, Some(&cache), id2, at), plain);
         }
-        let store = second.take_bodies().expect("a cache").into_inner();
-        assert_eq!(store.counts(), (2, 0));
+        assert_eq!(cache.into_inner().counts(), (2, 0));
         // Run three: a line inserted above both bodies; they come from the cache, every
         // span (and the syntax error) where they stand now.
         let mut third = SourceMap::new(Path::new("/w"));
         let id3 = third.add("/w/src/lib.rs".into(), format!("// moved\n{text}"));
-        let plain = third.clone();
-        third.set_bodies(Some(SharedCache::new(LoweredCache::from_bytes(bytes, 1))));
+        let cache = SharedCache::new(LoweredCache::from_bytes(bytes, 1));
         for (lo, hi) in bodies {
             let at = (lo + 9, hi + 9);
-            assert_eq!(lowered(&third, id3, at), lowered(&plain, id3, at));
+            let plain = lowered(&third, None, id3, at);
+            assert_eq!(lowered(&third, Some(&cache), id3, at), plain);
         }
-        let store = third.take_bodies().expect("a cache").into_inner();
-        assert_eq!(store.counts(), (2, 0));
+        assert_eq!(cache.into_inner().counts(), (2, 0));
     }
 
     /// The digest does not see where text stands (a line above) nor a body's statements,

@@ -25,8 +25,8 @@ use super::cfg::CfgCtx;
 use super::ir::{Block, Item, LazyBody};
 use super::lower::Lower;
 use crate::diagnostics::{Code, Diagnostic};
-use crate::source::SourceMap;
 use crate::source::SpanIr;
+use crate::source::{SharedCache, SourceMap};
 use nosync_syntax::Escape;
 use proc_macro2::{Spacing, TokenStream, TokenTree};
 use std::collections::HashMap;
@@ -187,14 +187,18 @@ pub struct LoweredBody {
 }
 
 /// Parses `text[lo..hi]` of a lazy body as a block and lowers it, with spans offset by `lo`,
-/// as it would have been lowered with its file; from the cache of lazy bodies when the
-/// source map has one that holds it (and into it when not). No span of it outlives the
+/// as it would have been lowered with its file; from the cache of lazy bodies `cache` when
+/// it holds it (and into it when not). No span of it outlives the
 /// call: the caller may [`super::free_spans`] after, when it holds none itself.
 /// (`#[cfg]` is not read: a lazy body has no attribute.)
-pub fn lower_body(body: &LazyBody, sources: &SourceMap) -> Result<LoweredBody, Box<Diagnostic>> {
+pub fn lower_body(
+    body: &LazyBody,
+    sources: &SourceMap,
+    cache: Option<&SharedCache>,
+) -> Result<LoweredBody, Box<Diagnostic>> {
     let file = body.span.file;
     let text = &sources.file(file).text;
-    let lowering = match sources.bodies() {
+    let lowering = match cache {
         None => lower_text(body, text),
         Some(store) => {
             let key = cache::body_key(body);

@@ -22,6 +22,7 @@ mod prescan;
 pub use lower_mod::locate;
 
 use crate::diagnostics::{Code, Diagnostic};
+use crate::incremental::FileCaches;
 use crate::source::{Key, Loader, SourceMap};
 use cache::Lowering;
 use cfg::CfgCtx;
@@ -73,11 +74,13 @@ impl Parsed {
 }
 
 /// Parses the module trees under `roots` (root file, cfg index), wave by wave; every file
-/// is read, and every `mod` file looked for, through `files`.
+/// is read, and every `mod` file looked for, through `files`. A file whose stamp `caches`
+/// vouches for is not read, and one the cache of lowered files has is not lowered; the
+/// files read and lowered go into `caches`.
 pub fn parse_all(
     roots: &[(PathBuf, usize)],
     cfgs: &[CfgCtx],
-    files: &dyn Loader,
+    (files, caches): (&dyn Loader, &mut FileCaches),
     sources: &mut SourceMap,
     eager: bool,
 ) -> (Parsed, Vec<Diagnostic>) {
@@ -95,7 +98,14 @@ pub fn parse_all(
             declared_at: None,
         })
         .collect();
-    parse_jobs(&mut parsed, wave, cfgs, files, sources, &mut diags);
+    parse_jobs(
+        &mut parsed,
+        wave,
+        cfgs,
+        (files, caches),
+        sources,
+        &mut diags,
+    );
     (parsed, diags)
 }
 
@@ -105,7 +115,7 @@ pub fn parse_jobs(
     parsed: &mut Parsed,
     mut wave: Vec<FileJob>,
     cfgs: &[CfgCtx],
-    files: &dyn Loader,
+    (files, caches): (&dyn Loader, &mut FileCaches),
     sources: &mut SourceMap,
     diags: &mut Vec<Diagnostic>,
 ) {
@@ -113,20 +123,21 @@ pub fn parse_jobs(
         wave.retain(|j| !parsed.files.contains_key(&(j.path.clone(), j.cfg)));
         wave.sort_by(|a, b| (&a.path, a.cfg).cmp(&(&b.path, b.cfg)));
         wave.dedup_by(|a, b| a.path == b.path && a.cfg == b.cfg);
-        let loaded = load_wave(&wave, files, sources, diags);
+        let loaded = load_wave(&wave, (files, caches), sources, diags);
         let eager = parsed.eager;
+        let shared = &*caches;
         // Runs on the caller's rayon pool: [`crate::engine`] installs one with large stacks.
         let results: Vec<(FileResult, Cached, Key)> = loaded
             .par_iter()
             .map(|(j, id)| {
-                let (mut res, cached, digest) = parse_one(j, *id, sources, cfgs, eager);
+                let (mut res, cached, digest) = parse_one(j, *id, (sources, shared), cfgs, eager);
                 locate(&mut res.items, files);
                 (res, cached, digest)
             })
             .collect();
         let mut next = Vec::new();
         for ((job, id), (res, cached, digest)) in loaded.into_iter().zip(results) {
-            if let (Some(cache), Some((key, fresh))) = (sources.lowered_mut(), cached) {
+            if let (Some(cache), Some((key, fresh))) = (caches.lowered.as_mut(), cached) {
                 match fresh {
                     Some(bytes) => cache.insert(key, bytes),
                     None => cache.mark_used(key),
@@ -160,20 +171,20 @@ pub fn unparsed_children(parsed: &Parsed, items: &[Item], cfg: usize) -> Vec<Fil
 /// depend on which thread read what first.
 fn load_wave(
     wave: &[FileJob],
-    files: &dyn Loader,
+    (files, caches): (&dyn Loader, &mut FileCaches),
     sources: &mut SourceMap,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<(FileJob, FileId)> {
-    let shared = &*sources;
+    let (shared, stamps) = (&*sources, &*caches);
     let read: Vec<_> = wave
         .par_iter()
-        .map(|job| shared.read(files, &job.path))
+        .map(|job| stamps.read(shared, files, &job.path))
         .collect();
     let mut out = Vec::new();
     for (job, read) in wave.iter().zip(read) {
         match read {
             Ok(Ok(id)) => out.push((job.clone(), id)),
-            Ok(Err(file)) => out.push((job.clone(), sources.insert(file))),
+            Ok(Err(file)) => out.push((job.clone(), caches.insert(sources, file))),
             Err(e) => diags.push(unreadable(job, &e, sources)),
         }
     }
@@ -241,14 +252,14 @@ type Cached = Option<(crate::source::Key, Option<Vec<u8>>)>;
 fn parse_one(
     job: &FileJob,
     id: FileId,
-    sources: &SourceMap,
+    (sources, caches): (&SourceMap, &FileCaches),
     cfgs: &[CfgCtx],
     eager: bool,
 ) -> (FileResult, Cached, Key) {
     let file = sources.file(id);
     let default_cfg = CfgCtx::default();
     let cfg = cfgs.get(job.cfg).unwrap_or(&default_cfg);
-    let Some(store) = sources.lowered() else {
+    let Some(store) = caches.lowered.as_ref() else {
         let lowering = lower_file(job, id, &file.text, cfg, eager);
         return (file_result(lowering, id, sources), None, 0);
     };
@@ -263,7 +274,7 @@ fn parse_one(
     // read late, was not the one its key was made of (checked when read: the run is then
     // stale, `source::Text`).
     let encoded = (lowering.as_ref())
-        .filter(|_| store.takes_new() && !sources.stale())
+        .filter(|_| store.takes_new() && !caches.stale())
         .and_then(|l| cache::encode_file(l, id));
     let digest = match &encoded {
         Some((_, digest)) => *digest,

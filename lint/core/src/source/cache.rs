@@ -1,8 +1,8 @@
 //! The cache of lowered files as data: encoded entries by key, and the one file format
 //! they are kept in between runs. What an entry holds, and how its key is computed, is the
 //! parse stage's (`parse::cache`); the edge (`engine::analyze`) reads the file
-//! (`<target>/nosync-lint/lowered.bin`) and gives the core the cache in its `SourceMap`; the
-//! core hands it back through [`super::Loader::store_lowered`] once its last file is
+//! (`<target>/nosync-lint/<workspace>/lowered.bin`) and gives the pipeline the cache in its
+//! [`crate::incremental::Incremental`], which hands it back to the edge once the last file is
 //! lowered. Nothing here does IO.
 //!
 //! The file: a magic, the format, the build of the lint that wrote it (another build

@@ -4,7 +4,7 @@
 //! edges: `engine::analyze`, the CLI); [`MemLoader`] is a set of files in memory (unit
 //! tests, fuzzing, benchmarks over generated crates).
 
-use super::{LoweredCache, Reader};
+use super::Reader;
 use crate::paths;
 use std::collections::HashMap;
 use std::io;
@@ -21,7 +21,8 @@ pub trait Loader: Sync {
     fn file(&self, path: &Path) -> Option<PathBuf>;
 
     /// What the file `path`'s metadata says of its contents now (`Stamp`), for the stamp
-    /// table; `None` (the default) when the loader has none: its files are always read.
+    /// table (`incremental`); `None` (the default) when the loader has none: its files are
+    /// always read.
     fn stamp(&self, _path: &Path) -> Option<Stamp> {
         None
     }
@@ -31,26 +32,6 @@ pub trait Loader: Sync {
     /// default): such files are read at once.
     fn reader(&self) -> Option<Reader> {
         None
-    }
-
-    /// Takes the cache of lowered files back once the core has lowered its last file (so
-    /// that its entries do not outlive parsing); a loader that keeps one stores it. By
-    /// default it is dropped.
-    fn store_lowered(&self, cache: LoweredCache) {
-        drop(cache);
-    }
-
-    /// Takes the cache of walks back once the call graph is built (the edge writes it
-    /// meanwhile the analysis goes on). Dropped, by default.
-    fn store_walks(&self, cache: LoweredCache) {
-        drop(cache);
-    }
-
-    /// Whether the run reading through this loader has been called off (a speculative
-    /// analysis that cargo's answer has already contradicted): the core then stops at its
-    /// next stage, its result unused. Never, by default.
-    fn cancelled(&self) -> bool {
-        false
     }
 }
 

@@ -1,6 +1,8 @@
 //! Source text: every file is read once, through a [`Loader`], and kept here with its
 //! line index (`line-index`), so that byte offsets become `line:col` spans and renderers can show
-//! snippets. The file ids and byte spans every later stage carries are defined here.
+//! snippets. The file ids and byte spans every later stage carries are defined here. The
+//! [`SourceMap`] is a table of files and nothing else: which files a run need not read (the
+//! stamp table) and the caches are the run's [`crate::incremental::Incremental`].
 
 mod cache;
 mod loader;
@@ -19,7 +21,6 @@ use line_index::{LineIndex, TextSize, WideEncoding};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::sync::atomic::Ordering;
 pub use text::{Known, Reader, Staleness, Text, hash as text_hash};
 
 /// Index of a file in the [`SourceMap`].
@@ -122,18 +123,25 @@ fn floor_char(text: &str, at: usize) -> usize {
     at
 }
 
-/// A file read (or vouched for by its stamp), to be added to a [`SourceMap`]
-/// ([`SourceMap::prepare`]), with what the stamp table is to record of it.
+/// A file read (or known by an earlier run's read, and read late), to be added to a
+/// [`SourceMap`] ([`SourceMap::prepare`], [`SourceMap::prepare_late`]).
 #[derive(Debug)]
-pub struct ReadFile(SourceFile, Stamped);
+pub struct ReadFile(SourceFile);
 
-/// What the stamp table records of a file added: nothing (no table, or no stamp), its new
-/// stamp and hash (read now), or its entry kept (vouched for, read late if at all).
-#[derive(Debug)]
-enum Stamped {
-    No,
-    Read(Known),
-    Vouched,
+impl ReadFile {
+    pub fn path(&self) -> &Path {
+        &self.0.path
+    }
+
+    /// The hash of its text.
+    pub fn hash(&self) -> u128 {
+        self.0.hash
+    }
+
+    /// Its number of lines.
+    pub fn lines(&self) -> usize {
+        self.0.lines
+    }
 }
 
 /// All files the lint read, addressed by `FileId` or by their printed path.
@@ -143,25 +151,6 @@ pub struct SourceMap {
     by_display: HashMap<PathBuf, FileId>,
     by_path: HashMap<PathBuf, FileId>,
     root: PathBuf,
-    /// The cache of lowered files, when one is used (the parse stage looks files up in it
-    /// and adds the ones it lowers; the edge reads and writes it).
-    lowered: Option<LoweredCache>,
-    /// The cache of lazy fn bodies, when one is used (filled where they are lowered).
-    bodies: Option<SharedCache>,
-    /// The cache of `macro_rules!` expansions, when one is used (filled where they are made).
-    expansions: Option<SharedCache>,
-    /// The cache of walks, when one is used (the call graph's, `callgraph::reuse`).
-    walks: Option<LoweredCache>,
-    /// The stamp table, when one is used: each file's stamp and text hash when it was last
-    /// read, by [`stamp_key`]; a file whose stamp vouches for its entry is not read.
-    stamps: Option<LoweredCache>,
-    /// Raised when a text read late was not the one its stamp vouched for.
-    stale: Staleness,
-}
-
-/// The key of a file's entry in the stamp table: its path.
-fn stamp_key(path: &Path) -> Key {
-    xxhash_rust::xxh3::xxh3_128(path.as_os_str().as_encoded_bytes())
 }
 
 impl SourceMap {
@@ -173,79 +162,10 @@ impl SourceMap {
         }
     }
 
-    /// Uses `cache` for lowered files (`None`: no cache).
-    pub fn set_lowered(&mut self, cache: Option<LoweredCache>) {
-        self.lowered = cache;
-    }
-
-    pub fn lowered(&self) -> Option<&LoweredCache> {
-        self.lowered.as_ref()
-    }
-
-    pub fn lowered_mut(&mut self) -> Option<&mut LoweredCache> {
-        self.lowered.as_mut()
-    }
-
-    /// Uses `cache` for lazy fn bodies (`None`: no cache).
-    pub fn set_bodies(&mut self, cache: Option<SharedCache>) {
-        self.bodies = cache;
-    }
-
-    pub fn bodies(&self) -> Option<&SharedCache> {
-        self.bodies.as_ref()
-    }
-
-    pub fn take_bodies(&mut self) -> Option<SharedCache> {
-        self.bodies.take()
-    }
-
-    /// Uses `cache` for `macro_rules!` expansions (`None`: no cache).
-    pub fn set_expansions(&mut self, cache: Option<SharedCache>) {
-        self.expansions = cache;
-    }
-
-    pub fn expansions(&self) -> Option<&SharedCache> {
-        self.expansions.as_ref()
-    }
-
-    pub fn take_expansions(&mut self) -> Option<SharedCache> {
-        self.expansions.take()
-    }
-
-    /// Uses `cache` for walks (`None`: no cache).
-    pub fn set_walks(&mut self, cache: Option<LoweredCache>) {
-        self.walks = cache;
-    }
-
-    pub fn take_walks(&mut self) -> Option<LoweredCache> {
-        self.walks.take()
-    }
-
-    /// Uses `table` as the stamp table (`None`: every file is read).
-    pub fn set_stamps(&mut self, table: Option<LoweredCache>) {
-        self.stamps = table;
-    }
-
-    /// Takes the stamp table out, with this run's files recorded in it.
-    pub fn take_stamps(&mut self) -> Option<LoweredCache> {
-        self.stamps.take()
-    }
-
-    /// Whether a text read late was not the one its file's stamp vouched for: what the run
-    /// made of the files may not match them, and it is to be run again, reading every file.
-    pub fn stale(&self) -> bool {
-        self.stale.load(Ordering::Relaxed)
-    }
-
     /// How many files' texts are in memory (read with the file, or late), of how many.
     pub fn texts_read(&self) -> (usize, usize) {
         let read = self.files.iter().filter(|f| f.text.is_read()).count();
         (read, self.files.len())
-    }
-
-    /// Takes the cache of lowered files out (no file is looked up in it any more).
-    pub fn take_lowered(&mut self) -> Option<LoweredCache> {
-        self.lowered.take()
     }
 
     /// Adds a file already read; returns its id (the same id if added twice).
@@ -262,26 +182,37 @@ impl SourceMap {
     /// threads can do in parallel through `&self`; [`SourceMap::insert`] adds it.
     pub fn prepare(&self, path: PathBuf, text: String) -> ReadFile {
         let display = self.display(&path);
-        ReadFile(SourceFile::new(path, display, text), Stamped::No)
+        ReadFile(SourceFile::new(path, display, text))
+    }
+
+    /// `path`, known by an earlier run's read of it (`known`), not read: its text is read
+    /// by `read` the first time it is needed, and `stale` is raised when that text is not
+    /// the one `known` says (see [`Text`]).
+    pub fn prepare_late(
+        &self,
+        path: &Path,
+        known: Known,
+        (read, stale): (Reader, &Staleness),
+    ) -> ReadFile {
+        let display = self.display(path);
+        ReadFile(SourceFile::late(
+            path.to_path_buf(),
+            display,
+            known,
+            (read, stale),
+        ))
+    }
+
+    /// The id of the file `path`, when it is here.
+    pub fn id(&self, path: &Path) -> Option<FileId> {
+        self.by_path.get(path).copied()
     }
 
     /// Adds a prepared file; returns its id (the id it has already when it was added).
     pub fn insert(&mut self, file: ReadFile) -> FileId {
-        let ReadFile(file, stamped) = file;
+        let ReadFile(file) = file;
         if let Some(&id) = self.by_path.get(&file.path) {
             return id;
-        }
-        if let Some(table) = &mut self.stamps {
-            let key = stamp_key(&file.path);
-            match stamped {
-                Stamped::Read(known) => {
-                    if let Ok(bytes) = postcard::to_stdvec(&known) {
-                        table.insert(key, bytes);
-                    }
-                }
-                Stamped::Vouched => table.mark_used(key),
-                Stamped::No => {}
-            }
         }
         let id = self.files.len() as FileId;
         self.by_display.insert(file.display.clone(), id);
@@ -315,35 +246,8 @@ impl SourceMap {
         if let Some(&id) = self.by_path.get(path) {
             return Ok(Ok(id));
         }
-        let stamp = self.stamps.as_ref().and_then(|_| files.stamp(path));
-        if let Some(file) = stamp.and_then(|now| self.vouched(files, path, &now)) {
-            return Ok(Err(file));
-        }
         let text = files.read(path)?;
-        let ReadFile(file, _) = self.prepare(path.to_path_buf(), text);
-        let stamped = match stamp {
-            Some(stamp) => Stamped::Read(Known {
-                stamp,
-                hash: file.hash,
-                lines: file.lines as u64,
-            }),
-            None => Stamped::No,
-        };
-        Ok(Err(ReadFile(file, stamped)))
-    }
-
-    /// `path`, not read, when the stamp table's entry for it is vouched for by its stamp
-    /// `now` ([`Stamp::vouches_for`]) and `files` can read it later.
-    fn vouched(&self, files: &dyn Loader, path: &Path, now: &Stamp) -> Option<ReadFile> {
-        let bytes = self.stamps.as_ref()?.get(stamp_key(path))?;
-        let known: Known = postcard::from_bytes(bytes).ok()?;
-        if !known.stamp.vouches_for(now) {
-            return None;
-        }
-        let late = (files.reader()?, &self.stale);
-        let display = self.display(path);
-        let file = SourceFile::late(path.to_path_buf(), display, known, late);
-        Some(ReadFile(file, Stamped::Vouched))
+        Ok(Err(self.prepare(path.to_path_buf(), text)))
     }
 
     pub fn file(&self, id: FileId) -> &SourceFile {

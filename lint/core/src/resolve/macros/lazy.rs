@@ -7,7 +7,7 @@
 use crate::diagnostics::Diagnostic;
 use crate::parse::ir::{Body, FnIr, Item, ModKind};
 use crate::parse::lazy::lower_body;
-use crate::source::{Key, SourceMap};
+use crate::source::{Key, SharedCache, SourceMap};
 use std::collections::HashSet;
 
 /// Lowers in place the lazy bodies among `items` (in modules, impls and traits) that invoke
@@ -16,11 +16,12 @@ use std::collections::HashSet;
 /// that reaches it reports it). No span is freed here: the definitions hold token trees.
 /// The text of each body lowered (its hash) is folded into `digest` (the file's, see
 /// [`crate::parse::cache::digest`], which counts a body by being there): what
-/// it declares is part of the items the later stages see.
+/// it declares is part of the items the later stages see. `ctx`: the sources, and the
+/// cache of lazy bodies.
 pub fn lower_invoking(
     items: &mut [Item],
     generating: &HashSet<String>,
-    ctx: &SourceMap,
+    ctx: (&SourceMap, Option<&SharedCache>),
     (digest, diags): (&mut Key, &mut Vec<Diagnostic>),
 ) {
     let mut stack: Vec<&mut [Item]> = vec![items];
@@ -48,7 +49,7 @@ pub fn lower_invoking(
 fn lower_fn(
     f: &mut FnIr,
     generating: &HashSet<String>,
-    sources: &SourceMap,
+    (sources, cache): (&SourceMap, Option<&SharedCache>),
     (digest, diags): (&mut Key, &mut Vec<Diagnostic>),
 ) {
     let Some(Body::Lazy(lazy)) = &f.body else {
@@ -57,7 +58,7 @@ fn lower_fn(
     if !lazy.macros.iter().any(|m| generating.contains(m)) {
         return;
     }
-    if let Ok(lowered) = lower_body(lazy, sources) {
+    if let Ok(lowered) = lower_body(lazy, sources, cache) {
         let mut h = xxhash_rust::xxh3::Xxh3::new();
         h.update(&digest.to_le_bytes());
         h.update(&lazy.text.to_le_bytes());

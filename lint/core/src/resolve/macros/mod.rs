@@ -21,6 +21,7 @@ mod scope;
 
 use crate::crate_graph::CrateSpec;
 use crate::diagnostics::Diagnostic;
+use crate::incremental::Incremental;
 use crate::parse::Parsed;
 use crate::parse::cfg::CfgCtx;
 use crate::parse::ir::{FnIr, Item, MacroCallIr, MacroOrigin, ModKind, SpanIr};
@@ -38,6 +39,12 @@ const MAX_EXPANSION_LEN: usize = 256 * 1024;
 /// reach [`MAX_EXPANSIONS`] expansions of [`MAX_EXPANSION_LEN`] each (gigabytes of
 /// items); past this budget an invocation counts as not expanded.
 const MAX_TOTAL_EXPANSION: usize = 8 * 1024 * 1024;
+
+/// What one round of expansion is given: the crates' cfgs, the crates, the budget.
+type Round<'a> = (&'a [CfgCtx], &'a [CrateSpec], usize);
+/// The caches of expansions and of lazy bodies.
+type Caches<'a> = (Option<&'a SharedCache>, Option<&'a SharedCache>);
+
 /// Deepest nesting of expansions (a macro whose expansion invokes a macro ...) and modules.
 const MAX_DEPTH: usize = 32;
 
@@ -60,10 +67,11 @@ pub fn expand_all(
     parsed: &mut Parsed,
     cfgs: &[CfgCtx],
     crates: &[CrateSpec],
-    files: &dyn Loader,
+    (files, incr): (&dyn Loader, &mut Incremental),
     sources: &mut SourceMap,
 ) -> (Expansions, Vec<Diagnostic>) {
-    expand_all_within(parsed, cfgs, crates, files, sources, MAX_TOTAL_EXPANSION)
+    let loading = (files, incr);
+    expand_all_within(parsed, cfgs, crates, loading, sources, MAX_TOTAL_EXPANSION)
 }
 
 /// One expansion run: the definitions, the crates, the budget and what was done.
@@ -89,7 +97,7 @@ fn expand_all_within(
     parsed: &mut Parsed,
     cfgs: &[CfgCtx],
     crates: &[CrateSpec],
-    files: &dyn Loader,
+    (files, incr): (&dyn Loader, &mut Incremental),
     sources: &mut SourceMap,
     budget: usize,
 ) -> (Expansions, Vec<Diagnostic>) {
@@ -101,7 +109,8 @@ fn expand_all_within(
     while !todo.is_empty() {
         todo.sort();
         let run = (cfgs, crates, budget);
-        count = expand_files(parsed, &todo, run, (count, &*sources, &mut diags));
+        let caches = (incr.expansions.as_ref(), incr.bodies.as_ref());
+        count = expand_files(parsed, &todo, (run, caches), (count, &*sources, &mut diags));
         let mut jobs = Vec::new();
         for key in &todo {
             if let Some(f) = parsed.files.get_mut(key) {
@@ -111,7 +120,8 @@ fn expand_all_within(
             jobs.extend(crate::parse::unparsed_children(parsed, items, key.1));
         }
         let before: HashSet<_> = parsed.files.keys().cloned().collect();
-        crate::parse::parse_jobs(parsed, jobs, cfgs, files, sources, &mut diags);
+        let loading = (files, &mut incr.files);
+        crate::parse::parse_jobs(parsed, jobs, cfgs, loading, sources, &mut diags);
         todo = parsed
             .files
             .keys()
@@ -122,25 +132,26 @@ fn expand_all_within(
     (count, diags)
 }
 
-/// One round: the invocations of the files `keys`, with the definitions of all parsed files.
+/// One round: the invocations of the files `keys`, with the definitions of all parsed
+/// files; with the caches of expansions and of lazy bodies.
 fn expand_files(
     parsed: &mut Parsed,
     keys: &[(PathBuf, usize)],
-    (cfgs, crates, budget): (&[CfgCtx], &[CrateSpec], usize),
+    ((cfgs, crates, budget), (memo, bodies)): (Round<'_>, Caches<'_>),
     (count, sources, diags): (Expansions, &SourceMap, &mut Vec<Diagnostic>),
 ) -> Expansions {
     let defs = Defs::collect(parsed);
     if defs.is_empty() {
         return count;
     }
-    lower_invoking(parsed, keys, defs.item_names(), sources, diags);
+    lower_invoking(parsed, keys, defs.item_names(), (sources, bodies), diags);
     let mut run = Run {
         defs: &defs,
         crates,
         budget,
         count,
         origins: HashMap::new(),
-        memo: sources.expansions(),
+        memo,
     };
     let default_cfg = CfgCtx::default();
     for key in keys {
@@ -164,7 +175,7 @@ fn lower_invoking(
     parsed: &mut Parsed,
     keys: &[(PathBuf, usize)],
     generating: &HashSet<String>,
-    sources: &SourceMap,
+    sources: (&SourceMap, Option<&SharedCache>),
     diags: &mut Vec<Diagnostic>,
 ) {
     let wanted: HashSet<&(PathBuf, usize)> = keys.iter().collect();
@@ -384,10 +395,13 @@ mod tests {
         let files = MemLoader::new().with(&file, src);
         let mut sources = SourceMap::new(std::path::Path::new("/mem/m"));
         let cfgs = [CfgCtx::default()];
+        let mut incr = crate::incremental::Incremental::default();
+        let loading = (&files as &dyn crate::source::Loader, &mut incr.files);
         let (mut parsed, _) =
-            crate::parse::parse_all(&[(file, 0)], &cfgs, &files, &mut sources, false);
+            crate::parse::parse_all(&[(file, 0)], &cfgs, loading, &mut sources, false);
+        let loading = (&files as &dyn crate::source::Loader, &mut incr);
         let (n, _) =
-            super::expand_all_within(&mut parsed, &cfgs, &[], &files, &mut sources, 1 << 20);
+            super::expand_all_within(&mut parsed, &cfgs, &[], loading, &mut sources, 1 << 20);
         assert!(n.bytes <= (1 << 20) + super::MAX_EXPANSION_LEN, "{n:?}");
         assert!(n.failed > 0 && n.expanded < 200, "{n:?}");
     }
