@@ -7,11 +7,11 @@
 //! `cargo bench -p cargo-nosync-lint --bench formats`
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use nosync_lint::{Baseline, Format, Report, ReportWorkspace, render, write_baseline};
+use nosync_lint::{Baseline, Format, Report, ReportContext, render, write_baseline};
 use nosync_lint_core::diagnostics::{
     Code, Confidence, Diagnostic, Finding, Hop, Level, SinkKind, Span,
 };
-use nosync_lint_core::levels::{LevelOverrides, Target as LevelTarget};
+use nosync_lint_core::levels::{LevelOverrides, Subject};
 use nosync_lint_core::source::SourceMap;
 use std::hint::black_box;
 use std::path::Path;
@@ -70,7 +70,7 @@ fn bench(c: &mut Criterion) {
     let diagnostics = findings();
     let mut sources = SourceMap::new(Path::new("/w"));
     sources.add("/w/src/model.rs".into(), text);
-    let workspace = ReportWorkspace {
+    let workspace = ReportContext {
         manifest_path: Path::new("/w/Cargo.toml"),
         metadata: None,
         srcroot: Some(Path::new("/w")),
@@ -116,8 +116,8 @@ fn bench(c: &mut Criterion) {
         b.iter(|| parsed.apply(black_box(diagnostics.clone())))
     });
     let mut overrides = LevelOverrides::default();
-    overrides.push(LevelTarget::Warnings, Level::Deny);
-    overrides.push(LevelTarget::Code(Code::SyncInNoSync), Level::Warn);
+    overrides.push(Subject::Warnings, Level::Deny);
+    overrides.push(Subject::Code(Code::SyncInNoSync), Level::Warn);
     group.bench_function("levels", |b| {
         b.iter(|| {
             let mut list = diagnostics.clone();

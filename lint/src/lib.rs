@@ -34,7 +34,7 @@ mod report;
 // The stages below, from the core and the workspace crates, by the names this crate's
 // modules use (`crate::parse`, `crate::workspace`).
 use nosync_lint_core::{
-    analysis, callgraph, config, diagnostics, incremental, levels, net, parse, paths, resolve,
+    analysis, callgraph, config, diagnostics, incremental, levels, panics, parse, paths, resolve,
     source,
 };
 use nosync_lint_workspace as workspace;
@@ -58,4 +58,4 @@ pub use render::{Format, render};
 /// cargo's `target` object of a diagnostic's origin.
 pub use report::cargo::target as cargo_target;
 pub use report::cargo::workspace_origin;
-pub use report::{Report, Workspace as ReportWorkspace};
+pub use report::{Context as ReportContext, Report};

@@ -7,7 +7,7 @@
 use cargo_metadata::Message;
 use cargo_metadata::diagnostic::DiagnosticLevel;
 use nosync_lint::{
-    Analysis, Format, Report, ReportWorkspace, SARIF_FINGERPRINT_KEY, analyze_crates, cargo_target,
+    Analysis, Format, Report, ReportContext, SARIF_FINGERPRINT_KEY, analyze_crates, cargo_target,
     render, workspace_origin,
 };
 use nosync_lint_core::config::Config;
@@ -152,7 +152,7 @@ fn finding() -> Diagnostic {
 /// `srcroot` as SARIF's `%SRCROOT%`.
 fn render_in(diagnostics: &[Diagnostic], format: Format, srcroot: Option<&Path>) -> String {
     let sources = &analysis().sources;
-    let workspace = ReportWorkspace {
+    let workspace = ReportContext {
         manifest_path: Path::new("/ws/Cargo.toml"),
         metadata: None,
         srcroot,

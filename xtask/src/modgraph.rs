@@ -16,7 +16,7 @@ pub const LAYERS: &[&[&str]] = &[
     // `levels` names codes and levels (`-D CODE`, config `levels`) over `diagnostics` only:
     // the config stage checks its `levels` with it. `crate_graph` is the crates to analyse,
     // as plain data.
-    &["known", "net", "levels", "crate_graph"],
+    &["known", "panics", "levels", "crate_graph"],
     &["workspace"],
     &["source"],
     // What a run reuses of earlier runs: the stamp table and the caches, over `source`.

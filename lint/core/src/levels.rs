@@ -12,7 +12,7 @@ use std::fmt;
 
 /// What an override names: one code, or every warning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
+pub enum Subject {
     Code(Code),
     /// rustc's `warnings` group.
     Warnings,
@@ -31,7 +31,7 @@ pub enum LevelError {
 /// The overrides of one run, in the order they apply.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LevelOverrides {
-    steps: Vec<(Target, Level)>,
+    steps: Vec<(Subject, Level)>,
 }
 
 /// The known code (or `warnings`) closest to a mistyped `name`, for a "did you mean".
@@ -40,12 +40,12 @@ pub fn closest_code(name: &str) -> Option<&'static str> {
 }
 
 /// Parses a code name as given to `-D` or `levels` (`warnings` included).
-pub fn parse_target(name: &str) -> Result<Target, LevelError> {
+pub fn parse_target(name: &str) -> Result<Subject, LevelError> {
     let name = name.trim();
     if name == "warnings" {
-        return Ok(Target::Warnings);
+        return Ok(Subject::Warnings);
     }
-    Code::from_name(name).map(Target::Code).ok_or_else(|| {
+    Code::from_name(name).map(Subject::Code).ok_or_else(|| {
         let known: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
         LevelError::UnknownCode {
             name: name.to_owned(),
@@ -70,7 +70,7 @@ pub fn parse_level(code: &str, name: &str) -> Result<Level, LevelError> {
 
 impl LevelOverrides {
     /// Appends one override; later ones win.
-    pub fn push(&mut self, target: Target, level: Level) {
+    pub fn push(&mut self, target: Subject, level: Level) {
         self.steps.push((target, level));
     }
 
@@ -96,9 +96,9 @@ impl LevelOverrides {
         let mut warnings = Level::Warn;
         for &(target, to) in &self.steps {
             match target {
-                Target::Code(c) if c == code => level = to,
-                Target::Code(_) => {}
-                Target::Warnings => warnings = to,
+                Subject::Code(c) if c == code => level = to,
+                Subject::Code(_) => {}
+                Subject::Warnings => warnings = to,
             }
         }
         if level == Level::Warn {
@@ -136,11 +136,11 @@ pub fn reported(diagnostics: &[Diagnostic]) -> Vec<&Diagnostic> {
         .collect()
 }
 
-impl fmt::Display for Target {
+impl fmt::Display for Subject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Target::Code(code) => f.write_str(code.as_str()),
-            Target::Warnings => f.write_str("warnings"),
+            Subject::Code(code) => f.write_str(code.as_str()),
+            Subject::Warnings => f.write_str("warnings"),
         }
     }
 }
@@ -254,11 +254,11 @@ mod tests {
         ];
         assert_eq!(exit_status(reported(&diagnostics)), 1);
         let mut overrides = LevelOverrides::default();
-        overrides.push(Target::Code(Code::SyncInNoSync), Allow);
+        overrides.push(Subject::Code(Code::SyncInNoSync), Allow);
         overrides.apply(&mut diagnostics);
         assert_eq!(exit_status(reported(&diagnostics)), 0);
         assert_eq!(reported(&diagnostics).len(), 1);
-        overrides.push(Target::Warnings, Deny);
+        overrides.push(Subject::Warnings, Deny);
         overrides.apply(&mut diagnostics);
         assert_eq!(exit_status(reported(&diagnostics)), 1);
     }

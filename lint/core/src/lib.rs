@@ -5,7 +5,7 @@
 //! `parse` (syn, in parallel, lowered to a small IR) → `resolve` (def map, names, types,
 //! macro expansion) → `callgraph` → `analysis` (chains from roots to sinks); below them
 //! `diagnostics` (the output data and the registry of codes), `paths`, `known` (the names
-//! of std and cudarc), `levels`, `net` (the panic safety net) and `crate_graph` (the crates
+//! of std and cudarc), `levels`, `panics` (the panic safety net) and `crate_graph` (the crates
 //! to analyse). The `cargo-nosync-lint` crate runs them (see `ARCHITECTURE.md`).
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -21,7 +21,7 @@ pub mod diagnostics;
 pub mod incremental;
 pub mod known;
 pub mod levels;
-pub mod net;
+pub mod panics;
 pub mod parse;
 pub mod paths;
 pub mod resolve;

@@ -5,7 +5,9 @@
 
 use crate::{Expect, check, spec};
 use nosync_lint::analyze_crates;
-use nosync_lint_core::config::{Config, load_file as load_config_file, load_manifest as load_config_manifest};
+use nosync_lint_core::config::{
+    Config, load_file as load_config_file, load_manifest as load_config_manifest,
+};
 use nosync_lint_core::crate_graph::MetadataTable;
 use nosync_lint_core::diagnostics::sort as sort_diagnostics;
 use nosync_lint_core::source::{MemLoader, SourceMap};

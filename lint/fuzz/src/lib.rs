@@ -10,7 +10,10 @@
 //! (`pipeline_twice`) and a lost sentinel finding (`pipeline_files`). Hangs and memory blow-ups are libFuzzer's `-timeout` and
 //! `-rss_limit_mb`.
 
-use nosync_lint::{Analysis, Baseline, Format, Report, ReportWorkspace, analyze_crates, render, render_human, write_baseline};
+use nosync_lint::{
+    Analysis, Baseline, Format, Report, ReportContext, analyze_crates, render, render_human,
+    write_baseline,
+};
 use nosync_lint_core::config::Config;
 use nosync_lint_core::crate_graph::{CrateSpec, DepTarget};
 use nosync_lint_core::diagnostics::{Code, Diagnostic, Level, Origin, Span};
@@ -182,7 +185,7 @@ fn render_machine(a: &Analysis, diagnostics: &[Diagnostic], sarif: bool) {
         formats.push(Format::Sarif);
     }
     let manifest_path = a.root.join("Cargo.toml");
-    let workspace = ReportWorkspace {
+    let workspace = ReportContext {
         manifest_path: &manifest_path,
         metadata: a.metadata.as_ref(),
         srcroot: Some(&a.root),

@@ -202,7 +202,7 @@ fn show(
 ) -> i32 {
     let format = cli.render_format(terminal == Terminal::Yes);
     let manifest_path = analysis.root.join("Cargo.toml");
-    let workspace = report::Workspace {
+    let workspace = report::Context {
         manifest_path: &manifest_path,
         metadata: analysis.metadata.as_ref(),
         srcroot: Some(&analysis.root),

@@ -1,9 +1,9 @@
 //! The pipeline, stage by stage: workspace → config → parse → macro expansion →
 //! resolve → call graph → analysis. [`analyze`] is the edge: it runs cargo metadata and
-//! reads from the disk (`edge.rs`: the config, the caches; `caches.rs`), meanwhile
+//! reads from the disk (`io.rs`: the config, the caches; `caches.rs`), meanwhile
 //! analysing a guess of cargo's answer (`speculate.rs`); [`analyze_crates`] is the core
 //! over given crates and a [`crate::source::Loader`], which is all it sees of files
-//! (tests give it files in memory; `stages.rs`).
+//! (tests give it files in memory; `pipeline.rs`).
 
 use crate::diagnostics::{Diagnostic, Span, sort};
 use crate::levels::LevelOverrides;
@@ -14,16 +14,16 @@ use std::time::{Duration, Instant};
 
 mod caches;
 mod calls;
-mod edge;
+mod io;
 mod no_deps;
+mod pipeline;
 mod speculate;
-mod stages;
 
 pub use calls::CrateCalls;
-pub use speculate::Speculation;
 #[cfg(test)]
-pub use stages::analyze_crates_with;
-pub use stages::{Core, Input, analyze_crates, analyze_crates_incremental};
+pub use pipeline::analyze_crates_with;
+pub use pipeline::{Core, Input, analyze_crates, analyze_crates_incremental};
+pub use speculate::Speculation;
 
 /// What to analyse and how.
 #[derive(Debug, Clone, Default)]
@@ -121,7 +121,7 @@ pub struct Analysis {
 }
 
 /// One `levels` entry of the configuration: code (or `warnings`), level, location.
-pub type ConfigLevel = (crate::levels::Target, crate::diagnostics::Level, Span);
+pub type ConfigLevel = (crate::levels::Subject, crate::diagnostics::Level, Span);
 
 /// Runs `cargo metadata`, reads the configuration, and analyses the selected crates;
 /// cargo's status lines go to `progress`. While cargo runs (the metadata cache missed),
@@ -147,16 +147,16 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
         true => "metadata (cache hit)",
         false => "metadata",
     };
-    let inputs = edge::Inputs::of(&ws);
+    let inputs = io::Inputs::of(&ws);
     let mut phases = vec![(metadata_phase, metadata_time)];
     let (ran, verdict) = match spec.running {
         Some(running) => {
             let (ran, verdict) = speculate::settle(running, &inputs, opts, &mut phases)?;
             (ran, Some(verdict))
         }
-        None => (edge::run(&inputs, opts, false, None)?, None),
+        None => (io::run(&inputs, opts, false, None)?, None),
     };
-    let mut a = edge::complete(ran, ws, ws_diags, phases);
+    let mut a = io::complete(ran, ws, ws_diags, phases);
     a.stats.speculation = verdict;
     if opts.workspace.no_deps
         && let Some(d) = no_deps::leaving(&a.diagnostics, &inputs.unread)

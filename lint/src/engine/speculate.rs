@@ -2,7 +2,7 @@
 //! analysis (0.5–0.7 s on candle), so the analysis does not wait for it. While cargo runs,
 //! a thread of its own computes the selection the offline fallback would make
 //! ([`workspace::guess`]: `cargo metadata --no-deps`, what is on disk, the fallback's
-//! resolution) and runs the whole edge and core on it ([`edge::run`]: the same config
+//! resolution) and runs the whole edge and core on it ([`io::run`]: the same config
 //! loading, caches and analysis), holding back everything it would write. When cargo has
 //! answered, its selection's [`Inputs`] are compared with the guess's: equal, the core
 //! read the same things, so its result is the answer (the caches are written then, and
@@ -14,7 +14,7 @@
 //! fallback's selection is the guess, so the guess is confirmed.
 
 use super::Options;
-use super::edge::{self, Inputs, Ran};
+use super::io::{self, Inputs, Ran};
 use crate::workspace::{self, Offline, Overlap};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -78,13 +78,13 @@ impl Running {
             if called_off.load(Ordering::Relaxed) {
                 return None;
             }
-            let ran = edge::run_until(&inputs, &opts, true, None, Some(called_off));
+            let ran = io::run_until(&inputs, &opts, true, None, Some(called_off));
             Some(Guessed { ran, guess_time })
         };
         let handle = std::thread::Builder::new()
             .name("speculate".to_owned())
             .stack_size(crate::parse::STACK_SIZE)
-            .spawn(move || crate::net::catch(guess_and_run).ok().flatten())
+            .spawn(move || crate::panics::catch(guess_and_run).ok().flatten())
             .ok();
         Running {
             handle,
@@ -155,7 +155,7 @@ pub(super) fn settle(
     let Some(guess) = running.guess(!opts.drop_late_guess) else {
         running.cancel();
         phases.push(("speculation wait", waited.elapsed()));
-        let ran = edge::run(real, opts, false, None)?;
+        let ran = io::run(real, opts, false, None)?;
         // It stops once its guess is made, without running on it.
         drop(running.finish());
         return Ok((ran, Speculation::Late));
@@ -172,7 +172,7 @@ pub(super) fn settle(
     let ran = guessed.map(|g| g.ran);
     match (guess, what, ran) {
         (Err(why), _, _) => Ok((
-            edge::run(real, opts, false, None)?,
+            io::run(real, opts, false, None)?,
             Speculation::Unavailable(why),
         )),
         (Ok(_), None, Some(Ok(ran))) => Ok((ran, Speculation::Confirmed)),
@@ -182,14 +182,14 @@ pub(super) fn settle(
                 _ => "its run did not finish".to_owned(),
             };
             Ok((
-                edge::run(real, opts, false, None)?,
+                io::run(real, opts, false, None)?,
                 Speculation::Unavailable(why),
             ))
         }
         (Ok(_), Some(what), ran) => {
             // Only its lowered files are kept (its analysis freed before the next one).
             let lowered = ran.and_then(Result::ok).and_then(|r| r.writer.take_held());
-            let again = edge::run(real, opts, false, lowered)?;
+            let again = io::run(real, opts, false, lowered)?;
             Ok((again, Speculation::Rejected(what)))
         }
     }

@@ -45,7 +45,7 @@ fn summary_line(report: &Report<'_>) -> String {
 /// The human rendering of `d`; if the renderer panics, its short form with a note saying
 /// so, and `false`.
 pub fn render_or_short(d: &Diagnostic, sources: &SourceMap, color: bool) -> (String, bool) {
-    match crate::net::catch(|| render(d, sources, color)) {
+    match crate::panics::catch(|| render(d, sources, color)) {
         Ok(text) => (text, true),
         Err(caught) => {
             let text = format!(

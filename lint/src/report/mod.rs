@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 /// What the report needs to know of the workspace.
 #[derive(Debug, Clone, Copy)]
-pub struct Workspace<'a> {
+pub struct Context<'a> {
     /// The workspace's `Cargo.toml`: the package of diagnostics without an origin when
     /// there is no metadata (see [`cargo::workspace_origin`]).
     pub manifest_path: &'a Path,
@@ -57,7 +57,7 @@ impl<'a> Report<'a> {
     pub fn new(
         diagnostics: &'a [Diagnostic],
         sources: &'a SourceMap,
-        workspace: &Workspace<'_>,
+        workspace: &Context<'_>,
     ) -> Report<'a> {
         let fallback = cargo::workspace_origin(workspace.metadata, workspace.manifest_path);
         let mut shown = crate::levels::reported(diagnostics);
@@ -133,7 +133,7 @@ mod tests {
             })
             .collect();
         let sources = SourceMap::new(Path::new("/w"));
-        let workspace = Workspace {
+        let workspace = Context {
             manifest_path: Path::new("/w/Cargo.toml"),
             metadata: None,
             srcroot: None,

@@ -80,7 +80,7 @@ fn name_only_callees_and_the_unresolved_calls_of_sinks_are_walked() {
 }
 
 /// A body no root reaches is not walked: a panic there cannot happen (with every fn
-/// walked it is an `internal-error`, see `net.rs`).
+/// walked it is an `internal-error`, see `panics.rs`).
 #[test]
 fn a_body_no_root_reaches_is_not_walked() {
     let src = with_prelude(

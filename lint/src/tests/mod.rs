@@ -247,7 +247,7 @@ mod limits;
 mod macros;
 mod models;
 mod modules;
-mod net;
+mod panics;
 mod pipeline;
 mod reach;
 mod resolution;

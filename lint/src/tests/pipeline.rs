@@ -201,7 +201,7 @@ fn json_targets_come_from_the_workspace_stage_metadata() {
         "target_directory": "/mem/t/target", "version": 1
     });
     a.metadata = Some(serde_json::from_value(metadata).unwrap());
-    let workspace = crate::report::Workspace {
+    let workspace = crate::report::Context {
         manifest_path: Path::new("/mem/t/Cargo.toml"),
         metadata: a.metadata.as_ref(),
         srcroot: None,

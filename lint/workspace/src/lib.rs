@@ -122,7 +122,7 @@ pub struct Selected {
     crates: Vec<CrateSpec>,
     config_tables: Vec<(PathBuf, MetadataTable)>,
     metadata: Metadata,
-    fallback: Option<(String, offline::Report)>,
+    fallback: Option<(String, offline::Account)>,
 }
 
 /// Runs `cargo metadata` and selects the crates to analyse.
@@ -155,7 +155,7 @@ impl Overlap for () {
 #[derive(Debug)]
 pub struct Offline {
     metadata: Metadata,
-    report: offline::Report,
+    report: offline::Account,
 }
 
 /// [`load`], with `overlap` started once when cargo is about to be asked (the cache
@@ -197,7 +197,7 @@ fn finish(
     selected: Selected,
     opts: &WorkspaceOptions,
     cached: bool,
-) -> Result<(Workspace, Option<(String, offline::Report)>)> {
+) -> Result<(Workspace, Option<(String, offline::Account)>)> {
     let Selected {
         mut crates,
         config_tables,
@@ -224,7 +224,7 @@ fn run_cargo(
     opts: &WorkspaceOptions,
     progress: &mut dyn FnMut(&str),
     overlap: &mut dyn Overlap,
-) -> Result<(Metadata, Option<(String, offline::Report)>)> {
+) -> Result<(Metadata, Option<(String, offline::Account)>)> {
     if opts.no_deps {
         return Ok((metadata(opts, Ask::NoDeps, progress)?, None));
     }
@@ -269,7 +269,7 @@ fn fallback(
     opts: &WorkspaceOptions,
     e: &CargoFailed,
     progress: &mut dyn FnMut(&str),
-) -> Result<(Metadata, offline::Report)> {
+) -> Result<(Metadata, offline::Account)> {
     let said = &e.0;
     let (m, disk, req) = offline_start(opts, progress)?;
     offline::resolve(m, &req, &disk).map_err(|err| {
@@ -300,7 +300,7 @@ fn cargo_home() -> PathBuf {
         .unwrap_or_default()
 }
 
-fn fallback_warning(m: &Metadata, e: &CargoFailed, r: &offline::Report) -> Diagnostic {
+fn fallback_warning(m: &Metadata, e: &CargoFailed, r: &offline::Account) -> Diagnostic {
     let manifest = m.workspace_root.join("Cargo.toml").into_std_path_buf();
     let span = Span::start_of(PathBuf::from("Cargo.toml"));
     let members: Vec<String> = r

@@ -80,7 +80,7 @@ pub enum NodeKind {
 
 /// What the fallback analysed and what it could not find.
 #[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Report {
+pub struct Account {
     /// Each member with its enabled features.
     pub members: Vec<(String, Vec<String>)>,
     /// Dependencies found on disk, as `name version`.
@@ -124,7 +124,7 @@ struct Resolver<'d> {
 }
 
 /// Rebuilds `m` (from `cargo metadata --no-deps`) into metadata with a resolve graph.
-pub fn resolve(m: Metadata, req: &FeatureRequest, disk: &Disk) -> Result<(Metadata, Report)> {
+pub fn resolve(m: Metadata, req: &FeatureRequest, disk: &Disk) -> Result<(Metadata, Account)> {
     let r = resolve_with(m, req, disk, None, &mut Manifests::new())?;
     Ok((r.metadata, r.report))
 }
@@ -136,7 +136,7 @@ pub type Manifests = HashMap<PathBuf, Option<Manifest>>;
 #[derive(Debug)]
 pub struct Resolved {
     pub metadata: Metadata,
-    pub report: Report,
+    pub report: Account,
     /// Set when the resolution was restricted and the restriction cannot be exact.
     pub broken: Option<String>,
 }
@@ -177,7 +177,7 @@ pub fn resolve_with(
     }
     r.run();
     let reach = r.on_host(names.len());
-    let report = r.report(&names, &reach);
+    let report = r.account(&names, &reach);
     let broken = r.broken.take();
     *manifests = std::mem::take(&mut r.manifests);
     let (packages, nodes) = r.into_metadata_parts(&reach)?;

@@ -42,7 +42,7 @@
 //! selection is the same), for the fallback to take.
 
 use super::disk::{Disk, Locked};
-use super::offline::{self, FeatureRequest, Manifests, Node, NodeKind, Report};
+use super::offline::{self, Account, FeatureRequest, Manifests, Node, NodeKind};
 use anyhow::Result;
 use cargo_metadata::Metadata;
 use cargo_metadata::semver::Version;
@@ -214,7 +214,7 @@ pub fn resolve(
     req: &FeatureRequest,
     disk: &Disk,
     full_max: Option<usize>,
-) -> Result<(Metadata, Option<Report>), String> {
+) -> Result<(Metadata, Option<Account>), String> {
     // A package of the lock file is not on disk: cargo cannot answer offline, the fallback
     // will, and it needs the whole graph, which the guess builds now for it to take
     // (`Offline`), whatever its size (its selection is the restricted one's).
@@ -230,7 +230,7 @@ fn resolve_as_lock_allows(
     req: &FeatureRequest,
     disk: &Disk,
     full_max: Option<usize>,
-) -> Result<(Metadata, Option<Report>), String> {
+) -> Result<(Metadata, Option<Account>), String> {
     let graph = disk
         .lock()
         .ok_or_else(|| "no lock file read whole".to_owned());
@@ -273,7 +273,7 @@ fn restricted(
     Ok(again.broken.is_none().then_some(again.metadata))
 }
 
-fn full(m: Metadata, req: &FeatureRequest, disk: &Disk) -> Result<(Metadata, Option<Report>)> {
+fn full(m: Metadata, req: &FeatureRequest, disk: &Disk) -> Result<(Metadata, Option<Account>)> {
     let (m, report) = offline::resolve(m, req, disk)?;
     Ok((m, Some(report)))
 }

@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 pub(super) fn select(
     mut m: Metadata,
     opts: &WorkspaceOptions,
-    fallback: Option<(String, offline::Report)>,
+    fallback: Option<(String, offline::Account)>,
 ) -> Selected {
     let ws = selection(&m, opts);
     let keep = kept(&m, &ws);

@@ -87,7 +87,7 @@ fn scratch(name: &str) -> (PathBuf, impl Fn(&str, &str)) {
 
 /// Resolves `app` offline with `req`: each package's enabled features and extern names,
 /// one line each (`name: features | deps`), and the report.
-fn resolve(name: &str, req: FeatureRequest, lock: Option<&str>) -> (Vec<String>, offline::Report) {
+fn resolve(name: &str, req: FeatureRequest, lock: Option<&str>) -> (Vec<String>, offline::Account) {
     let (app, home) = setup(name, lock);
     let m = MetadataCommand::new()
         .manifest_path(app.join("Cargo.toml"))

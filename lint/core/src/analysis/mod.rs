@@ -35,9 +35,9 @@ use crate::source::SourceMap;
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet, VecDeque};
 
-mod report;
-pub use report::tag_name;
-use report::{chain_code, finding, unresolved};
+mod message;
+pub use message::tag_name;
+use message::{chain_code, finding, unresolved};
 
 const NONE: u32 = u32::MAX;
 
@@ -159,10 +159,10 @@ pub fn find(
     }
     let is_root = &is_root[..];
     let fresh = || (Search::new(map.fns.len()), HashMap::new());
-    let searched: Vec<Result<Searched<'_>, crate::net::Caught>> = roots
+    let searched: Vec<Result<Searched<'_>, crate::panics::Caught>> = roots
         .par_iter()
         .map_init(fresh, |(s, reach), &root| {
-            let out = crate::net::catch(|| search(map, g, s, (root, is_root), reach, wanted));
+            let out = crate::panics::catch(|| search(map, g, s, (root, is_root), reach, wanted));
             if out.is_err() {
                 // The search's state is unknown after a panic: start the next root afresh.
                 (*s, *reach) = fresh();
@@ -207,7 +207,7 @@ fn search<'g>(
     reach: &mut HashMap<FnId, Reach<'g>>,
     wanted: Wanted,
 ) -> Searched<'g> {
-    crate::net::failpoint("search", &map.func(root).name);
+    crate::panics::failpoint("search", &map.func(root).name);
     let chains = root_chains(map, g, s, (root, is_root), reach);
     let mut calls = Vec::new();
     if !wanted.unresolved {
@@ -232,7 +232,7 @@ fn report(map: &DefMap<'_>, sources: &SourceMap, r: Result<Report<'_>, Diagnosti
     let root = match &r {
         Report::Finding(root, _) | Report::Unresolved(root, ..) => *root,
     };
-    let made = crate::net::catch(|| match &r {
+    let made = crate::panics::catch(|| match &r {
         Report::Finding(root, chain) => finding(map, sources, *root, chain),
         Report::Unresolved(root, f, u) => unresolved(map, sources, *root, *f, u),
     });
@@ -335,7 +335,7 @@ fn root_error(
     map: &DefMap<'_>,
     sources: &SourceMap,
     root: FnId,
-    caught: &crate::net::Caught,
+    caught: &crate::panics::Caught,
 ) -> Diagnostic {
     let f = map.func(root);
     let at = f

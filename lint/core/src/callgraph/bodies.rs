@@ -98,7 +98,7 @@ impl Bodies {
         let done: Vec<_> = todo
             .par_iter()
             .map(|l| {
-                let out = crate::net::catch(|| lazy::lower_body(l, sources, cache));
+                let out = crate::panics::catch(|| lazy::lower_body(l, sources, cache));
                 // Every span of the body is a `SpanIr` now (or dropped while unwinding).
                 free_spans();
                 out

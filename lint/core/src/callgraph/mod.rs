@@ -16,7 +16,7 @@ pub use specialise::Spec;
 mod walk;
 
 use crate::diagnostics::{Confidence, Diagnostic};
-use crate::net::Caught;
+use crate::panics::Caught;
 use crate::parse::ir::SpanIr;
 use crate::resolve::{DefMap, FnId};
 use crate::source::{SharedCache, SourceMap};
@@ -163,7 +163,7 @@ fn walk_all(
     let walked: Vec<_> = fns
         .par_iter()
         .map(|&f| {
-            let w = crate::net::catch(|| walk::walk_fn(map, f, bodies))?;
+            let w = crate::panics::catch(|| walk::walk_fn(map, f, bodies))?;
             let bytes = encode(f, &w);
             Ok((w, bytes))
         })

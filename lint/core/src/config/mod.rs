@@ -18,7 +18,7 @@ pub use path::{ConfigPath, PathKind};
 
 use crate::crate_graph::MetadataTable;
 use crate::diagnostics::{Code, Diagnostic, Level};
-use crate::levels::Target;
+use crate::levels::Subject;
 use crate::source::{FileId, Loader, SourceMap, SpanIr};
 use std::path::Path;
 use toml::de::{DeTable, DeValue};
@@ -35,7 +35,7 @@ pub struct Entry {
 /// One `levels` entry: `"code" = "level"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LevelEntry {
-    pub target: Target,
+    pub target: Subject,
     pub level: Level,
     /// Where the code is written.
     pub span: SpanIr,

@@ -156,7 +156,7 @@ fn entry(
             return None;
         }
     };
-    let d = match crate::net::catch(|| path::parse(&text)) {
+    let d = match crate::panics::catch(|| path::parse(&text)) {
         Ok(Ok(path)) => {
             let span = cx.span(text_at);
             return Some(Entry { path, reason, span });

@@ -68,25 +68,25 @@ fn link<'a>(
     // Each net's diagnostic is made only when it catches: a span computed for every
     // trait and impl would index every file.
     for p in supers {
-        let what = |c: &crate::net::Caught| {
+        let what = |c: &crate::panics::Caught| {
             let subject = format!("the supertraits of `{}`", p.canon);
             let at = sources.span(p.span);
             c.diagnostic("resolving", &subject, "they are not known", at)
         };
-        crate::net::guard(diags, what, || resolve_supertraits(map, p));
+        crate::panics::guard(diags, what, || resolve_supertraits(map, p));
     }
     let heads = heads(map, impls);
     map.fns.reserve(impls.iter().map(|p| p.imp.fns.len()).sum());
     for (p, head) in impls.iter().zip(heads) {
-        let what = |c: &crate::net::Caught| {
+        let what = |c: &crate::panics::Caught| {
             let at = sources.span(p.imp.span);
             let lost = "its methods are not analysed";
             c.diagnostic("resolving", "an `impl` block", lost, at)
         };
-        crate::net::guard(diags, what, || add_impl(map, p.module, p.imp, head));
+        crate::panics::guard(diags, what, || add_impl(map, p.module, p.imp, head));
     }
     let at = sources.first_span();
-    let what = |c: &crate::net::Caught| {
+    let what = |c: &crate::panics::Caught| {
         let lost = "some roots and sinks may be missing";
         c.diagnostic(
             "reading",
@@ -95,7 +95,7 @@ fn link<'a>(
             at,
         )
     };
-    let marked = crate::net::guard(diags, what, || {
+    let marked = crate::panics::guard(diags, what, || {
         link_local_fns(map);
         super::marks::mark_all(map, sources)
     });
@@ -222,7 +222,7 @@ fn heads(map: &DefMap<'_>, impls: &[Pending<'_>]) -> Vec<Option<Head>> {
         .par_iter()
         .map(|p| {
             let (head, read) = super::reading_impl_tables(|| {
-                crate::net::catch(|| head(map, p.module, p.imp)).ok()
+                crate::panics::catch(|| head(map, p.module, p.imp)).ok()
             });
             head.filter(|_| !read)
         })
@@ -231,7 +231,7 @@ fn heads(map: &DefMap<'_>, impls: &[Pending<'_>]) -> Vec<Option<Head>> {
 
 fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr, head: Option<Head>) {
     for f in &imp.fns {
-        crate::net::failpoint("impl", &f.name);
+        crate::panics::failpoint("impl", &f.name);
     }
     let generics = &imp.generics;
     let Head {

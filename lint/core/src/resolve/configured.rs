@@ -74,7 +74,7 @@ fn lookup(
         *times += 1;
         return Vec::new();
     }
-    let resolved = crate::net::catch(|| resolve_entry(map, &e.path.kind, sink));
+    let resolved = crate::panics::catch(|| resolve_entry(map, &e.path.kind, sink));
     match resolved {
         Ok(Ok(f)) => f,
         Err(caught) => {

@@ -63,7 +63,7 @@ pub(super) fn collect_crate<'a>(
     let deps: HashMap<&str, &DepTarget> = spec.deps.iter().map(|(n, t)| (&**n, t)).collect();
     let mut work = vec![(root, &file.items[..])];
     let mut loaded = ModuleFiles::new(root, spec.root.clone());
-    let collected = crate::net::catch(|| {
+    let collected = crate::panics::catch(|| {
         while let Some((m, items)) = work.pop() {
             let cx = Cx {
                 parsed,
@@ -127,7 +127,7 @@ impl<'a> Part<'a> {
         for item in items {
             match item {
                 Item::Fn(f) => {
-                    crate::net::failpoint("collect", &f.name);
+                    crate::panics::failpoint("collect", &f.name);
                     let id = self.add_fn(m, f, format!("{mpath}::{}", f.name), None);
                     self.define(m, &f.name, Def::Fn(id));
                     if !f.nested.is_empty() {

@@ -2,7 +2,7 @@
 //! fallback's account of them, and the packages and resolve nodes of the metadata, in
 //! cargo's order.
 
-use super::{NodeKind, Report, Resolver};
+use super::{Account, NodeKind, Resolver};
 use anyhow::Result;
 use cargo_metadata::Package;
 use serde_json::{Value, json};
@@ -24,8 +24,8 @@ impl Resolver<'_> {
         on
     }
 
-    pub(super) fn report(&self, names: &[String], reach: &[bool]) -> Report {
-        Report {
+    pub(super) fn account(&self, names: &[String], reach: &[bool]) -> Account {
+        Account {
             members: names
                 .iter()
                 .enumerate()

@@ -83,7 +83,7 @@ struct Walker<'m, 'a> {
 /// The calls of fn `f`.
 pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId, bodies: &super::Bodies) -> Walked {
     let fd = map.func(f);
-    crate::net::failpoint("walk", &fd.name);
+    crate::panics::failpoint("walk", &fd.name);
     let Some(ir) = fd.ir else {
         return Default::default();
     };

@@ -170,7 +170,7 @@ fn expand_files(
 }
 
 /// [`lazy::lower_invoking`] on the files `keys` (sorted), in parallel; the diagnostics in
-/// the order of `keys`, a panic in one rethrown here ([`crate::net::rethrow`]).
+/// the order of `keys`, a panic in one rethrown here ([`crate::panics::rethrow`]).
 fn lower_invoking(
     parsed: &mut Parsed,
     keys: &[(PathBuf, usize)],
@@ -185,10 +185,10 @@ fn lower_invoking(
         .filter(|(k, _)| wanted.contains(k))
         .collect();
     files.sort_by(|a, b| a.0.cmp(b.0));
-    let found: Vec<Result<Vec<Diagnostic>, crate::net::Caught>> = files
+    let found: Vec<Result<Vec<Diagnostic>, crate::panics::Caught>> = files
         .par_iter_mut()
         .map(|(_, f)| {
-            crate::net::catch(|| {
+            crate::panics::catch(|| {
                 let mut d = Vec::new();
                 lazy::lower_invoking(&mut f.items, generating, sources, (&mut f.digest, &mut d));
                 d
@@ -200,7 +200,7 @@ fn lower_invoking(
             Ok(d) => diags.extend(d),
             // As on one thread: the expansion stops at the net around it, which reports
             // this panic (the first file's, in file order).
-            Err(caught) => crate::net::rethrow(caught),
+            Err(caught) => crate::panics::rethrow(caught),
         }
     }
 }

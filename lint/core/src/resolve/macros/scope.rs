@@ -104,14 +104,14 @@ impl Defs {
     /// rules themselves are parsed only when an invocation needs them.
     pub fn collect(parsed: &Parsed) -> Defs {
         let found = definitions(parsed);
-        let summaries: Vec<Result<Summary, crate::net::Caught>> = found
+        let summaries: Vec<Result<Summary, crate::panics::Caught>> = found
             .par_iter()
-            .map(|(_, m)| crate::net::catch(|| Summary::of(&m.rules)))
+            .map(|(_, m)| crate::panics::catch(|| Summary::of(&m.rules)))
             .collect();
         let mut defs = Defs::default();
         for ((krate, m), summary) in found.into_iter().zip(summaries) {
             // As on one thread: a panic stops the expansion at the net around it.
-            let summary = summary.unwrap_or_else(|caught| crate::net::rethrow(caught));
+            let summary = summary.unwrap_or_else(|caught| crate::panics::rethrow(caught));
             let def = MacroDef {
                 name: m.name.clone(),
                 shaped: summary.shaped,

@@ -10,7 +10,7 @@ use crate::incremental::Incremental;
 use crate::parse::cfg::{CfgCtx, TargetCfg};
 use crate::source::{Loader, SourceMap};
 use crate::workspace::CrateSpec;
-use crate::{analysis, callgraph, net, parse, resolve};
+use crate::{analysis, callgraph, panics, parse, resolve};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -104,7 +104,7 @@ pub fn analyze_crates_incremental(
         Err(_) => single_thread(input, cfg, files, incr),
     };
     // The stages have nets of their own; this one catches what falls between them.
-    net::catch(run).unwrap_or_else(|caught| {
+    panics::catch(run).unwrap_or_else(|caught| {
         let at = Span::start_of(PathBuf::from("Cargo.toml"));
         let lost = "nothing was reported";
         Analysis {
@@ -226,11 +226,11 @@ fn expand(
     run: &mut Run,
 ) {
     let at = sources.first_span();
-    let what = |c: &crate::net::Caught| {
+    let what = |c: &crate::panics::Caught| {
         let lost = "the invocations not expanded yet are analysed as written";
         c.diagnostic("expanding", "`macro_rules!` invocations", lost, at.clone())
     };
-    let expanded = net::guard(&mut run.diags, what, || {
+    let expanded = panics::guard(&mut run.diags, what, || {
         resolve::macros::expand_all(parsed, cfgs, crates, (files, incr), sources)
     });
     let (expansions, d) = expanded.unwrap_or_default();

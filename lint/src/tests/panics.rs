@@ -1,6 +1,6 @@
 //! The safety nets: a panic in one stage on one crate, impl, body or root becomes an
 //! `internal-error` naming it, and everything else is still analysed and reported.
-//! Each test reaches a fault-injection point (`net::failpoint`, unit-test builds only).
+//! Each test reaches a fault-injection point (`panics::failpoint`, unit-test builds only).
 
 use super::*;
 
@@ -97,7 +97,7 @@ fn the_internal_error_says_where_the_lint_panicked() {
     assert_eq!(d.level, crate::diagnostics::Level::Deny);
     let note = &d.notes[0].message;
     assert!(
-        note.starts_with("the lint panicked at lint/core/src/net.rs:")
+        note.starts_with("the lint panicked at lint/core/src/panics.rs:")
             && note.ends_with(": failpoint `walk` reached"),
         "{note}"
     );
@@ -114,7 +114,7 @@ fn an_internal_error_makes_the_exit_status_2_with_the_findings_printed() {
     );
     let codes: Vec<&str> = a.diagnostics.iter().map(|d| d.code.as_str()).collect();
     assert_eq!(codes, ["sync-in-no-sync", "internal-error"]);
-    let workspace = crate::report::Workspace {
+    let workspace = crate::report::Context {
         manifest_path: Path::new("Cargo.toml"),
         metadata: None,
         srcroot: None,

@@ -147,7 +147,7 @@ mod tests {
         let caught = catch(|| -> u32 { panic!("boom {}", 7) }).unwrap_err();
         assert_eq!(caught.message, "boom 7");
         let at = caught.location.expect("the hook records where");
-        assert!(at.starts_with("lint/core/src/net.rs:"), "{at}");
+        assert!(at.starts_with("lint/core/src/panics.rs:"), "{at}");
     }
 
     #[test]
