@@ -76,6 +76,23 @@ fn an_operator_reaches_the_impl_for_its_operand_types() {
 }
 
 #[test]
+fn an_unsuffixed_number_beside_a_tensor_has_rustcs_fallback_type() {
+    // `2.0 * t` is `impl Mul<Tensor> for f64`; `a + 1.0` is `Add<f64>`; between numbers a
+    // literal is std's arithmetic.
+    let src = "impl std::ops::Mul<Tensor> for f64 { type Output = Tensor; fn mul(self, t: Tensor) -> Tensor { t.to_vec1(); t } }\n\
+               #[no_sync] pub fn scaled(t: Tensor) -> Tensor { 2.0 * t }\n\
+               #[no_sync] pub fn shifted(a: &Tensor) -> Result<Tensor> { a + 1.0 }\n\
+               #[no_sync] pub fn numbers(x: f32) -> f32 { 2.0 * x + 1. }\n";
+    assert_eq!(
+        tensor_findings(src),
+        [
+            "29:53 sync-in-no-sync: `scaled` is #[no_sync] but reaches a host-blocking call: `Tensor::to_vec1`",
+            "30:61 sync-in-no-sync: `shifted` is #[no_sync] but reaches a host-blocking call: `Tensor::to_vec1`",
+        ]
+    );
+}
+
+#[test]
 fn loops_and_iterators_type_their_items() {
     let src = "#[no_sync] pub fn refs(ts: Vec<&Tensor>) { for t in ts { t.to_vec1(); } }\n\
                #[no_sync] pub fn iter(ts: &[Tensor]) { for (i, t) in ts.iter().enumerate() { t.to_vec1(); } }\n\

@@ -455,7 +455,9 @@ pub enum Expr {
         span: SpanIr,
     },
     /// A literal: the primitive type it has when that is written in it (`1f32`, `"s"`,
-    /// `true`), else `None` (an unsuffixed number takes its type from its context).
+    /// `true`); an unsuffixed number, which takes its type from its context, is `{integer}`
+    /// or `{float}` ([`UNSUFFIXED_INT`], [`UNSUFFIXED_FLOAT`]); `None` for a byte
+    /// string or any other literal.
     Lit(Option<String>),
     /// `true` or `false`.
     Bool(bool),
@@ -475,6 +477,11 @@ pub enum Expr {
     /// Anything else: its sub-expressions in order, of unknown type.
     Other(Vec<Expr>),
 }
+
+/// The type of an unsuffixed integer or float literal as [`Expr::Lit`] holds it (rustc's
+/// names of its inference variables): its context decides it.
+pub const UNSUFFIXED_INT: &str = "{integer}";
+pub const UNSUFFIXED_FLOAT: &str = "{float}";
 
 /// A lazy body's [`LazyBody::text`], serialized as 0 where spans are erased (a digest: a
 /// statement edited in the body leaves the file's digest as it was).

@@ -460,15 +460,22 @@ fn binary_method(op: &syn::BinOp) -> &'static str {
 
 /// The primitive type a literal has when it is written in it.
 fn lit_type(l: &syn::Lit) -> Option<String> {
-    let suffix = match l {
+    let (suffix, unsuffixed) = match l {
         syn::Lit::Str(_) => return Some("str".to_owned()),
         syn::Lit::Bool(_) => return Some("bool".to_owned()),
         syn::Lit::Char(_) => return Some("char".to_owned()),
-        syn::Lit::Int(i) => i.suffix(),
-        syn::Lit::Float(f) => f.suffix(),
-        _ => "",
+        syn::Lit::Int(i) => (i.suffix(), UNSUFFIXED_INT),
+        syn::Lit::Float(f) => (f.suffix(), UNSUFFIXED_FLOAT),
+        _ => return None,
     };
-    (!suffix.is_empty()).then(|| suffix.to_owned())
+    Some(
+        if suffix.is_empty() {
+            unsuffixed
+        } else {
+            suffix
+        }
+        .to_owned(),
+    )
 }
 
 /// Lowers a pattern (depth-limited: deeper sub-patterns bind nothing).

@@ -401,6 +401,8 @@ impl Walker<'_, '_> {
             Expr::Op { method, args, span } => self.operator(method, args, *span),
             Expr::Bool(_) => (Ty::Adt("bool".to_owned(), Vec::new()), WRITTEN),
             Expr::Lit(t) => match t {
+                // An unsuffixed number's type is its context's (see `ops.rs` for operators).
+                Some(p) if p.starts_with('{') => unknown(),
                 Some(p) => (Ty::Adt(p.clone(), Vec::new()), WRITTEN),
                 None => unknown(),
             },

@@ -9,7 +9,9 @@ use crate::callgraph::std_types::{closure, closure_params, index_output, item_of
 use crate::callgraph::tags::{self, How, WRITTEN};
 use crate::diagnostics::Confidence;
 use crate::known::std::{PRIMITIVES, operator_trait};
-use crate::parse::ir::{Block, Expr, Pat, PathIr, SpanIr, TypeRef};
+use crate::parse::ir::{
+    Block, Expr, Pat, PathIr, SpanIr, TypeRef, UNSUFFIXED_FLOAT, UNSUFFIXED_INT,
+};
 use crate::resolve::{Def, FnId, Ty};
 
 fn prim(name: &str) -> Ty {
@@ -18,6 +20,24 @@ fn prim(name: &str) -> Ty {
 
 fn is_primitive(t: &Ty) -> bool {
     t.canon().is_some_and(|c| PRIMITIVES.contains(&c))
+}
+
+/// An unsuffixed number operand of an operator whose other operand is of a known type that
+/// is no primitive (`2.0 * t`, `t / 2`) has rustc's fallback type, `f64` or `i32`: the
+/// other operand's impl for it (`impl Mul<Tensor> for f64`) is the one called. Elsewhere
+/// its context decides, which the walk does not follow.
+fn literal_fallback(args: &[Expr], tys: &mut [Typed]) {
+    let known = |t: &Ty| *t != Ty::Unknown && !is_primitive(t);
+    for i in 0..tys.len().min(2) {
+        let fallback = match &args[i] {
+            Expr::Lit(Some(l)) if l == UNSUFFIXED_FLOAT => "f64",
+            Expr::Lit(Some(l)) if l == UNSUFFIXED_INT => "i32",
+            _ => continue,
+        };
+        if tys.get(1 - i).is_some_and(|other| known(&other.0)) {
+            tys[i] = (prim(fallback), WRITTEN);
+        }
+    }
 }
 
 impl Walker<'_, '_> {
@@ -30,7 +50,8 @@ impl Walker<'_, '_> {
         if !comparison {
             self.move_locals(args);
         }
-        let tys = self.exprs(args);
+        let mut tys = self.exprs(args);
+        literal_fallback(args, &mut tys);
         let (Some(trait_), Some(lhs)) = (operator_trait(method), tys.first()) else {
             return (prim("bool"), WRITTEN);
         };
