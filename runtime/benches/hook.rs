@@ -36,9 +36,9 @@ const NAMES: [&str; ROWS] = [
 ];
 
 /// Calls per run of the idle-call loops, and steps per run of the inference-style loop (each run
-/// is repeated five times and its median kept; a child takes about 3 s).
-const CALLS: usize = 30_000;
-const STEPS: usize = 3_000;
+/// is repeated five times and its median kept; a child takes about 7 s).
+const CALLS: usize = 100_000;
+const STEPS: usize = 10_000;
 
 /// Waits until the hook's idle watcher has switched the callbacks off (as in a program that
 /// left its hot loop); without a hook, the same wait.

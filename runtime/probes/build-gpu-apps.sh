@@ -25,7 +25,6 @@
 #   loads the real driver by that soname at run time.
 # The GPU machine needs the driver and the CUDA 13.0 toolkit's cuBLAS, cuRAND and NVRTC on the
 # loader's path (LD_LIBRARY_PATH=/usr/local/cuda-13.0/targets/x86_64-linux/lib).
-# Building candle's kernels takes about 10 minutes on 2 cores.
 set -euo pipefail
 record=false
 [ "$1" = record ] && { record=true; set -- "$1" "${2:-}"; }

@@ -114,8 +114,9 @@ job_size() {
 }
 
 run_all() {
-  local dir=$1 tar=$2
+  local dir=$1 tar=$2 self
   dir=$(cd "$dir" && pwd)
+  self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
   command -v nvcc >/dev/null || die "no nvcc on PATH"
   nvcc --version | tail -2 >&2
   # Object files (whole SASS builds) first, then PTX, largest source first; jobs whose output
@@ -129,7 +130,7 @@ run_all() {
   mapfile -t ptx < <(printf '%s\n' "${ptx[@]}" | sort -rn | cut -d' ' -f2)
   # NVCC_REMOTE_TIMEOUT (seconds) bounds the whole run: what finished is packed all the same.
   printf '%s\n' "${objects[@]}" "${ptx[@]}" | sed '/^$/d' \
-    | timeout "${NVCC_REMOTE_TIMEOUT:-0}" xargs -P "$(nproc)" -I{} "$0" run-one "$dir" {} || true
+    | timeout "${NVCC_REMOTE_TIMEOUT:-0}" xargs -P "$(nproc)" -I{} bash "$self" run-one "$dir" {} || true
   tar -C "$dir" -cJf "$tar" out
   for k in $(ls "$dir/jobs"); do
     [ "$(cat "$dir/out/$k/status" 2>/dev/null)" = 0 ] || { echo "failed or not run: $k" >&2; failed=1; }
