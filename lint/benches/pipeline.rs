@@ -289,10 +289,7 @@ fn manifest_deps(dir: &Path) -> Vec<(String, DepTarget)> {
 
 /// `$CARGO_HOME/registry/src/*/<name>-<version>` with the highest `<major>.x.y`.
 fn registry_crate(name: &str, major: &str) -> Result<PathBuf, String> {
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
-        .ok_or("neither CARGO_HOME nor HOME is set")?;
+    let home = home::cargo_home().map_err(|e| format!("no cargo home: {e}"))?;
     let src = home.join("registry/src");
     let version = |p: &Path| -> Option<Vec<u64>> {
         let file = p.file_name()?.to_str()?;

@@ -53,10 +53,7 @@ fn normalise(text: &str, tmp: Option<&Path>) -> String {
             pairs.push((canonical.display().to_string(), "$TMP"));
         }
     }
-    if let Some(home) = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
-    {
+    if let Ok(home) = home::cargo_home() {
         pairs.push((home.display().to_string(), "$CARGO_HOME"));
     }
     pairs.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));

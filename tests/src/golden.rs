@@ -48,10 +48,7 @@ pub fn placeholders(repo_root: &Path) -> Vec<(String, &'static str)> {
 }
 
 fn cargo_home() -> Option<PathBuf> {
-    if let Some(home) = std::env::var_os("CARGO_HOME").filter(|h| !h.is_empty()) {
-        return Some(PathBuf::from(home));
-    }
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo"))
+    home::cargo_home().ok()
 }
 
 /// Replaces machine-specific paths; with `verbose`, drops lines that report a duration or a memory size

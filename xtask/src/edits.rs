@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-pub const USAGE: &str = "usage: cargo run -p xtask --release -- edits --lint PATH \
+pub(crate) const USAGE: &str = "usage: cargo run -p xtask --release -- edits --lint PATH \
                          --manifest-path DIR/Cargo.toml [--config FILE] [--steps N] [--seed N] [--out DIR]";
 
 struct Args {
@@ -56,7 +56,7 @@ fn parse(rest: &[String]) -> Result<Args, String> {
     })
 }
 
-pub fn main(rest: &[String]) -> i32 {
+pub(crate) fn main(rest: &[String]) -> i32 {
     let args = match parse(rest) {
         Ok(a) => a,
         Err(e) => {

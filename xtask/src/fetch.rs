@@ -14,13 +14,13 @@ use std::process::{Command, Stdio};
 
 /// An input ready to lint.
 #[derive(Debug, Clone)]
-pub struct Located {
+pub(crate) struct Located {
     pub manifest: PathBuf,
     /// The crate version, or the first 10 digits of the commit.
     pub version: String,
 }
 
-pub fn locate(input: &Input, scratch: &Path) -> Result<Located, String> {
+pub(crate) fn locate(input: &Input, scratch: &Path) -> Result<Located, String> {
     match &input.source {
         Source::Git { url, commit } => git(&input.name, url, commit, scratch),
         Source::Crate { req } => registry(&input.name, req, scratch),
@@ -111,7 +111,7 @@ fn direct_dep(meta: &Value, name: &str) -> Option<(PathBuf, String)> {
 
 /// `cargo metadata --all-features` once, untimed, so that the timed run finds every dependency
 /// downloaded and the lock file written. The error is cargo's `error:` line.
-pub fn warm(manifest: &Path, host: Option<&str>) -> Result<(), String> {
+pub(crate) fn warm(manifest: &Path, host: Option<&str>) -> Result<(), String> {
     let mut cmd = Command::new("cargo");
     cmd.args(["metadata", "--format-version", "1", "--all-features"])
         .arg("--manifest-path")
@@ -123,7 +123,7 @@ pub fn warm(manifest: &Path, host: Option<&str>) -> Result<(), String> {
 }
 
 /// `rustc -vV`'s host triple.
-pub fn host_triple() -> Option<String> {
+pub(crate) fn host_triple() -> Option<String> {
     let out = run(Command::new("rustc").arg("-vV")).ok()?;
     out.lines()
         .find_map(|l| l.strip_prefix("host: "))

@@ -16,14 +16,14 @@ use std::fmt;
 
 /// Where an input's sources come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     Git { url: String, commit: String },
     Crate { req: String },
 }
 
 /// One line of the list.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Input {
+pub(crate) struct Input {
     pub name: String,
     pub source: Source,
     /// Extra arguments for the lint (after `--`).
@@ -34,7 +34,7 @@ pub struct Input {
 
 /// A line that is not an input, with its 1-based number.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListError {
+pub(crate) struct ListError {
     pub line: usize,
     pub message: String,
 }
@@ -46,7 +46,7 @@ impl fmt::Display for ListError {
 }
 
 /// Parses the whole list; every bad line is reported, none is skipped silently.
-pub fn parse(text: &str) -> Result<Vec<Input>, Vec<ListError>> {
+pub(crate) fn parse(text: &str) -> Result<Vec<Input>, Vec<ListError>> {
     let mut inputs = Vec::new();
     let mut errors = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -127,7 +127,7 @@ fn parse_line(line: &str) -> Result<Input, String> {
 }
 
 /// The key an input is known by in the table and the scratch directory.
-pub fn key(input: &Input) -> String {
+pub(crate) fn key(input: &Input) -> String {
     match &input.source {
         Source::Git { .. } => input.name.clone(),
         Source::Crate { req } => format!("{}@{}", input.name, req.trim_start_matches('=')),

@@ -11,7 +11,7 @@ use syn::visit::Visit;
 
 /// The lint's top-level modules, bottom first. A module may use the modules of its own
 /// layer and of the layers before it, never a later one.
-pub const LAYERS: &[&[&str]] = &[
+pub(crate) const LAYERS: &[&[&str]] = &[
     &["diagnostics", "paths"],
     // `levels` names codes and levels (`-D CODE`, config `levels`) over `diagnostics` only:
     // the config stage checks its `levels` with it. `crate_graph` is the crates to analyse,
@@ -34,7 +34,7 @@ pub const LAYERS: &[&[&str]] = &[
 ];
 
 /// The modules that do no IO: they read files only through `source::Loader`...
-pub const NO_IO: &[&str] = &[
+pub(crate) const NO_IO: &[&str] = &[
     "source",
     "incremental",
     "config",
@@ -49,7 +49,7 @@ const IO_EDGE: &[&str] = &["lint/core/src/source/loader.rs"];
 
 /// One of the lint's crates.
 #[derive(Debug)]
-pub struct Crate {
+pub(crate) struct Crate {
     /// The package's directory, relative to the repository root.
     pub dir: &'static str,
     /// Its name in paths (`nosync_lint_core::parse`).
@@ -61,7 +61,7 @@ pub struct Crate {
 
 /// The lint's crates, bottom first. `cargo-nosync-lint` names the stages of the others as
 /// its own modules (`use nosync_lint_core::parse;`), so `crate::parse` there is `parse`.
-pub const CRATES: &[Crate] = &[
+pub(crate) const CRATES: &[Crate] = &[
     Crate {
         dir: "lint/core",
         extern_name: "nosync_lint_core",
@@ -84,7 +84,7 @@ const NOT_STAGES: &[&str] = &["tests"];
 
 /// Module → the other top-level modules it uses, and where each module touches the disk.
 #[derive(Debug, Default)]
-pub struct Graph {
+pub(crate) struct Graph {
     pub uses: BTreeMap<String, BTreeSet<String>>,
     /// (module, file relative to the repository root, what): a file-system call outside
     /// `#[cfg(test)]`.
@@ -92,7 +92,7 @@ pub struct Graph {
 }
 
 /// The graph of the lint's [`CRATES`] in the repository at `root`.
-pub fn graph(root: &Path) -> Result<Graph, String> {
+pub(crate) fn graph(root: &Path) -> Result<Graph, String> {
     let mut g = Graph::default();
     for krate in CRATES {
         let src = root.join(krate.dir).join("src");
@@ -340,7 +340,7 @@ fn ranks() -> BTreeMap<&'static str, usize> {
 
 /// Every way `g` breaks the layers: a module with no layer, a use of a later layer, a
 /// file-system call in a module of [`NO_IO`].
-pub fn violations(g: &Graph) -> Vec<String> {
+pub(crate) fn violations(g: &Graph) -> Vec<String> {
     let ranks = ranks();
     let mut out = Vec::new();
     for (m, uses) in &g.uses {
@@ -367,7 +367,7 @@ pub fn violations(g: &Graph) -> Vec<String> {
 }
 
 /// The graph as text, bottom layer first: `module -> used, ...`.
-pub fn render(g: &Graph) -> String {
+pub(crate) fn render(g: &Graph) -> String {
     let ranks = ranks();
     let mut mods: Vec<&String> = g.uses.keys().collect();
     mods.sort_by_key(|m| {
@@ -396,7 +396,7 @@ pub fn render(g: &Graph) -> String {
 
 /// `modgraph [ROOT]`: prints the graph of the lint's crates in the repository at `ROOT`
 /// (default: this one) and its violations; exit status 1 when there are any.
-pub fn main(args: &[String], root: &Path) -> i32 {
+pub(crate) fn main(args: &[String], root: &Path) -> i32 {
     let root = args
         .first()
         .map_or_else(|| root.to_path_buf(), PathBuf::from);

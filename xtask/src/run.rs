@@ -16,7 +16,7 @@ const GNU_TIME: &str = "/usr/bin/time";
 
 /// What one run produced.
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// The exit code; `None` when killed (timeout) or ended by a signal.
     pub code: Option<i32>,
     pub signal: Option<String>,
@@ -37,7 +37,7 @@ pub struct Outcome {
 
 /// A diagnostic with one of the [`BUG_CODES`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Bug {
+pub(crate) struct Bug {
     pub code: String,
     pub file: String,
     pub line: u64,
@@ -46,7 +46,7 @@ pub struct Bug {
 
 impl Bug {
     /// `CODE@FILE:LINE`, as a list's `known=` field names it.
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         format!("{}@{}:{}", self.code, self.file, self.line)
     }
 }
@@ -62,9 +62,9 @@ impl std::fmt::Display for Bug {
 }
 
 /// Codes that on a published crate mean the lint is wrong (not the code under analysis).
-pub const BUG_CODES: [&str; 3] = ["internal-error", "missing-module", "parse-error"];
+pub(crate) const BUG_CODES: [&str; 3] = ["internal-error", "missing-module", "parse-error"];
 
-pub struct Run<'a> {
+pub(crate) struct Run<'a> {
     pub lint: &'a Path,
     pub manifest: &'a Path,
     pub args: &'a [String],
@@ -73,7 +73,7 @@ pub struct Run<'a> {
     pub logs: PathBuf,
 }
 
-pub fn run(r: &Run<'_>) -> std::io::Result<Outcome> {
+pub(crate) fn run(r: &Run<'_>) -> std::io::Result<Outcome> {
     let out_file = with_suffix(&r.logs, ".json");
     let err_file = with_suffix(&r.logs, ".stderr");
     let rss_file = with_suffix(&r.logs, ".rss");
@@ -167,7 +167,7 @@ fn read_time_output(text: &str, o: &mut Outcome) {
 }
 
 /// The JSON message stream: counts by code, and the location of every bug code.
-pub fn read_messages(text: &str, o: &mut Outcome) {
+pub(crate) fn read_messages(text: &str, o: &mut Outcome) {
     for line in text.lines() {
         let Ok(msg) = serde_json::from_str::<Value>(line) else {
             continue;
@@ -191,7 +191,7 @@ pub fn read_messages(text: &str, o: &mut Outcome) {
 }
 
 /// `-v`'s statistics lines (`  crates: 3, files: 40, ...`) and a panic's `panicked at` line.
-pub fn read_stderr(text: &str, o: &mut Outcome) {
+pub(crate) fn read_stderr(text: &str, o: &mut Outcome) {
     for line in text.lines() {
         if line.contains("panicked at") && o.panic.is_none() {
             o.panic = Some(line.trim().to_owned());

@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// One input's result.
 #[derive(Debug)]
-pub struct Row {
+pub(crate) struct Row {
     pub key: String,
     pub version: String,
     /// `None` when the input could not be located or the lint not started.
@@ -24,7 +24,7 @@ pub struct Row {
 impl Row {
     /// A panic, timeout, signal, tool error (exit 2), a bug code the list does not expect,
     /// or a `known=` entry that was not reported (the list is out of date).
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         let Some(o) = &self.outcome else {
             return true;
         };
@@ -93,7 +93,7 @@ impl Row {
     }
 }
 
-pub fn run_all(inputs: &[&Input], lint: &Path, args: &Args) -> Vec<Row> {
+pub(crate) fn run_all(inputs: &[&Input], lint: &Path, args: &Args) -> Vec<Row> {
     let host = fetch::host_triple();
     let logs = args.scratch.join("out");
     if let Err(e) = std::fs::create_dir_all(&logs) {
@@ -147,7 +147,7 @@ fn run_one(input: &Input, key: &str, lint: &Path, args: &Args, host: Option<&str
     row
 }
 
-pub fn render(rows: &[Row], header: &str) -> String {
+pub(crate) fn render(rows: &[Row], header: &str) -> String {
     let mut s = String::from(header);
     s.push_str("| input | version | crates | files | lines | roots | findings | wall | CPU | peak RSS | result |\n");
     s.push_str("|---|---|--:|--:|--:|--:|---|--:|--:|--:|---|\n");

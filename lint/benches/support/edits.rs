@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 /// The file the warm runs edit: of the workspace's own files (not a dependency outside it),
 /// the one with the most diagnostics (so that the edit moves them), else the middle one.
-pub fn edited_file(
+pub(crate) fn edited_file(
     files: &[PathBuf],
     dir: &Path,
     diags: &[nosync_lint_core::diagnostics::Diagnostic],
@@ -25,7 +25,7 @@ pub fn edited_file(
 
 /// Inserts a comment line at the top of `path`: every span after it moves, so its lowered
 /// items and every diagnostic in it change (a new line each round).
-pub fn comment(path: &Path, round: usize) -> Result<(), String> {
+pub(crate) fn comment(path: &Path, round: usize) -> Result<(), String> {
     rewrite(path, |text| {
         Some(format!(
             "// edited by the workspace bench, round {round}\n{text}"
@@ -36,7 +36,7 @@ pub fn comment(path: &Path, round: usize) -> Result<(), String> {
 /// Inserts a statement at the top of the first fn body of `path` whose header is one line
 /// (`fn name(..) .. {`): the code a user changes most, inside a body. `Err` when the file
 /// has no such line.
-pub fn body(path: &Path, round: usize) -> Result<(), String> {
+pub(crate) fn body(path: &Path, round: usize) -> Result<(), String> {
     rewrite(path, |text| {
         let at = fn_header_end(text)?;
         let stmt = format!("\n    let _nosync_bench_edit = {round};");

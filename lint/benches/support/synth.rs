@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// Writes the crate into `dir`: `Cargo.toml` (its own `[workspace]`, `nosync` by path),
 /// `src/lib.rs` and `src/m{i}.rs`.
-pub fn write_crate(dir: &Path, mods: usize, fns: usize) -> Result<(), String> {
+pub(crate) fn write_crate(dir: &Path, mods: usize, fns: usize) -> Result<(), String> {
     let src = dir.join("src");
     let write =
         |p: &Path, t: String| std::fs::write(p, t).map_err(|e| format!("{}: {e}", p.display()));

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// Reports every call chain from a `#[no_sync]` function to an API that blocks the host.
 #[derive(Debug, Parser)]
 #[command(name = "cargo-nosync-lint", bin_name = "cargo nosync-lint", version = crate::VERSION)]
-pub struct Cli {
+pub(super) struct Cli {
     /// Path to Cargo.toml
     #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
@@ -71,7 +71,7 @@ pub struct Cli {
 impl Cli {
     /// Parses the command line (`argv[0]` first; cargo's `nosync-lint` after it, when run
     /// as `cargo nosync-lint`, is dropped).
-    pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Error> {
+    pub(super) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Error> {
         let mut args: Vec<OsString> = args.into_iter().collect();
         if args.get(1).is_some_and(|a| a == "nosync-lint") {
             args.remove(1);
@@ -80,7 +80,7 @@ impl Cli {
     }
 
     /// What to analyse.
-    pub fn options(&self) -> Options {
+    pub(super) fn options(&self) -> Options {
         Options {
             workspace: WorkspaceOptions {
                 manifest_path: self.manifest_path.clone(),
@@ -108,7 +108,7 @@ impl Cli {
     /// How to write the report: `--format`, unless `--message-format` says otherwise;
     /// human output coloured as `--color` says for an `out` that is (or is not) a terminal,
     /// with its summary line unless `-q`.
-    pub fn render_format(&self, out_is_terminal: bool) -> Format {
+    pub(super) fn render_format(&self, out_is_terminal: bool) -> Format {
         let color = self.color.enabled(out_is_terminal);
         self.output.format(self.format, color, !self.quiet)
     }
@@ -116,7 +116,7 @@ impl Cli {
 
 /// `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum OutputFormat {
+pub(crate) enum OutputFormat {
     /// rustc-style text with snippets.
     #[default]
     Human,
@@ -128,7 +128,7 @@ pub enum OutputFormat {
 
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum ColorChoice {
+pub(super) enum ColorChoice {
     #[default]
     Auto,
     Always,
@@ -138,7 +138,7 @@ pub enum ColorChoice {
 impl ColorChoice {
     /// Whether to colour output to a stream that `is_terminal` says is (or is not) a tty;
     /// `NO_COLOR` (non-empty) turns `auto` off.
-    pub fn enabled(self, is_terminal: bool) -> bool {
+    pub(super) fn enabled(self, is_terminal: bool) -> bool {
         match self {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
@@ -234,7 +234,7 @@ struct CargoCompat {
 
 /// The output arguments, with `-D/-W/-A` in command-line order.
 #[derive(Debug, Clone, Default)]
-pub struct OutputArgs {
+pub(crate) struct OutputArgs {
     raw: RawOutputArgs,
     /// `(level, code)` in the order given.
     levels: Vec<(Level, String)>,
@@ -278,7 +278,7 @@ impl FromArgMatches for OutputArgs {
 impl OutputArgs {
     /// The format `--format` asks for, unless `--message-format` says otherwise; human
     /// output with `color`, and its summary line with `summary`.
-    pub fn format(&self, format: OutputFormat, color: bool, summary: bool) -> Format {
+    pub(crate) fn format(&self, format: OutputFormat, color: bool, summary: bool) -> Format {
         let values = &self.raw.message_format;
         let has = |v: &str| values.iter().any(|x| x.trim() == v);
         if values.iter().any(|v| v.trim().starts_with("json")) {
@@ -304,7 +304,7 @@ impl OutputArgs {
 }
 
 /// The values `--message-format` accepts (cargo's).
-pub const MESSAGE_FORMATS: &[&str] = &[
+pub(super) const MESSAGE_FORMATS: &[&str] = &[
     "human",
     "short",
     "json",
@@ -315,7 +315,7 @@ pub const MESSAGE_FORMATS: &[&str] = &[
 
 impl OutputArgs {
     /// The first `--message-format` value that is not one of [`MESSAGE_FORMATS`].
-    pub fn bad_message_format(&self) -> Option<&str> {
+    pub(crate) fn bad_message_format(&self) -> Option<&str> {
         self.raw
             .message_format
             .iter()
@@ -324,17 +324,17 @@ impl OutputArgs {
     }
 
     /// `--explain CODE`.
-    pub fn explain(&self) -> Option<&str> {
+    pub(crate) fn explain(&self) -> Option<&str> {
         self.raw.explain.as_deref()
     }
 
     /// `-D/-W/-A` as `(level, code)`, in command-line order.
-    pub fn levels(&self) -> &[(Level, String)] {
+    pub(crate) fn levels(&self) -> &[(Level, String)] {
         &self.levels
     }
 
     /// [`OutputArgs::levels`] parsed, in order; the first unknown code's error.
-    pub fn level_overrides(&self) -> Result<LevelOverrides, LevelError> {
+    pub(crate) fn level_overrides(&self) -> Result<LevelOverrides, LevelError> {
         let mut overrides = LevelOverrides::default();
         for (level, code) in &self.levels {
             overrides.push_name(*level, code)?;
@@ -343,12 +343,12 @@ impl OutputArgs {
     }
 
     /// `--write-baseline FILE`.
-    pub fn write_baseline(&self) -> Option<&Path> {
+    pub(crate) fn write_baseline(&self) -> Option<&Path> {
         self.raw.write_baseline.as_deref()
     }
 
     /// The baseline to apply: `--baseline FILE`, else the one `--write-baseline` writes.
-    pub fn baseline(&self) -> Option<&Path> {
+    pub(crate) fn baseline(&self) -> Option<&Path> {
         self.raw
             .baseline
             .as_deref()

@@ -11,7 +11,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Writes the baseline that accepts every reported finding of `diagnostics` to `path`.
-pub fn write(path: &Path, diagnostics: &[Diagnostic], err: &mut dyn Write) -> Result<(), i32> {
+pub(super) fn write(
+    path: &Path,
+    diagnostics: &[Diagnostic],
+    err: &mut dyn Write,
+) -> Result<(), i32> {
     let text = baseline::write(diagnostics);
     std::fs::write(path, text).map_err(|e| {
         let _ = writeln!(
@@ -26,7 +30,7 @@ pub fn write(path: &Path, diagnostics: &[Diagnostic], err: &mut dyn Write) -> Re
 /// Reads the baseline at `path` and applies it to `diagnostics`: the ones it lists are
 /// removed (a note on `err` counts them), one `stale-baseline-entry` is added per entry that
 /// matches none. The file is added to `analysis.sources`.
-pub fn apply(
+pub(super) fn apply(
     path: &Path,
     analysis: &mut Analysis,
     diagnostics: Vec<Diagnostic>,

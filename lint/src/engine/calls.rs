@@ -47,7 +47,11 @@ impl CrateCalls {
 /// The call sites of `graph`'s walked fns, per crate (in crate order, crates without a
 /// counted site left out; two crates of one name told apart by their versions), then
 /// their sum as a last entry named `all`.
-pub fn by_crate(map: &DefMap<'_>, graph: &CallGraph, crates: &[CrateSpec]) -> Vec<CrateCalls> {
+pub(super) fn by_crate(
+    map: &DefMap<'_>,
+    graph: &CallGraph,
+    crates: &[CrateSpec],
+) -> Vec<CrateCalls> {
     let krate = |f| map.modules[map.func(f).module as usize].krate;
     // The surest tag of each call site (`Exact` < `Inferred` < `NameOnly`).
     let mut sites: HashMap<(usize, SpanIr), Confidence> = HashMap::new();

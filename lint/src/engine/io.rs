@@ -37,7 +37,7 @@ pub(super) struct Inputs {
 }
 
 impl Inputs {
-    pub fn of(ws: &Workspace) -> Inputs {
+    pub(super) fn of(ws: &Workspace) -> Inputs {
         Inputs {
             root: ws.root.clone(),
             crates: ws.crates.clone(),

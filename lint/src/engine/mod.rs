@@ -19,10 +19,11 @@ mod no_deps;
 mod pipeline;
 mod speculate;
 
-pub use calls::CrateCalls;
+pub(crate) use calls::CrateCalls;
+pub use pipeline::analyze_crates;
 #[cfg(test)]
-pub use pipeline::analyze_crates_with;
-pub use pipeline::{Core, Input, analyze_crates, analyze_crates_incremental};
+pub(crate) use pipeline::analyze_crates_with;
+pub(crate) use pipeline::{Core, Input, analyze_crates_incremental};
 pub use speculate::Speculation;
 
 /// What to analyse and how.
@@ -121,7 +122,7 @@ pub struct Analysis {
 }
 
 /// One `levels` entry of the configuration: code (or `warnings`), level, location.
-pub type ConfigLevel = (crate::levels::Subject, crate::diagnostics::Level, Span);
+pub(crate) type ConfigLevel = (crate::levels::Subject, crate::diagnostics::Level, Span);
 
 /// Runs `cargo metadata`, reads the configuration, and analyses the selected crates;
 /// cargo's status lines go to `progress`. While cargo runs (the metadata cache missed),

@@ -43,7 +43,7 @@ pub fn analyze_crates(
 /// diagnostics (not when the levels allow them: see [`Options::levels`](super::Options::levels)), and the cfgs of
 /// the target `#[cfg]` predicates are evaluated for.
 #[derive(Debug, Clone, Copy)]
-pub struct Core<'c> {
+pub(crate) struct Core<'c> {
     pub config: &'c Config,
     pub eager_bodies: bool,
     pub walk_every_fn: bool,
@@ -53,7 +53,7 @@ pub struct Core<'c> {
 }
 
 /// [`analyze_crates`] with the core's options.
-pub fn analyze_crates_with(
+pub(crate) fn analyze_crates_with(
     root: PathBuf,
     crates: Vec<CrateSpec>,
     cfg: Core<'_>,
@@ -67,14 +67,14 @@ pub fn analyze_crates_with(
 /// What the pipeline analyses: the crates, their workspace root, and the source map
 /// (which may hold some files already: the configuration's).
 #[derive(Debug)]
-pub struct Input {
+pub(crate) struct Input {
     pub root: PathBuf,
     pub crates: Vec<CrateSpec>,
     pub sources: SourceMap,
 }
 
 impl Input {
-    pub fn new(root: PathBuf, crates: Vec<CrateSpec>, sources: SourceMap) -> Input {
+    pub(crate) fn new(root: PathBuf, crates: Vec<CrateSpec>, sources: SourceMap) -> Input {
         Input {
             root,
             crates,
@@ -85,7 +85,7 @@ impl Input {
 
 /// [`analyze_crates_with`], reusing and filling the caches of `incr` (called off when its
 /// cancel token is set).
-pub fn analyze_crates_incremental(
+pub(crate) fn analyze_crates_incremental(
     input: Input,
     cfg: Core<'_>,
     files: &dyn Loader,

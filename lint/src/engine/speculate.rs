@@ -60,7 +60,7 @@ pub(super) struct Running {
 }
 
 impl Running {
-    pub fn start(opts: &Options) -> Running {
+    pub(super) fn start(opts: &Options) -> Running {
         let opts = opts.clone();
         let (send, offline) = std::sync::mpsc::channel();
         let (send_guess, guess) = std::sync::mpsc::channel();
@@ -95,7 +95,7 @@ impl Running {
     }
 
     /// The fallback's graph as the guess made it (waiting for the guess); once.
-    pub fn offline(&mut self) -> Option<Offline> {
+    pub(super) fn offline(&mut self) -> Option<Offline> {
         self.offline.take()?.recv().ok().flatten()
     }
 
@@ -119,7 +119,7 @@ impl Running {
     }
 
     /// Waits for the guess and its analysis.
-    pub fn finish(mut self) -> Option<Guessed> {
+    pub(super) fn finish(mut self) -> Option<Guessed> {
         self.handle.take()?.join().ok().flatten()
     }
 }

@@ -9,7 +9,7 @@ use std::io::Write;
 
 /// Writes every reported diagnostic, then (with `summary`) the line counting them. Returns
 /// `false` when one of them could only be written in its short form (see [`render_or_short`]).
-pub fn write(
+pub(crate) fn write(
     report: &Report<'_>,
     color: bool,
     summary: bool,
@@ -44,7 +44,7 @@ fn summary_line(report: &Report<'_>) -> String {
 
 /// The human rendering of `d`; if the renderer panics, its short form with a note saying
 /// so, and `false`.
-pub fn render_or_short(d: &Diagnostic, sources: &SourceMap, color: bool) -> (String, bool) {
+pub(crate) fn render_or_short(d: &Diagnostic, sources: &SourceMap, color: bool) -> (String, bool) {
     match crate::panics::catch(|| render(d, sources, color)) {
         Ok(text) => (text, true),
         Err(caught) => {

@@ -20,7 +20,7 @@ use std::path::Path;
 
 /// What goes in each message's `rendered` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Rendering {
+pub(crate) struct Rendering {
     /// With ANSI colours (`json-diagnostic-rendered-ansi`).
     pub ansi: bool,
     /// The short one-line form (`json-diagnostic-short`) instead of the human text.
@@ -102,7 +102,7 @@ struct HopJson<'a> {
 /// Writes every reported diagnostic as one `compiler-message` line, then the
 /// `build-finished` line. Returns `false` when a `rendered` field could only hold the
 /// diagnostic's short form (see [`super::human::render_or_short`]).
-pub fn write(
+pub(crate) fn write(
     report: &Report<'_>,
     rendering: Rendering,
     out: &mut dyn Write,

@@ -1,10 +1,10 @@
 //! Renderers: format a [`Report`] onto a writer. Nothing is computed here: the diagnostics,
 //! their packages and fingerprints come from the engine and [`crate::report`].
 
-pub mod human;
-pub mod json;
-pub mod sarif;
-pub mod short;
+pub(crate) mod human;
+pub(crate) mod json;
+pub(crate) mod sarif;
+pub(crate) mod short;
 
 use crate::report::Report;
 use std::io::Write;

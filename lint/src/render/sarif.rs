@@ -15,7 +15,7 @@ use heck::ToUpperCamelCase;
 use serde::Serialize;
 
 /// The schema URI written in `$schema`.
-pub const SCHEMA_URI: &str =
+pub(crate) const SCHEMA_URI: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 /// The fingerprint's key in `partialFingerprints`.
 pub const FINGERPRINT_KEY: &str = "nosyncChain/v1";
@@ -154,7 +154,7 @@ struct ThreadFlowLocation {
 /// The SARIF log (pretty-printed JSON, newline-terminated) of the report. Its `srcroot` is
 /// recorded as `%SRCROOT%` so that viewers can resolve relative URIs; without one the base is
 /// left to the consumer (GitHub resolves it to the checkout).
-pub fn render(report: &Report<'_>) -> String {
+pub(crate) fn render(report: &Report<'_>) -> String {
     let log = Log {
         schema: SCHEMA_URI,
         version: "2.1.0",

@@ -5,7 +5,7 @@ use crate::report::Report;
 use std::io::Write;
 
 /// Writes one line per reported diagnostic.
-pub fn write(report: &Report<'_>, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn write(report: &Report<'_>, out: &mut dyn Write) -> std::io::Result<()> {
     for d in report.diagnostics() {
         writeln!(out, "{}", line(d))?;
     }
@@ -13,7 +13,7 @@ pub fn write(report: &Report<'_>, out: &mut dyn Write) -> std::io::Result<()> {
 }
 
 /// The short form of `d` (no newline).
-pub fn line(d: &Diagnostic) -> String {
+pub(crate) fn line(d: &Diagnostic) -> String {
     let level = match d.level {
         Level::Deny => "error",
         Level::Warn => "warning",

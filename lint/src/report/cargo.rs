@@ -32,7 +32,7 @@ pub struct Target {
 }
 
 /// The package of a diagnostic whose origin (its own, or the workspace's) is `origin`.
-pub fn package(origin: &Origin, metadata: Option<&cargo_metadata::Metadata>) -> Package {
+pub(crate) fn package(origin: &Origin, metadata: Option<&cargo_metadata::Metadata>) -> Package {
     Package {
         package_id: origin.package_id.clone(),
         manifest_path: origin.manifest_path.clone(),
@@ -143,7 +143,7 @@ pub fn workspace_origin(
 
 /// A path as cargo's JSON carries it: with `/` separators on every platform for relative
 /// paths.
-pub fn path_text(path: &Path) -> String {
+pub(crate) fn path_text(path: &Path) -> String {
     let text = path.to_string_lossy();
     if path.is_relative() && std::path::MAIN_SEPARATOR != '/' {
         text.replace(std::path::MAIN_SEPARATOR, "/")

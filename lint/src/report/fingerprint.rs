@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::hash::Hasher;
 
 /// The fingerprint of `diagnostic`: 16 hex digits.
-pub fn of(diagnostic: &Diagnostic) -> String {
+pub(crate) fn of(diagnostic: &Diagnostic) -> String {
     let fields: Vec<String> = match Entry::of(diagnostic) {
         Some(entry) => [entry.code, entry.root]
             .into_iter()
@@ -28,7 +28,7 @@ pub fn of(diagnostic: &Diagnostic) -> String {
 /// The fingerprints of `diagnostics`, in order. Two findings can share a chain (a root that
 /// calls the same helper twice): the second and later get `:2`, `:3`, .. after the
 /// fingerprint, so that each one is distinct.
-pub fn numbered(diagnostics: &[&Diagnostic]) -> Vec<String> {
+pub(crate) fn numbered(diagnostics: &[&Diagnostic]) -> Vec<String> {
     let mut seen: HashMap<String, usize> = HashMap::new();
     diagnostics
         .iter()

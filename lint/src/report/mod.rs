@@ -7,9 +7,9 @@
 //! cargo package and target ([`cargo`]: cargo's metadata looked up, or cargo's defaults)
 //! and its line-free [`fingerprint`], next to the text of every file the spans point into.
 
-pub mod cargo;
-pub mod fingerprint;
-pub mod uri;
+pub(crate) mod cargo;
+pub(crate) mod fingerprint;
+pub(crate) mod uri;
 
 use crate::diagnostics::{Code, Diagnostic, Level};
 use crate::source::SourceMap;

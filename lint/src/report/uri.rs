@@ -5,7 +5,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use std::path::Path;
 
 /// A relative path becomes a relative URI against `%SRCROOT%`; an absolute one a `file://` URI.
-pub fn file_uri(path: &Path) -> (String, Option<&'static str>) {
+pub(crate) fn file_uri(path: &Path) -> (String, Option<&'static str>) {
     let text = path.to_string_lossy().replace('\\', "/");
     if path.is_absolute() {
         let text = if text.starts_with('/') {
@@ -21,7 +21,7 @@ pub fn file_uri(path: &Path) -> (String, Option<&'static str>) {
 }
 
 /// A directory as a `file://` URI ending in `/` (SARIF's `%SRCROOT%`).
-pub fn directory_uri(path: &Path) -> String {
+pub(crate) fn directory_uri(path: &Path) -> String {
     let (mut uri, _) = file_uri(path);
     if !path.is_absolute() {
         uri = format!("file:///{uri}");

@@ -6,13 +6,13 @@ use std::collections::HashSet;
 /// What a root does on the host, decided by reading every hop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Label {
+pub(crate) enum Label {
     Syncs,
     Setup,
     Clean,
 }
 
-pub const DIFFICULTIES: &[&str] = &[
+pub(crate) const DIFFICULTIES: &[&str] = &[
     "direct",
     "alias-?",
     "macro",
@@ -28,7 +28,7 @@ pub const DIFFICULTIES: &[&str] = &[
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Corpus {
+pub(crate) struct Corpus {
     pub repo: Vec<Repo>,
     pub root: Vec<Root>,
 }
@@ -38,7 +38,7 @@ pub struct Corpus {
 /// itself at that commit.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Repo {
+pub(crate) struct Repo {
     pub name: String,
     /// `[dependencies]` lines of the probe's manifest (registry repos).
     #[serde(default)]
@@ -58,14 +58,14 @@ pub struct Repo {
 
 impl Repo {
     /// Whether this is an application repo (a git workspace linted itself).
-    pub fn is_app(&self) -> bool {
+    pub(crate) fn is_app(&self) -> bool {
         self.git.is_some()
     }
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Root {
+pub(crate) struct Root {
     pub repo: String,
     #[serde(rename = "crate")]
     pub krate: String,
@@ -88,19 +88,19 @@ pub struct Root {
     pub sites: Vec<String>,
 }
 
-pub fn load() -> Corpus {
+pub(crate) fn load() -> Corpus {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/accuracy/corpus.toml");
     let text = std::fs::read_to_string(path).expect("corpus.toml is readable");
     toml::from_str(&text).expect("corpus.toml parses")
 }
 
 #[cfg(test)]
-pub fn parse(text: &str) -> Corpus {
+pub(crate) fn parse(text: &str) -> Corpus {
     toml::from_str(text).expect("the corpus parses")
 }
 
 /// Every problem of the corpus, as sentences (empty when it is well formed).
-pub fn problems(c: &Corpus) -> Vec<String> {
+pub(crate) fn problems(c: &Corpus) -> Vec<String> {
     let mut out = Vec::new();
     let repos: HashSet<&str> = c.repo.iter().map(|r| r.name.as_str()).collect();
     for repo in &c.repo {
@@ -178,7 +178,7 @@ fn site_problems(who: &str, repo: &Repo, r: &Root) -> Vec<String> {
 }
 
 /// `src/main.rs:12` as (`src/main.rs`, 12).
-pub fn split_site(site: &str) -> Option<(&str, usize)> {
+pub(crate) fn split_site(site: &str) -> Option<(&str, usize)> {
     let (file, line) = site.rsplit_once(':')?;
     let line = line.parse().ok().filter(|&l| l > 0)?;
     (!file.is_empty()).then_some((file, line))
@@ -204,7 +204,7 @@ fn call_problems(c: &Corpus) -> Vec<String> {
 
 /// Batch of each root (index into `c.root`): 0 for roots calling no other root, else one
 /// more than the highest batch of the roots it calls; `None` on a cycle.
-pub fn batches(c: &Corpus) -> Option<Vec<usize>> {
+pub(crate) fn batches(c: &Corpus) -> Option<Vec<usize>> {
     let n = c.root.len();
     let mut batch: Vec<Option<usize>> = vec![None; n];
     for _ in 0..=n {

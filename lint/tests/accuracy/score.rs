@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 /// What the lint said about one root.
 #[derive(Debug, Default, Clone)]
-pub struct Said {
+pub(crate) struct Said {
     /// Codes of the error-level findings for the root.
     pub errors: Vec<String>,
     /// Where each error-level finding is (its primary span: file relative to the workspace,
@@ -21,7 +21,7 @@ pub struct Said {
 
 /// The verdict on one root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// A syncs root with an error at each of its sites (any error when it lists none);
     /// `false_report`: it also has an error elsewhere (counted as a false positive too).
     TruePositive { false_report: bool },
@@ -39,7 +39,7 @@ pub enum Verdict {
     Unmatched,
 }
 
-pub fn verdict(root: &Root, said: &Said) -> Verdict {
+pub(crate) fn verdict(root: &Root, said: &Said) -> Verdict {
     if said.unmatched.is_some() {
         return Verdict::Unmatched;
     }
@@ -81,7 +81,7 @@ fn syncs_found(root: &Root, said: &Said) -> (bool, bool) {
 }
 
 /// How many of a syncs root's sites got an error.
-pub fn sites_found(root: &Root, said: &Said) -> usize {
+pub(crate) fn sites_found(root: &Root, said: &Said) -> usize {
     root.sites
         .iter()
         .filter_map(|s| split_site(s))
@@ -96,7 +96,7 @@ pub fn sites_found(root: &Root, said: &Said) -> usize {
 
 /// Counts for one row of the table.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Tally {
+pub(crate) struct Tally {
     pub roots: usize,
     pub tp: usize,
     pub fn_: usize,
@@ -108,7 +108,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn add(&mut self, v: Verdict) {
+    pub(crate) fn add(&mut self, v: Verdict) {
         self.roots += 1;
         match v {
             Verdict::TruePositive { false_report } => {
@@ -131,13 +131,13 @@ impl Tally {
     }
 
     /// TP / (TP + FN + unmatched syncs roots): an unmatched syncs root is a miss.
-    pub fn recall(&self, unmatched_syncs: usize) -> Option<f64> {
+    pub(crate) fn recall(&self, unmatched_syncs: usize) -> Option<f64> {
         ratio(self.tp, self.tp + self.fn_ + unmatched_syncs)
     }
 
     /// TP / (TP + FP), FP counting clean and setup roots with an error-level finding and
     /// syncs roots with an error away from their sites.
-    pub fn precision(&self) -> Option<f64> {
+    pub(crate) fn precision(&self) -> Option<f64> {
         ratio(self.tp, self.tp + self.fp)
     }
 }
@@ -152,13 +152,13 @@ fn pct(x: Option<f64>) -> String {
 
 /// The table row for a group of verdicts.
 #[derive(Debug, Default)]
-pub struct Row {
+pub(crate) struct Row {
     pub tally: Tally,
     pub unmatched_syncs: usize,
 }
 
 impl Row {
-    pub fn add(&mut self, root: &Root, v: Verdict) {
+    pub(crate) fn add(&mut self, root: &Root, v: Verdict) {
         self.tally.add(v);
         if v == Verdict::Unmatched && root.label == Label::Syncs {
             self.unmatched_syncs += 1;
@@ -186,7 +186,7 @@ impl Row {
 const HEADER: &str = "| group | roots | TP | FN | FP | TN | setup ok | unmatched | recall | precision |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|";
 
 /// The per-repo and per-difficulty tables, in Markdown.
-pub fn tables(scored: &[(&Root, Said, Verdict)]) -> String {
+pub(crate) fn tables(scored: &[(&Root, Said, Verdict)]) -> String {
     let mut by_repo: BTreeMap<&str, Row> = BTreeMap::new();
     let mut by_diff: BTreeMap<&str, Row> = BTreeMap::new();
     let mut all = Row::default();
@@ -228,7 +228,7 @@ fn sites_text(sites: &[(String, usize)]) -> String {
 }
 
 /// One line per root the lint got wrong (or could not analyse).
-pub fn mistakes(scored: &[(&Root, Said, Verdict)]) -> String {
+pub(crate) fn mistakes(scored: &[(&Root, Said, Verdict)]) -> String {
     let mut out = String::new();
     for (root, said, v) in scored {
         let what = match v {

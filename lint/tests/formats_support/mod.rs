@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 /// The official SARIF 2.1.0 schema, compiled once.
-pub fn sarif_validator() -> &'static jsonschema::Validator {
+pub(crate) fn sarif_validator() -> &'static jsonschema::Validator {
     static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sarif-schema-2.1.0.json");
@@ -26,7 +26,7 @@ pub fn sarif_validator() -> &'static jsonschema::Validator {
     })
 }
 
-pub fn assert_valid_sarif(log: &Value) {
+pub(crate) fn assert_valid_sarif(log: &Value) {
     let errors: Vec<String> = sarif_validator()
         .iter_errors(log)
         .map(|e| format!("{} at {}", e, e.instance_path()))

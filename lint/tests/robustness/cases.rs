@@ -3,7 +3,7 @@
 use super::Case;
 
 /// Builds case `name`, or `None` when the name is unknown.
-pub fn build(name: &str) -> Option<Case> {
+pub(crate) fn build(name: &str) -> Option<Case> {
     let mut parts = name.splitn(3, ':');
     let family = parts.next()?;
     let kind = parts.next().unwrap_or("");

@@ -10,7 +10,7 @@ use super::{Case, Rng, run_case};
 use std::path::{Path, PathBuf};
 
 /// Runs `COUNT` mutants of corpus files, seeded with `SEED`.
-pub fn run_batch(spec: &str) -> Result<String, String> {
+pub(crate) fn run_batch(spec: &str) -> Result<String, String> {
     let mut parts = spec.split(':');
     let corpus = parts.next().unwrap_or("fixtures");
     let seed: u64 = parts.next().and_then(|s| s.parse().ok()).unwrap_or(1);
@@ -70,14 +70,11 @@ fn corpus_files(corpus: &str) -> Result<Vec<PathBuf>, String> {
 }
 
 /// Crate directories under `~/.cargo/registry/src/*/` for the heavy corpus.
-pub fn registry_dirs() -> Result<Vec<PathBuf>, String> {
+pub(crate) fn registry_dirs() -> Result<Vec<PathBuf>, String> {
     let names = std::env::var("NOSYNC_QA_REGISTRY_CRATES").unwrap_or_else(|_| {
         "syn-2,cudarc-0.19,tokio-1,clap_builder-4,serde-1,criterion-0.8,rayon-1,insta-1,candle-core-0.9,candle-nn-0.9".into()
     });
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
-        .ok_or("no CARGO_HOME or HOME")?;
+    let home = home::cargo_home().map_err(|e| format!("no cargo home: {e}"))?;
     let mut dirs = Vec::new();
     let Ok(indexes) = std::fs::read_dir(home.join("registry/src")) else {
         return Err("no ~/.cargo/registry/src".into());
@@ -99,7 +96,7 @@ pub fn registry_dirs() -> Result<Vec<PathBuf>, String> {
 }
 
 /// Every `.rs` file under `dir` (no symlinks followed), sorted.
-pub fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&d) else {
@@ -162,7 +159,7 @@ const SNIPPETS: &[&str] = &[
 ];
 
 /// One mutation of `text`; returns the mutant and what was done.
-pub fn mutate(text: &[u8], rng: &mut Rng) -> (Vec<u8>, String) {
+pub(crate) fn mutate(text: &[u8], rng: &mut Rng) -> (Vec<u8>, String) {
     let s = String::from_utf8_lossy(text).into_owned();
     let len = s.len();
     let at = floor(&s, rng.below(len + 1));

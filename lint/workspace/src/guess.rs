@@ -15,7 +15,7 @@ use super::{
 /// The most packages a lock file may have for the guess to resolve the whole graph when
 /// the lock file cannot restrict it ([`restrict`]): parsing every manifest of a larger
 /// graph costs more CPU than the overlap saves on two cores (2.4 s on burn-core's 877).
-pub const FULL_GUESS_MAX: usize = 300;
+pub(crate) const FULL_GUESS_MAX: usize = 300;
 
 /// The workspace [`super::load`] selects when `cargo metadata` fails and the fallback
 /// answers (without its `workspace-fallback` warning; with `--no-deps`, cargo's own

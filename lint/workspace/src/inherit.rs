@@ -16,7 +16,7 @@ const DEP_TABLES: [&str; 5] = [
 ];
 
 /// `table` (the manifest at `path`) with what it inherits from its workspace filled in.
-pub fn apply(table: &mut toml::Table, path: &Path) {
+pub(crate) fn apply(table: &mut toml::Table, path: &Path) {
     let Some((ws, ws_dir)) = workspace_of(table, path) else {
         return;
     };

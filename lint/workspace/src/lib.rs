@@ -293,11 +293,10 @@ fn offline_start(
     Ok((m, disk, req))
 }
 
+/// Where cargo keeps its registry and git checkouts, as cargo finds it (`CARGO_HOME`, else
+/// `~/.cargo`); empty when there is no home directory.
 fn cargo_home() -> PathBuf {
-    std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
-        .unwrap_or_default()
+    home::cargo_home().unwrap_or_default()
 }
 
 fn fallback_warning(m: &Metadata, e: &CargoFailed, r: &offline::Account) -> Diagnostic {

@@ -209,7 +209,7 @@ fn dep_targets<'d>(
 /// those of the part it read); else the fallback's own, with its report, unless the lock
 /// file has more than `full_max` packages (`Err`: why). A resolution that fails is an
 /// `Err` too.
-pub fn resolve(
+pub(crate) fn resolve(
     m: Metadata,
     req: &FeatureRequest,
     disk: &Disk,

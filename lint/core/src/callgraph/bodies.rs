@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 /// The lazy bodies lowered so far, by span; `None` for one that does not parse (its
 /// `parse-error` was reported when it was lowered).
 #[derive(Debug, Default)]
-pub struct Bodies {
+pub(super) struct Bodies {
     lowered: HashMap<SpanIr, Option<Block>>,
     /// The bodies (a lazy one by its span, an encoded one by its fn's) whose lowering or
     /// decoding gave a diagnostic: their walks are not cached (see `reuse.rs`).
@@ -24,7 +24,7 @@ pub struct Bodies {
 impl Bodies {
     /// The body of `ir` to walk: its lowered block, or `None` for a declaration, or a lazy
     /// body not lowered (or that did not parse).
-    pub fn of<'b>(&'b self, ir: &'b FnIr) -> Option<&'b Block> {
+    pub(super) fn of<'b>(&'b self, ir: &'b FnIr) -> Option<&'b Block> {
         match ir.body.as_ref()? {
             Body::Lazy(l) => self.lowered.get(&l.span)?.as_ref(),
             body => body.block(),
@@ -32,7 +32,7 @@ impl Bodies {
     }
 
     /// Whether the body of `ir` was lowered (or decoded) without a diagnostic.
-    pub fn clean(&self, ir: &FnIr) -> bool {
+    pub(super) fn clean(&self, ir: &FnIr) -> bool {
         match &ir.body {
             Some(Body::Lazy(l)) => !self.diagnosed.contains(&l.span),
             _ => !self.diagnosed.contains(&ir.span),
@@ -78,7 +78,7 @@ impl Bodies {
 
     /// Lowers, in parallel on the caller's pool, the lazy bodies of `fns` not lowered yet;
     /// their diagnostics (a body that does not parse, a panic while lowering) go to `diags`.
-    pub fn lower(
+    pub(super) fn lower(
         &mut self,
         map: &DefMap<'_>,
         fns: &[FnId],

@@ -20,7 +20,7 @@ use crate::resolve::{DefMap, FnId};
 /// calls of a node this deep go to the unspecialised callees.
 const MAX_DEPTH: u8 = 16;
 
-pub struct Frontier {
+pub(super) struct Frontier {
     walk: Walk,
     /// Per fn: put in a wave already.
     seen: Vec<bool>,
@@ -31,7 +31,7 @@ pub struct Frontier {
 }
 
 impl Frontier {
-    pub fn new(map: &DefMap<'_>, walk: Walk) -> Self {
+    pub(super) fn new(map: &DefMap<'_>, walk: Walk) -> Self {
         Frontier {
             walk,
             seen: vec![false; map.fns.len()],
@@ -41,7 +41,7 @@ impl Frontier {
     }
 
     /// The roots (every fn with [`Walk::Every`]), each once.
-    pub fn first_wave(&mut self, map: &DefMap<'_>, roots: &[FnId]) -> Vec<FnId> {
+    pub(super) fn first_wave(&mut self, map: &DefMap<'_>, roots: &[FnId]) -> Vec<FnId> {
         let candidates: Vec<FnId> = match self.walk {
             Walk::FromRoots => roots.to_vec(),
             Walk::Every => map.fn_ids().collect(),
@@ -55,7 +55,13 @@ impl Frontier {
     /// After `f`'s body is walked: its calls specialised (their edges retargeted to the
     /// specialised nodes), and the callees the search can reach from it that no wave had
     /// yet pushed to `next`.
-    pub fn follow(&mut self, map: &mut DefMap<'_>, f: FnId, w: &mut Walked, next: &mut Vec<FnId>) {
+    pub(super) fn follow(
+        &mut self,
+        map: &mut DefMap<'_>,
+        f: FnId,
+        w: &mut Walked,
+        next: &mut Vec<FnId>,
+    ) {
         let marks = &map.func(f).marks;
         let expands = self.walk == Walk::Every || marks.root || marks.sink.is_none();
         let depth = self.depth[f as usize];

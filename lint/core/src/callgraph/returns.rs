@@ -9,7 +9,7 @@ use crate::known::std::{LOCK_METHODS, LOCKS, SAME_TYPE, UNWRAPPING, VEC_ACCESSOR
 use crate::resolve::Ty;
 
 /// Parses the small type syntax of the tables (`Result<Arc<CudaStream>>`).
-pub fn parse_table_ty(s: &str) -> Ty {
+pub(super) fn parse_table_ty(s: &str) -> Ty {
     let s = s.trim();
     let (name, inner) = match s.find('<') {
         Some(i) => (&s[..i], s[i + 1..].strip_suffix('>').unwrap_or("")),
@@ -29,7 +29,7 @@ pub fn parse_table_ty(s: &str) -> Ty {
 }
 
 /// The return type of cudarc's `Type::method`, if the table has it.
-pub fn cudarc_ret(ty_canon: &str, method: &str) -> Option<Ty> {
+pub(super) fn cudarc_ret(ty_canon: &str, method: &str) -> Option<Ty> {
     let ty = ty_canon.strip_prefix("cudarc::driver::")?;
     CUDARC_RETURNS
         .iter()
@@ -38,7 +38,7 @@ pub fn cudarc_ret(ty_canon: &str, method: &str) -> Option<Ty> {
 }
 
 /// The result of calling a std (or unknown-crate) associated fn `canon::name(args)`.
-pub fn std_assoc_ret(segs: &[String], args: &[Ty]) -> Option<Ty> {
+pub(super) fn std_assoc_ret(segs: &[String], args: &[Ty]) -> Option<Ty> {
     let (name, ty) = segs.split_last()?;
     let ty = ty.join("::");
     let first = || args.first().cloned().unwrap_or(Ty::Unknown);
@@ -60,7 +60,7 @@ pub fn std_assoc_ret(segs: &[String], args: &[Ty]) -> Option<Ty> {
 }
 
 /// `ty` with a known external alias replaced by the type it stands for.
-pub fn expand_known_alias(ty: &Ty) -> Ty {
+pub(super) fn expand_known_alias(ty: &Ty) -> Ty {
     match ty {
         Ty::Adt(c, args) => match RESULT_ALIASES.iter().find(|(a, _)| a == c) {
             Some((_, err)) => {
@@ -80,7 +80,7 @@ pub fn expand_known_alias(ty: &Ty) -> Ty {
 /// What `e?` gives for an `e` of type `ty`: the `Ok` type of a `Result` (or of a known
 /// alias of it), the `Some` type of an `Option`. Crate-local aliases are already expanded
 /// when the type is resolved.
-pub fn try_output(ty: &Ty) -> Ty {
+pub(super) fn try_output(ty: &Ty) -> Ty {
     expand_known_alias(ty).unwrap_once()
 }
 
@@ -117,7 +117,7 @@ fn adapter_ret(recv: &Ty, name: &str) -> Option<Ty> {
 /// The result of std method `recv.name(args)`: the receiver's type kept visible
 /// (`unwrap`, `clone`, `lock`, `map_err`), or what iterating, indexing and combinators
 /// give ([`super::std_types::method_ret`]).
-pub fn std_method_ret(recv: &Ty, name: &str, args: &[Ty]) -> Option<Ty> {
+pub(super) fn std_method_ret(recv: &Ty, name: &str, args: &[Ty]) -> Option<Ty> {
     let recv = &expand_known_alias(recv);
     if let Some(t) = adapter_ret(recv, name) {
         return Some(t);

@@ -69,7 +69,7 @@ pub(super) struct Walks<'r> {
 type Entry = (Vec<(FileId, u128)>, Walked);
 
 impl<'r> Walks<'r> {
-    pub fn new(reuse: &'r mut Reuse) -> Self {
+    pub(super) fn new(reuse: &'r mut Reuse) -> Self {
         Walks { reuse }
     }
 
@@ -81,7 +81,7 @@ impl<'r> Walks<'r> {
 
     /// Each node of `wave`: its key (a node with a body; [`node_key`]) and its walk from
     /// the cache, when it has a valid one ([`Walks::lookup`], in parallel).
-    pub fn found(
+    pub(super) fn found(
         &self,
         map: &DefMap<'_>,
         (wave, ids): (&[FnId], &specialise::Ids),
@@ -114,7 +114,7 @@ impl<'r> Walks<'r> {
 
     /// `w`, node `f`'s clean walk, encoded with the texts it depends on; `None` when it is
     /// not to be stored (an edge to a node past the `declared` fns).
-    pub fn encode(
+    pub(super) fn encode(
         &self,
         (map, sources): (&DefMap<'_>, &SourceMap),
         f: FnId,

@@ -54,7 +54,7 @@ const MAX_VALUES_ONLY_PER_FN: usize = 4;
 /// The specialised nodes created so far: by (fn, what is known), how many per fn, and
 /// each one's place in the order of [`Ids::order`].
 #[derive(Default)]
-pub struct Ids {
+pub(super) struct Ids {
     by_key: HashMap<(FnId, String), FnId>,
     per_fn: HashMap<FnId, usize>,
     values_only_per_fn: HashMap<FnId, usize>,
@@ -68,7 +68,7 @@ impl Ids {
     /// declared fn by its id, a specialised node after the fn it specialises, by what it
     /// knows (nodes are created in the order the walk reaches them, which depends on
     /// which fns are walked).
-    pub fn order(&self, f: FnId) -> (FnId, &str) {
+    pub(super) fn order(&self, f: FnId) -> (FnId, &str) {
         self.order
             .get(&f)
             .map_or((f, ""), |(decl, known)| (*decl, known.as_str()))
@@ -77,7 +77,7 @@ impl Ids {
 
 /// The node of `decl` specialised to `spec`, created on first request (then pushed to
 /// `created`, to be walked); `None` when `decl` stays as it is.
-pub fn node(
+pub(super) fn node(
     map: &mut DefMap<'_>,
     ids: &mut Ids,
     decl: FnId,

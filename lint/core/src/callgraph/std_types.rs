@@ -15,12 +15,12 @@ fn adt(canon: &str, args: Vec<Ty>) -> Ty {
 }
 
 /// `std::Iter<T>`: an iterator of `T`.
-pub fn iter_of(item: Ty) -> Ty {
+pub(super) fn iter_of(item: Ty) -> Ty {
     adt(ITER, vec![item])
 }
 
 /// A closure whose body gives `ret`.
-pub fn closure(ret: Ty) -> Ty {
+pub(super) fn closure(ret: Ty) -> Ty {
     adt(CLOSURE, vec![ret])
 }
 
@@ -50,7 +50,7 @@ fn is_string(t: &Ty) -> bool {
 
 /// What iterating a value of type `ty` yields (`for x in ty`, `ty.into_iter()`), for
 /// std's iterables: collections, slices, arrays, maps (pairs), ranges, `Option`, iterators.
-pub fn item_of(ty: &Ty) -> Option<Ty> {
+pub(super) fn item_of(ty: &Ty) -> Option<Ty> {
     match ty {
         Ty::Slice(t) | Ty::Array(t) => Some((**t).clone()),
         Ty::Adt(_, args) if is_any(ty, MAPS) => Some(Ty::Tuple(vec![
@@ -80,7 +80,7 @@ fn element_of(ty: &Ty) -> Option<Ty> {
 
 /// What `base[index]` gives for std's containers: an element, a map's value, or a
 /// slice (a `str`) when `index` is a range.
-pub fn index_output(base: &Ty, index: &Ty) -> Option<Ty> {
+pub(super) fn index_output(base: &Ty, index: &Ty) -> Option<Ty> {
     let range = index.canon().is_some_and(|c| c.starts_with("std::Range"));
     if is_string(base) {
         return range.then(|| prim("str"));
@@ -99,7 +99,7 @@ pub fn index_output(base: &Ty, index: &Ty) -> Option<Ty> {
 /// The types of the parameters of the closure given as argument `arg` of the std
 /// method `recv.name(..)`, where std says what it calls it with; `args` are the types
 /// of the call's arguments (`fold`'s accumulator is its first).
-pub fn closure_params(recv: &Ty, name: &str, arg: usize, args: &[Ty]) -> Option<Vec<Ty>> {
+pub(super) fn closure_params(recv: &Ty, name: &str, arg: usize, args: &[Ty]) -> Option<Vec<Ty>> {
     let (table, item, err) = match recv {
         _ if recv.is(ITER) => (ITER_CLOSURES, recv.arg(0), Ty::Unknown),
         _ if recv.is("std::Option") => (OPTION_CLOSURES, recv.arg(0), Ty::Unknown),
@@ -123,7 +123,7 @@ pub fn closure_params(recv: &Ty, name: &str, arg: usize, args: &[Ty]) -> Option<
 /// What the std method `recv.name(args)` gives, for iterables, iterators, `Option` and
 /// `Result` combinators that take closures, slices and strings (`None`: not one of
 /// these; the other std methods are [`super::returns::std_method_ret`]'s).
-pub fn method_ret(recv: &Ty, name: &str, args: &[Ty]) -> Option<Ty> {
+pub(super) fn method_ret(recv: &Ty, name: &str, args: &[Ty]) -> Option<Ty> {
     if recv.is(ITER) {
         return iter_method(&recv.arg(0), name, args);
     }
@@ -207,7 +207,7 @@ fn collected(item: &Ty) -> Ty {
 /// What collecting items of type `item` into `target` gives (`collect::<T>()`, or a
 /// `let` annotation `T`), `target`'s holes (`_`) filled: `Vec<_>` of `Tensor` items is
 /// `Vec<Tensor>`; `Result<Vec<_>>` of `Result<Tensor>` items is `Result<Vec<Tensor>>`.
-pub fn collect_into(target: &Ty, item: &Ty) -> Ty {
+pub(super) fn collect_into(target: &Ty, item: &Ty) -> Ty {
     match target {
         Ty::Adt(c, args) if c == "std::Result" || c == "std::Option" => {
             let inner = match item.canon() {
@@ -232,7 +232,7 @@ pub fn collect_into(target: &Ty, item: &Ty) -> Ty {
 
 /// `written` with its holes (`_`, unknown parts) taken from `inferred` where the two
 /// have the same shape: `Vec<_>` and `Vec<Tensor>` give `Vec<Tensor>`.
-pub fn fill_holes(written: &Ty, inferred: &Ty) -> Ty {
+pub(super) fn fill_holes(written: &Ty, inferred: &Ty) -> Ty {
     let all = |w: &[Ty], i: &[Ty]| -> Vec<Ty> {
         let inf = |k: usize| i.get(k).cloned().unwrap_or(Ty::Unknown);
         w.iter()

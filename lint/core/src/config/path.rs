@@ -30,7 +30,7 @@ const MAX_PATH_LEN: usize = 4096;
 const MAX_PATH_NESTING: usize = 64;
 
 /// Parses `text`; `Err` completes the sentence "`text` ..." (`is not a Rust path`).
-pub fn parse(text: &str) -> Result<ConfigPath, String> {
+pub(super) fn parse(text: &str) -> Result<ConfigPath, String> {
     if text.len() > MAX_PATH_LEN {
         return Err(format!(
             "is too long to be a path ({} bytes, at most {MAX_PATH_LEN})",

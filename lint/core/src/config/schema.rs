@@ -11,13 +11,13 @@ use std::fmt;
 use toml::Spanned;
 
 /// The keys of a configuration table.
-pub const KEYS: &[&str] = &["roots", "sinks", "allow", "models", "levels"];
+pub(super) const KEYS: &[&str] = &["roots", "sinks", "allow", "models", "levels"];
 /// The keys of a table entry of `roots`, `sinks` or `allow`.
-pub const ENTRY_KEYS: &[&str] = &["path", "reason"];
+pub(super) const ENTRY_KEYS: &[&str] = &["path", "reason"];
 
 /// `[workspace.metadata.nosync-lint]`, `[package.metadata.nosync-lint]` or a `--config` file.
 #[derive(Debug, Default, Deserialize)]
-pub struct RawTable {
+pub(super) struct RawTable {
     pub roots: Option<List>,
     pub sinks: Option<List>,
     pub allow: Option<List>,
@@ -25,16 +25,16 @@ pub struct RawTable {
 }
 
 /// `roots`, `sinks` or `allow`: a list of entries.
-pub type List = Spanned<Checked<Vec<Spanned<Checked<RawEntry>>>>>;
+pub(super) type List = Spanned<Checked<Vec<Spanned<Checked<RawEntry>>>>>;
 
 /// `levels = { "code" = "level" }`: each code (the key) and its level, both located.
-pub type Levels = Spanned<Checked<BTreeMap<Spanned<String>, Spanned<Checked<String>>>>>;
+pub(super) type Levels = Spanned<Checked<BTreeMap<Spanned<String>, Spanned<Checked<String>>>>>;
 
 /// A value of type `T`, or serde's account of why the value written is not one (its location
 /// is the enclosing [`Spanned`]'s). Deserializing a `Checked` never fails, so neither does the
 /// table around it.
 #[derive(Debug)]
-pub enum Checked<T> {
+pub(super) enum Checked<T> {
     Valid(T),
     Invalid(String),
 }
@@ -50,14 +50,14 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Checked<T> {
 
 /// An entry of `roots`, `sinks` or `allow`: a path, or `{ path = "..", reason = ".." }`.
 #[derive(Debug)]
-pub enum RawEntry {
+pub(super) enum RawEntry {
     Path(String),
     Table(EntryTable),
 }
 
 /// `{ path = "..", reason = ".." }`.
 #[derive(Debug, Default, Deserialize)]
-pub struct EntryTable {
+pub(super) struct EntryTable {
     pub path: Option<Spanned<Checked<String>>>,
     pub reason: Option<Spanned<Checked<String>>>,
 }

@@ -489,12 +489,12 @@ mod body_text {
     use crate::source::{SpanCtx, span_ctx};
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    pub fn serialize<S: Serializer>(text: &u128, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(text: &u128, s: S) -> Result<S::Ok, S::Error> {
         let erased = span_ctx() == Some(SpanCtx::Erased);
         (if erased { 0 } else { *text }).serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
         u128::deserialize(d)
     }
 }
@@ -514,11 +514,11 @@ mod shared_dir {
         static LAST: RefCell<Option<Arc<Path>>> = const { RefCell::new(None) };
     }
 
-    pub fn serialize<S: Serializer>(dir: &Arc<Path>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(dir: &Arc<Path>, s: S) -> Result<S::Ok, S::Error> {
         dir.as_ref().serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<Path>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<Path>, D::Error> {
         d.deserialize_str(Dir)
     }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 
 /// Per-file lowering state.
-pub struct Lower<'a> {
+pub(crate) struct Lower<'a> {
     pub file: FileId,
     /// Bytes stripped before parsing (a BOM), added back to every offset.
     pub offset: u32,
@@ -32,14 +32,14 @@ pub struct Lower<'a> {
 
 impl Lower<'_> {
     /// Records the errors of a malformed escape or attribute, each at its own place.
-    pub fn invalid(&mut self, errors: syn::Error) {
+    pub(crate) fn invalid(&mut self, errors: syn::Error) {
         for e in errors {
             let at = self.sp(e.span());
             self.invalid.push((e.to_string(), at));
         }
     }
 
-    pub fn sp(&self, s: proc_macro2::Span) -> SpanIr {
+    pub(crate) fn sp(&self, s: proc_macro2::Span) -> SpanIr {
         if let Some(f) = self.fixed {
             return f;
         }
@@ -55,7 +55,7 @@ impl Lower<'_> {
         }
     }
 
-    pub fn items(&mut self, items: &[syn::Item], dir: &Path, top: bool) -> Vec<Item> {
+    pub(crate) fn items(&mut self, items: &[syn::Item], dir: &Path, top: bool) -> Vec<Item> {
         let outer = std::mem::replace(&mut self.attr_renames, attr_renames(items));
         let mut out = Vec::new();
         for item in items {
@@ -224,7 +224,7 @@ impl Lower<'_> {
         }
     }
 
-    pub fn func(
+    pub(crate) fn func(
         &mut self,
         sig: &syn::Signature,
         attrs: &[syn::Attribute],
@@ -274,7 +274,7 @@ impl Lower<'_> {
     }
 }
 
-pub fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
+pub(crate) fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
     match item {
         syn::Item::Fn(i) => &i.attrs,
         syn::Item::Use(i) => &i.attrs,
@@ -410,11 +410,11 @@ fn flatten_use(
     }
 }
 
-pub fn path_names(p: &syn::Path) -> Vec<String> {
+pub(crate) fn path_names(p: &syn::Path) -> Vec<String> {
     p.segments.iter().map(|s| s.ident.to_string()).collect()
 }
 
-pub fn pat_ident(p: &syn::Pat) -> Option<String> {
+pub(crate) fn pat_ident(p: &syn::Pat) -> Option<String> {
     match p {
         syn::Pat::Ident(i) => Some(i.ident.to_string()),
         syn::Pat::Type(t) => pat_ident(&t.pat),
@@ -423,7 +423,7 @@ pub fn pat_ident(p: &syn::Pat) -> Option<String> {
     }
 }
 
-pub fn lower_path(p: &syn::Path) -> PathIr {
+pub(crate) fn lower_path(p: &syn::Path) -> PathIr {
     PathIr {
         global: p.leading_colon.is_some(),
         segs: p.segments.iter().map(lower_seg).collect(),
@@ -431,7 +431,7 @@ pub fn lower_path(p: &syn::Path) -> PathIr {
     }
 }
 
-pub fn lower_qpath(q: Option<&syn::QSelf>, p: &syn::Path) -> PathIr {
+pub(crate) fn lower_qpath(q: Option<&syn::QSelf>, p: &syn::Path) -> PathIr {
     let mut out = lower_path(p);
     if let Some(q) = q {
         out.qself = Some(Box::new(QSelf {
@@ -477,7 +477,7 @@ fn lower_seg(s: &syn::PathSegment) -> Seg {
     }
 }
 
-pub fn lower_type(t: &syn::Type) -> TypeRef {
+pub(crate) fn lower_type(t: &syn::Type) -> TypeRef {
     match t {
         syn::Type::Path(p) => TypeRef::Path(lower_qpath(p.qself.as_ref(), &p.path)),
         syn::Type::Reference(r) => TypeRef::Ref(Box::new(lower_type(&r.elem))),
@@ -501,7 +501,7 @@ fn bounds<'b>(b: impl Iterator<Item = &'b syn::TypeParamBound>) -> Vec<PathIr> {
     .collect()
 }
 
-pub fn generics(g: &syn::Generics) -> Vec<GenericParam> {
+pub(crate) fn generics(g: &syn::Generics) -> Vec<GenericParam> {
     let mut out: Vec<GenericParam> = g
         .type_params()
         .map(|p| GenericParam {

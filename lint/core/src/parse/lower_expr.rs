@@ -10,7 +10,7 @@ use syn::spanned::Spanned;
 const MAX_DEPTH: usize = 256;
 
 impl Lower<'_> {
-    pub fn block(&mut self, b: &syn::Block, nested: &mut Vec<Item>) -> Block {
+    pub(crate) fn block(&mut self, b: &syn::Block, nested: &mut Vec<Item>) -> Block {
         let mut stmts = Vec::with_capacity(b.stmts.len());
         for s in &b.stmts {
             self.stmt(s, nested, &mut stmts);
@@ -68,7 +68,7 @@ impl Lower<'_> {
         }
     }
 
-    pub fn expr(&mut self, e: &syn::Expr) -> Expr {
+    pub(crate) fn expr(&mut self, e: &syn::Expr) -> Expr {
         if self.depth >= MAX_DEPTH {
             return Expr::Other(Vec::new());
         }
@@ -479,7 +479,7 @@ fn lit_type(l: &syn::Lit) -> Option<String> {
 }
 
 /// Lowers a pattern (depth-limited: deeper sub-patterns bind nothing).
-pub fn lower_pat(p: &syn::Pat, depth: usize) -> Pat {
+pub(super) fn lower_pat(p: &syn::Pat, depth: usize) -> Pat {
     if depth > 64 {
         return Pat::Other;
     }

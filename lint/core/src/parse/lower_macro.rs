@@ -81,7 +81,7 @@ impl Lower<'_> {
 
 /// The rules of a `macro_rules!` body: `(matcher) => {body}`, separated by `;`.
 /// `None` when the body is not of that shape.
-pub fn split_rules(ts: TokenStream) -> Option<Vec<(Group, Group)>> {
+pub(crate) fn split_rules(ts: TokenStream) -> Option<Vec<(Group, Group)>> {
     let toks: Vec<TokenTree> = ts.into_iter().collect();
     let mut rules = Vec::new();
     let mut i = 0;
@@ -103,7 +103,7 @@ pub fn split_rules(ts: TokenStream) -> Option<Vec<(Group, Group)>> {
 
 /// Where an invocation stands, which decides how its expansion is parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Position {
+pub(crate) enum Position {
     Module,
     Impl,
     Trait,
@@ -114,7 +114,7 @@ pub enum Position {
 
 /// An expansion lowered for its [`Position`].
 #[derive(Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Expanded {
+pub(crate) struct Expanded {
     /// Module position: the items (a `mod x;` is looked for where the invocation stands).
     pub items: Vec<Item>,
     /// Impl and trait position: the methods and associated types.
@@ -126,7 +126,7 @@ pub struct Expanded {
 
 /// Parses the expansion text `src` of `call` as items of `pos` and lowers them, every span
 /// at the invocation. `None` when the text does not parse (or is too deep for syn).
-pub fn lower_expansion(
+pub(crate) fn lower_expansion(
     src: &str,
     call: &MacroCallIr,
     cfg: &CfgCtx,

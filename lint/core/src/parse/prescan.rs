@@ -9,19 +9,19 @@
 //! and comments are skipped approximately: a false alarm needs an extreme file anyway.
 
 /// Deepest delimiter nesting accepted.
-pub const MAX_NESTING: usize = 200;
+pub(super) const MAX_NESTING: usize = 200;
 /// Most tokens accepted between two `;`, `,`, `{` or `}`.
-pub const MAX_SEGMENT_TOKENS: usize = 4000;
+pub(super) const MAX_SEGMENT_TOKENS: usize = 4000;
 
 /// Why a file was rejected, and where.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TooDeep {
+pub(super) enum TooDeep {
     Nesting(usize),
     Segment(usize),
 }
 
 /// The first place where the file exceeds a limit, if it does.
-pub fn too_deep(text: &str) -> Option<TooDeep> {
+pub(super) fn too_deep(text: &str) -> Option<TooDeep> {
     let b = text.as_bytes();
     // Tokens per open delimiter level; a closed group counts as one token of its parent.
     let mut counts: Vec<usize> = vec![0];

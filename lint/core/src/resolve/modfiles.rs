@@ -15,11 +15,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Most modules one file may be in one crate.
-pub const MAX_LOADS: usize = 64;
+pub(super) const MAX_LOADS: usize = 64;
 
 /// Why a module file is not loaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refused {
+pub(super) enum Refused {
     /// The file is an ancestor module's own file.
     Recursive,
     /// The file is [`MAX_LOADS`] modules of the crate already.
@@ -28,14 +28,14 @@ pub enum Refused {
 
 /// The files of one crate's module tree.
 #[derive(Debug, Default)]
-pub struct ModuleFiles {
+pub(super) struct ModuleFiles {
     file_of: HashMap<ModId, PathBuf>,
     loads: HashMap<PathBuf, usize>,
 }
 
 impl ModuleFiles {
     /// The tree of a crate whose root module `root` is the file `path`.
-    pub fn new(root: ModId, path: PathBuf) -> Self {
+    pub(super) fn new(root: ModId, path: PathBuf) -> Self {
         let mut files = ModuleFiles::default();
         files.loads.insert(path.clone(), 1);
         files.file_of.insert(root, path);
@@ -43,7 +43,7 @@ impl ModuleFiles {
     }
 
     /// Records module `child` of `parent` as loaded from `path`, unless refused.
-    pub fn enter(
+    pub(super) fn enter(
         &mut self,
         modules: &[ModuleData<'_>],
         parent: ModId,
@@ -68,7 +68,7 @@ impl ModuleFiles {
 }
 
 /// The diagnostic for a refused module file.
-pub fn refused(
+pub(super) fn refused(
     why: Refused,
     name: &str,
     path: &Path,

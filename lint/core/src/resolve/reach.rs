@@ -17,7 +17,7 @@ pub struct Reach {
 }
 
 /// The reach of every crate (a work list per crate, each crate visited once).
-pub fn closure(crates: &[CrateData]) -> Vec<Reach> {
+pub(super) fn closure(crates: &[CrateData]) -> Vec<Reach> {
     (0..crates.len())
         .map(|c| {
             let mut r = Reach::default();

@@ -18,7 +18,7 @@ use std::collections::HashSet;
 /// [`crate::parse::cache::digest`], which counts a body by being there): what
 /// it declares is part of the items the later stages see. `ctx`: the sources, and the
 /// cache of lazy bodies.
-pub fn lower_invoking(
+pub(super) fn lower_invoking(
     items: &mut [Item],
     generating: &HashSet<String>,
     ctx: (&SourceMap, Option<&SharedCache>),

@@ -15,10 +15,10 @@ use crate::source::{Key, SharedCache, with_fixed_span};
 /// What one definition made of one invocation: `None` when no rule matched, else the
 /// length of the text, the rule that matched, and the lowered expansion (`None` when the
 /// text does not parse as items of its position).
-pub type Outcome = Option<(usize, usize, Option<Expanded>)>;
+pub(super) type Outcome = Option<(usize, usize, Option<Expanded>)>;
 
 /// The digest of a definition's rules as written (the first part of every key).
-pub fn rules_key(rules: &str) -> Key {
+pub(super) fn rules_key(rules: &str) -> Key {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(b"macro_rules");
     h.update(rules.as_bytes());
@@ -27,7 +27,7 @@ pub fn rules_key(rules: &str) -> Key {
 
 /// The key of expanding `call` with the definition `rules` (its [`rules_key`]), `$crate`
 /// as `krate`, in `cfg`, at `pos`.
-pub fn key(rules: Key, call: &MacroCallIr, krate: &str, cfg: &CfgCtx, pos: Position) -> Key {
+pub(super) fn key(rules: Key, call: &MacroCallIr, krate: &str, cfg: &CfgCtx, pos: Position) -> Key {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     let mut field = |bytes: &[u8]| {
         h.update(&(bytes.len() as u64).to_le_bytes());
@@ -51,13 +51,13 @@ pub fn key(rules: Key, call: &MacroCallIr, krate: &str, cfg: &CfgCtx, pos: Posit
 }
 
 /// The outcome stored under `key`, every span at `at`; `None` when absent or unreadable.
-pub fn get(cache: &SharedCache, key: Key, at: SpanIr) -> Option<Outcome> {
+pub(super) fn get(cache: &SharedCache, key: Key, at: SpanIr) -> Option<Outcome> {
     let bytes = cache.get(key)?;
     with_fixed_span(at, || postcard::from_bytes(&bytes)).ok()
 }
 
 /// Stores `outcome` under `key` when every span in it is `at` (else nothing is stored).
-pub fn put(cache: &SharedCache, key: Key, outcome: &Outcome, at: SpanIr) {
+pub(super) fn put(cache: &SharedCache, key: Key, outcome: &Outcome, at: SpanIr) {
     if let Ok(bytes) = with_fixed_span(at, || postcard::to_stdvec(outcome)) {
         cache.insert(key, bytes);
     }

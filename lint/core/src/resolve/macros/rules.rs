@@ -14,16 +14,16 @@ use std::collections::HashMap;
 use std::str::FromStr;
 
 /// A definition's rules, tokenized once: (matcher, body) each.
-pub type Rules = Vec<(Group, Group)>;
+pub(super) type Rules = Vec<(Group, Group)>;
 
 /// The rules of a definition's text; `None` when it is not `(..) => {..};` ...
-pub fn parse_rules(rules: &str) -> Option<Rules> {
+pub(super) fn parse_rules(rules: &str) -> Option<Rules> {
     split_rules(TokenStream::from_str(rules).ok()?)
 }
 
 /// Expands one invocation with the first matching rule: the text, and the rule's index.
 /// `krate` is what `$crate` becomes.
-pub fn expand(rules: &Rules, input: &str, krate: &TokenStream) -> Option<(String, usize)> {
+pub(super) fn expand(rules: &Rules, input: &str, krate: &TokenStream) -> Option<(String, usize)> {
     let input: Vec<TokenTree> = TokenStream::from_str(input).ok()?.into_iter().collect();
     for (k, (matcher, body)) in rules.iter().enumerate() {
         if let Some(mut caps) = match_rule(&flat(matcher.stream()), &input) {

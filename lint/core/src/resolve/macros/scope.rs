@@ -13,7 +13,7 @@ const MAX_CANDIDATES: usize = 8;
 
 /// One `macro_rules!` definition of an analysed crate.
 #[derive(Debug)]
-pub struct MacroDef {
+pub(super) struct MacroDef {
     pub name: String,
     /// Whether the definition is of the `(..) => {..}` shape (its rules can be parsed).
     pub shaped: bool,
@@ -36,7 +36,7 @@ pub struct MacroDef {
 
 /// Every definition, by name, in (crate, file, position) order.
 #[derive(Debug, Default)]
-pub struct Defs {
+pub(super) struct Defs {
     by_name: HashMap<String, Vec<MacroDef>>,
     /// The names of the definitions that may expand to items, through the macros they
     /// invoke too.
@@ -45,19 +45,19 @@ pub struct Defs {
 
 impl Defs {
     /// Whether some definition called `name` may expand to items.
-    pub fn may_generate_items(&self, name: &str) -> bool {
+    pub(super) fn may_generate_items(&self, name: &str) -> bool {
         self.item_names.contains(name)
     }
 
     /// The names of the definitions that may expand to items.
-    pub fn item_names(&self) -> &std::collections::HashSet<String> {
+    pub(super) fn item_names(&self) -> &std::collections::HashSet<String> {
         &self.item_names
     }
 
     /// Whether the invocation `call`, a statement of a fn body, may expand to items: its
     /// macro may, or its own tokens hold an item keyword, an attribute or an escape, or
     /// invoke a macro that may (the rules' bodies are the invocation's tokens and theirs).
-    pub fn may_generate_in_body(&self, call: &MacroCallIr) -> bool {
+    pub(super) fn may_generate_in_body(&self, call: &MacroCallIr) -> bool {
         if call.path.last().is_some_and(|n| self.may_generate_items(n)) {
             return true;
         }
@@ -102,7 +102,7 @@ impl Defs {
     /// every parsed file. What each one's rules may generate is read in parallel (it
     /// tokenizes them; the order of the lists is fixed by the sort, not by threads); the
     /// rules themselves are parsed only when an invocation needs them.
-    pub fn collect(parsed: &Parsed) -> Defs {
+    pub(super) fn collect(parsed: &Parsed) -> Defs {
         let found = definitions(parsed);
         let summaries: Vec<Result<Summary, crate::panics::Caught>> = found
             .par_iter()
@@ -135,12 +135,12 @@ impl Defs {
         defs
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.by_name.is_empty()
     }
 
     /// The definitions `call` (in crate `krate`) may name, most likely first.
-    pub fn candidates(
+    pub(super) fn candidates(
         &self,
         call: &MacroCallIr,
         krate: usize,
@@ -203,7 +203,7 @@ fn path_crate(first: &str, krate: usize, crates: &[CrateSpec]) -> Option<usize> 
 
 /// What `$crate` in a macro of crate `def` becomes where crate `at` invokes it: `crate`
 /// in its own crate, else `::name` by the name `at` knows it under.
-pub fn dollar_crate(def: usize, at: usize, crates: &[CrateSpec]) -> TokenStream {
+pub(super) fn dollar_crate(def: usize, at: usize, crates: &[CrateSpec]) -> TokenStream {
     let known = crates.get(at).and_then(|s| {
         s.deps.iter().find_map(|(n, t)| match t {
             DepTarget::Analysed(i) if *i == def => Some(n.clone()),
@@ -292,7 +292,7 @@ impl Summary {
 
 impl MacroDef {
     /// The parsed rules (`None` when not of the `(..) => {..}` shape), parsed on first use.
-    pub fn rules(&self) -> Option<&super::rules::Rules> {
+    pub(super) fn rules(&self) -> Option<&super::rules::Rules> {
         let parsed = self.parsed.get_or_init(|| match self.shaped {
             true => super::rules::parse_rules(&self.text),
             false => None,
