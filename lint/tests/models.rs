@@ -4,13 +4,15 @@
 //! model's evidence (`source.has`, whitespace aside), and a model whose `versions` leave a
 //! checked version out names no function there (the split is the source's, not a guess).
 //! Each flag (`[[flag]]`) is a static of its library that is not `pub`, starts at its
-//! `default`, and is written only by its setters, which nothing in the library calls.
+//! `default`, and is written only by its setters, which nothing in the library calls. Each
+//! derive (`[[derive]]`) is written by the function its `source` names in the macro's crate,
+//! which contains the evidence.
 //!
 //! The sources come from crates.io through cargo: a probe crate depends on each library
 //! version (without default features) and `cargo metadata` downloads them, once; later runs
 //! read cargo's cache (about a second).
 
-use nosync_lint_core::known::models::{Flag, Model, shipped as shipped_models};
+use nosync_lint_core::known::models::{Derive, Flag, Model, shipped as shipped_models};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -39,6 +41,15 @@ fn models_match_their_sources() {
                         flag_problems(flag, (&fns, &statics)).map(|p| format!("{at}: {p}")),
                     );
                 }
+            }
+            for d in models
+                .derives
+                .iter()
+                .filter(|d| derive_library(d) == lib.name)
+            {
+                checked += 1;
+                let at = format!("{} {version}: derive `{}`", lib.name, d.path);
+                problems.extend(derive_problems(d, &fns).map(|p| format!("{at} {p}")));
             }
             for m in models.models.iter().filter(|m| library_of(m) == lib.name) {
                 let Some(source) = &m.source else { continue };
@@ -70,9 +81,45 @@ fn models_match_their_sources() {
         }
     }
     assert_eq!(problems, Vec::<String>::new());
-    // Every model with a source and every flag was checked in at least one version.
+    // Every model with a source, every flag and every derive was checked in at least one
+    // version.
     let sourced = models.models.iter().filter(|m| m.source.is_some()).count();
-    assert!(checked >= sourced + models.flags.len());
+    assert!(checked >= sourced + models.flags.len() + models.derives.len());
+}
+
+/// The package of a derive's macro (its `source.library`).
+fn derive_library(d: &Derive) -> String {
+    let lib = d.source.as_ref().and_then(|s| s.library.clone());
+    lib.unwrap_or_else(|| package_of(d.path.split("::").next().unwrap_or_default()))
+}
+
+/// What is wrong with derive `d` in its macro's source: the function its `source` names
+/// (in the impl it names, else outside any impl) is missing, or lacks the evidence.
+fn derive_problems<'a>(d: &'a Derive, fns: &'a [Function]) -> impl Iterator<Item = String> + 'a {
+    let source = d.source.as_ref();
+    let name = source.and_then(|s| s.fn_.as_deref()).unwrap_or_default();
+    let imp = source.and_then(|s| s.impl_.as_deref());
+    let found: Vec<&Function> = (fns.iter())
+        .filter(|f| f.name == name)
+        .filter(
+            |f| match imp.map(|i| i.split_once(" for ").unwrap_or(("", i))) {
+                Some(("", ty)) => f.trait_.is_none() && f.self_ty.as_deref() == Some(ty),
+                Some((tr, ty)) => {
+                    f.trait_.as_deref() == Some(tr) && f.self_ty.as_deref() == Some(ty)
+                }
+                None => f.self_ty.is_none(),
+            },
+        )
+        .collect();
+    let missing = found
+        .is_empty()
+        .then(|| format!("has no `{name}` in the source"));
+    let has = source.map(|s| s.has.as_slice()).unwrap_or_default();
+    let lacking = has
+        .iter()
+        .filter(move |e| !found.iter().any(|f| f.body.contains(&squash(e))))
+        .map(move |e| format!("`{name}` does not contain `{e}`"));
+    missing.into_iter().chain(lacking)
 }
 
 /// The package whose source holds a model's evidence (`candle_core` → `candle-core`).

@@ -237,6 +237,7 @@ mod calls;
 mod cfg;
 mod config;
 mod demand;
+mod derives;
 mod dispatch;
 mod external;
 mod findings;

@@ -50,3 +50,43 @@ fn a_branch_a_constant_argument_rules_out_is_not_followed() {
       via 9:72 t::shadowed (exact)
     ");
 }
+
+/// A burn-like `Config`: its derive writes `new` with the fields' `#[config(default)]`s.
+const BURN_CORE: &str = "pub mod config { pub trait Config {} }\n\
+pub mod nn {\n\
+\x20   use crate::config::Config;\n\
+\x20   use cudarc::driver::CudaStream;\n\
+\x20   pub enum Layout { Row, Col }\n\
+\x20   #[derive(Config, Debug)]\n\
+\x20   pub struct LinearConfig {\n\
+\x20       pub d: usize,\n\
+\x20       #[config(default = \"Layout::Row\")]\n\
+\x20       pub layout: Layout,\n\
+\x20       #[config(default = false)]\n\
+\x20       pub transposed: bool,\n\
+\x20   }\n\
+\x20   impl LinearConfig {\n\
+\x20       pub fn init(&self, s: &CudaStream) {\n\
+\x20           match self.layout { Layout::Row => {} Layout::Col => { s.synchronize().unwrap(); } }\n\
+\x20           if self.transposed { s.synchronize().unwrap(); }\n\
+\x20       }\n\
+\x20   }\n\
+}\n";
+
+#[test]
+fn a_derived_constructor_s_defaults_decide_matches_and_branches() {
+    let app = "use nosync::no_sync;\nuse cudarc::driver::CudaStream;\nuse burn_core::nn::LinearConfig;\n\
+        #[no_sync] fn defaults(s: &CudaStream) { LinearConfig::new(3).init(s); }\n\
+        #[no_sync] fn unknown(c: &LinearConfig, s: &CudaStream) { c.init(s); }\n";
+    let files = [("app/src/lib.rs", app), ("core/src/lib.rs", BURN_CORE)];
+    let crates = [("app", "app/src/lib.rs"), ("burn_core", "core/src/lib.rs")];
+    // `LinearConfig::new(3)` has `layout: Layout::Row` and `transposed: false`: neither
+    // the `Col` arm nor the `if` is taken; a config of unknown fields takes both.
+    insta::assert_snapshot!(chains_tree(&files, &crates, &[(0, 1)]), @"
+    app/src/lib.rs:5:61 sync-in-no-sync: `unknown` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      app::unknown -> cudarc::driver::CudaStream::synchronize (Blocks, exact, Deny)
+      via 5:61 app::unknown (exact)
+      via 16:70 burn_core::nn::LinearConfig::init (exact)
+    ");
+}

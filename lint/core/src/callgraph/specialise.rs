@@ -37,9 +37,9 @@ pub struct Spec {
     /// arguments (`Client<CudaRuntime>::read` binds `R`), and the fn's, from arguments
     /// passed for parameters typed by one (`c: &C`).
     pub params: Vec<(String, Ty)>,
-    /// Parameters (by position, not counting `self`) given constant arguments the callee
+    /// Parameters (by name, `self` for the receiver) given constant arguments the callee
     /// cannot change, and their values (`walk::values`).
-    pub values: Vec<(usize, crate::resolve::Known)>,
+    pub values: Vec<(String, crate::resolve::Known)>,
 }
 
 /// Most specialised nodes in all, and per fn (bounds on pathological inputs: a fn
@@ -133,7 +133,7 @@ pub(super) fn node(
     params.extend(spec.params);
     map.param_specs.insert(id, params);
     let mut values = map.value_specs.get(&decl).cloned().unwrap_or_default();
-    values.retain(|(i, _)| spec.values.iter().all(|(j, _)| j != i));
+    values.retain(|(n, _)| spec.values.iter().all(|(m, _)| m != n));
     values.extend(spec.values);
     if !values.is_empty() {
         map.value_specs.insert(id, values);

@@ -120,6 +120,10 @@ pub type AssocConstDecl = (String, TypeRef);
 pub struct GenericParam {
     pub name: String,
     pub bounds: Vec<PathIr>,
+    /// A type parameter's default (`K = Float`).
+    pub default: Option<TypeRef>,
+    /// A const parameter (`const D: usize`): a value, of no type the lint follows.
+    pub is_const: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -139,6 +143,8 @@ pub struct FnIr {
     pub generics: Vec<GenericParam>,
     /// `Some(by_ref)` for methods taking `self`.
     pub self_param: Option<bool>,
+    /// `mut self` or `&mut self`: the body may change the receiver.
+    pub self_mutable: bool,
     pub params: Vec<Param>,
     pub ret: Option<TypeRef>,
     pub is_async: bool,
@@ -229,6 +235,11 @@ pub enum Item {
         span: SpanIr,
         fields: Vec<(String, TypeRef)>,
         generics: Vec<GenericParam>,
+        /// The paths of its `#[derive(..)]` (`#[cfg_attr]`s evaluated).
+        derives: Vec<PathIr>,
+        /// Its fields' `#[<attr>(default = <value>)]` (burn's `#[config(default = ..)]`),
+        /// for a derive that writes them into the value its constructor makes.
+        defaults: Vec<FieldDefault>,
     },
     /// Enums (and unions, without variants): each variant's fields, positional ones
     /// named `0`, `1`, ...
@@ -236,6 +247,8 @@ pub enum Item {
         name: String,
         span: SpanIr,
         variants: Vec<(String, Vec<(String, TypeRef)>)>,
+        /// The paths of its `#[derive(..)]`.
+        derives: Vec<PathIr>,
     },
     /// `type Name<T, E = Default> = ty;`: the type parameters with their defaults.
     TypeAlias {
@@ -351,12 +364,29 @@ pub enum Pat {
     TupleStruct(PathIr, Vec<Pat>),
     /// `Path { f: p, .. }`.
     Struct(PathIr, Vec<(String, Pat)>),
+    /// `Path`: a unit variant or a constant.
+    Path(PathIr),
     Tuple(Vec<Pat>),
     /// `a | b`: the first alternative's bindings.
     Or(Box<Pat>),
     /// `_`: the value is dropped right away.
     Wild,
     Other,
+}
+
+/// A field's `#[<attr>(default = <value>)]` whose value is a `bool` or a path (a unit
+/// variant), written as such or in a string (`default = "LinearLayout::Row"`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldDefault {
+    pub field: String,
+    pub attr: String,
+    pub value: DefaultValue,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DefaultValue {
+    Bool(bool),
+    Path(PathIr),
 }
 
 /// A lowered expression: only what call resolution and receiver typing need.

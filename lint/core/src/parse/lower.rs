@@ -99,6 +99,8 @@ impl Lower<'_> {
                 span: self.sp(s.ident.span()),
                 fields: self.fields(&s.fields),
                 generics: generics(&s.generics),
+                derives: self.derives(&s.attrs),
+                defaults: field_defaults(&s.fields),
             }),
             syn::Item::Enum(e) => out.push(Item::Enum {
                 name: e.ident.to_string(),
@@ -109,11 +111,13 @@ impl Lower<'_> {
                     .filter(|v| self.cfg.enabled(&v.attrs))
                     .map(|v| (v.ident.to_string(), self.fields(&v.fields)))
                     .collect(),
+                derives: self.derives(&e.attrs),
             }),
             syn::Item::Union(u) => out.push(Item::Enum {
                 name: u.ident.to_string(),
                 span: self.sp(u.ident.span()),
                 variants: Vec::new(),
+                derives: self.derives(&u.attrs),
             }),
             syn::Item::Type(t) => out.push(Item::TypeAlias {
                 name: t.ident.to_string(),
@@ -230,11 +234,14 @@ impl Lower<'_> {
         attrs: &[syn::Attribute],
         body: Option<&syn::Block>,
     ) -> FnIr {
-        let mut self_param = None;
+        let (mut self_param, mut self_mutable) = (None, false);
         let mut params = Vec::new();
         for input in &sig.inputs {
             match input {
-                syn::FnArg::Receiver(r) => self_param = Some(r.reference.is_some()),
+                syn::FnArg::Receiver(r) => {
+                    self_param = Some(r.reference.is_some());
+                    self_mutable = r.mutability.is_some();
+                }
                 syn::FnArg::Typed(pt) => params.push(Param {
                     name: pat_ident(&pt.pat),
                     ty: lower_type(&pt.ty),
@@ -262,6 +269,7 @@ impl Lower<'_> {
             attrs: self.attrs(attrs),
             generics: generics(&sig.generics),
             self_param,
+            self_mutable,
             params,
             ret: match &sig.output {
                 syn::ReturnType::Default => None,
@@ -331,6 +339,35 @@ impl Lower<'_> {
             return Some(*name);
         }
         AttrName::from_name(path.last()?)
+    }
+
+    /// The paths an item's `#[derive(..)]`s name, those inside a `#[cfg_attr]` whose
+    /// predicate holds among them.
+    fn derives(&self, attrs: &[syn::Attribute]) -> Vec<PathIr> {
+        let mut out = Vec::new();
+        for a in attrs {
+            self.derives_in(&a.meta, &mut out, 0);
+        }
+        out
+    }
+
+    fn derives_in(&self, meta: &syn::Meta, out: &mut Vec<PathIr>, depth: usize) {
+        let syn::Meta::List(list) = meta else { return };
+        let metas = syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated;
+        if list.path.is_ident("derive") {
+            let paths = syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated;
+            if let Ok(paths) = list.parse_args_with(paths) {
+                out.extend(paths.iter().map(lower_path));
+            }
+        } else if list.path.is_ident("cfg_attr")
+            && depth <= 16
+            && let Ok(args) = list.parse_args_with(metas)
+        {
+            let mut it = args.iter();
+            if it.next().is_some_and(|pred| self.cfg.holds(pred)) {
+                it.for_each(|m| self.derives_in(m, out, depth + 1));
+            }
+        }
     }
 
     fn cfg_attr(&self, meta: &syn::Meta, out: &mut Vec<AttrIr>, depth: usize) {
@@ -410,6 +447,51 @@ fn flatten_use(
     }
 }
 
+/// The fields' `#[<attr>(default = <value>)]` with a value the lint can follow.
+fn field_defaults(fields: &syn::Fields) -> Vec<FieldDefault> {
+    let mut out = Vec::new();
+    for (i, f) in fields.iter().enumerate() {
+        let field = f
+            .ident
+            .as_ref()
+            .map_or_else(|| i.to_string(), |id| id.to_string());
+        for a in &f.attrs {
+            let (syn::Meta::List(list), Some(attr)) = (&a.meta, a.path().get_ident()) else {
+                continue;
+            };
+            let metas = syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated;
+            let Ok(args) = list.parse_args_with(metas) else {
+                continue;
+            };
+            let value = args.iter().find_map(|m| match m {
+                syn::Meta::NameValue(nv) if nv.path.is_ident("default") => default_value(&nv.value),
+                _ => None,
+            });
+            if let Some(value) = value {
+                let (field, attr) = (field.clone(), attr.to_string());
+                out.push(FieldDefault { field, attr, value });
+            }
+        }
+    }
+    out
+}
+
+/// A default written as `true`/`false`, a path, or either in a string.
+fn default_value(e: &syn::Expr) -> Option<DefaultValue> {
+    match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(b),
+            ..
+        }) => Some(DefaultValue::Bool(b.value)),
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => default_value(&s.parse::<syn::Expr>().ok()?),
+        syn::Expr::Path(p) if p.qself.is_none() => Some(DefaultValue::Path(lower_path(&p.path))),
+        _ => None,
+    }
+}
+
 pub(crate) fn path_names(p: &syn::Path) -> Vec<String> {
     p.segments.iter().map(|s| s.ident.to_string()).collect()
 }
@@ -447,14 +529,18 @@ fn lower_seg(s: &syn::PathSegment) -> Seg {
     if let syn::PathArguments::AngleBracketed(a) = &s.arguments {
         // Exactly as long as needed: a growing Vec's spare room would outlive the run.
         let types = a.args.iter();
-        args.reserve_exact(
-            types
-                .filter(|g| matches!(g, syn::GenericArgument::Type(_)))
-                .count(),
-        );
+        let kept = |g: &&syn::GenericArgument| {
+            matches!(
+                g,
+                syn::GenericArgument::Type(_) | syn::GenericArgument::Const(_)
+            )
+        };
+        args.reserve_exact(types.filter(kept).count());
         for g in &a.args {
             match g {
                 syn::GenericArgument::Type(t) => args.push(lower_type(t)),
+                // A const argument keeps its place: arguments match parameters by position.
+                syn::GenericArgument::Const(_) => args.push(TypeRef::Unknown),
                 syn::GenericArgument::AssocType(b) => {
                     bindings.push((b.ident.to_string(), lower_type(&b.ty)))
                 }
@@ -501,12 +587,24 @@ fn bounds<'b>(b: impl Iterator<Item = &'b syn::TypeParamBound>) -> Vec<PathIr> {
     .collect()
 }
 
+/// The type and const parameters, in order (a written type's arguments are matched to
+/// them by position), with the type parameters' bounds and defaults.
 pub(crate) fn generics(g: &syn::Generics) -> Vec<GenericParam> {
-    let mut out: Vec<GenericParam> = g
-        .type_params()
-        .map(|p| GenericParam {
-            name: p.ident.to_string(),
-            bounds: bounds(p.bounds.iter()),
+    let mut out: Vec<GenericParam> = (g.params.iter())
+        .filter_map(|p| match p {
+            syn::GenericParam::Type(p) => Some(GenericParam {
+                name: p.ident.to_string(),
+                bounds: bounds(p.bounds.iter()),
+                default: p.default.as_ref().map(lower_type),
+                is_const: false,
+            }),
+            syn::GenericParam::Const(c) => Some(GenericParam {
+                name: c.ident.to_string(),
+                bounds: Vec::new(),
+                default: None,
+                is_const: true,
+            }),
+            syn::GenericParam::Lifetime(_) => None,
         })
         .collect();
     for pred in g.where_clause.iter().flat_map(|w| w.predicates.iter()) {

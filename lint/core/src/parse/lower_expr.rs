@@ -505,6 +505,7 @@ pub(super) fn lower_pat(p: &syn::Pat, depth: usize) -> Pat {
         ),
         syn::Pat::Tuple(t) => Pat::Tuple(t.elems.iter().map(|e| lower_pat(e, d)).collect()),
         syn::Pat::Wild(_) => Pat::Wild,
+        syn::Pat::Path(p) => Pat::Path(lower_qpath(p.qself.as_ref(), &p.path)),
         syn::Pat::Reference(r) => lower_pat(&r.pat, d),
         syn::Pat::Paren(r) => lower_pat(&r.pat, d),
         syn::Pat::Type(t) => lower_pat(&t.pat, d),

@@ -96,6 +96,7 @@ fn link<'a>(
         )
     };
     let marked = crate::panics::guard(diags, what, || {
+        super::derives::apply(map);
         link_local_fns(map);
         super::marks::mark_all(map, sources)
     });

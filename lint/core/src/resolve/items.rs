@@ -139,14 +139,22 @@ impl<'a> Part<'a> {
                     name,
                     fields,
                     generics,
+                    derives,
+                    defaults,
                     ..
-                } => self.add_type(m, name, TypeKind::Struct(fields, generics)),
-                Item::Enum { name, variants, .. } => {
-                    self.add_type(m, name, TypeKind::Enum(variants))
+                } => {
+                    let kind = TypeKind::Struct(fields, generics);
+                    self.add_type(m, name, kind, (derives, defaults))
                 }
+                Item::Enum {
+                    name,
+                    variants,
+                    derives,
+                    ..
+                } => self.add_type(m, name, TypeKind::Enum(variants), (derives, &[])),
                 Item::TypeAlias {
                     name, ty, params, ..
-                } => self.add_type(m, name, TypeKind::Alias(ty, params)),
+                } => self.add_type(m, name, TypeKind::Alias(ty, params), (&[], &[])),
                 Item::Trait {
                     name,
                     fns,
@@ -228,10 +236,21 @@ impl<'a> Part<'a> {
         }
     }
 
-    fn add_type(&mut self, m: ModId, name: &str, kind: TypeKind<'a>) {
+    fn add_type(
+        &mut self,
+        m: ModId,
+        name: &str,
+        kind: TypeKind<'a>,
+        (derives, defaults): (&'a [PathIr], &'a [crate::parse::ir::FieldDefault]),
+    ) {
         let canon = format!("{}::{name}", self.modules[m as usize].path);
-        self.types
-            .push((canon.clone(), TypeData { module: m, kind }));
+        let data = TypeData {
+            module: m,
+            kind,
+            derives,
+            defaults,
+        };
+        self.types.push((canon.clone(), data));
         self.define(m, name, Def::Type(canon));
     }
 
@@ -257,8 +276,15 @@ impl<'a> Part<'a> {
             assoc,
             consts,
         };
-        self.types
-            .push((canon.clone(), TypeData { module: m, kind }));
+        self.types.push((
+            canon.clone(),
+            TypeData {
+                module: m,
+                kind,
+                derives: &[],
+                defaults: &[],
+            },
+        ));
         self.define(m, name, Def::Trait(canon.clone()));
         canon
     }

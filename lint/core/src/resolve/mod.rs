@@ -8,6 +8,7 @@
 mod assoc;
 mod collect;
 pub mod configured;
+mod derives;
 pub mod flags;
 mod impls;
 mod items;
@@ -84,9 +85,30 @@ pub struct CrateData {
 /// looks names up at every path and method call (SipHash was a tenth of the walk).
 pub type NameMap<V> = HashMap<String, V, fnv::FnvBuildHasher>;
 
-/// What a value is known to hold: `bool`s, the whole value's (`""`) or its fields' by name
+/// What a value is known to hold: the whole value (`""`) or its fields by name
 /// (`StreamErrorMode { ignore: true, flush: false }`: `ignore` and `flush`).
-pub type Known = Vec<(Box<str>, bool)>;
+pub type Known = Vec<(Box<str>, Value)>;
+
+/// A value the lint follows: a `bool`, or a unit variant (`LinearLayout::Row`, by its
+/// enum's canonical path and its name).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Value {
+    Bool(bool),
+    Variant(Box<str>),
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Variant(v) => {
+                let mut segs = v.rsplitn(3, "::");
+                let (name, ty) = (segs.next().unwrap_or(""), segs.next().unwrap_or(""));
+                write!(f, "{ty}::{name}")
+            }
+        }
+    }
+}
 
 #[derive(Debug)]
 pub struct ModuleData<'a> {
@@ -191,6 +213,11 @@ pub struct ImplAssoc<'a> {
 pub struct TypeData<'a> {
     pub module: ModId,
     pub kind: TypeKind<'a>,
+    /// The paths of a struct's or enum's `#[derive(..)]`, resolved once every crate is
+    /// collected (`derives.rs`).
+    pub derives: &'a [crate::parse::ir::PathIr],
+    /// A struct's fields' `#[<attr>(default = ..)]`, which a derive's constructor may write.
+    pub defaults: &'a [crate::parse::ir::FieldDefault],
 }
 
 /// Every analysed crate's items, and the indexes the call graph queries.
@@ -237,8 +264,11 @@ pub struct DefMap<'a> {
     /// the receiver's type arguments; the fn's, from arguments): those bindings.
     pub param_specs: HashMap<FnId, Vec<(String, Ty)>>,
     /// For a fn specialised to constant arguments (see `callgraph::walk::values`): the
-    /// parameters (by position, not counting `self`) and what they are known to hold.
-    pub value_specs: HashMap<FnId, Vec<(usize, Known)>>,
+    /// parameters (by name, `self` for the receiver) and what they are known to hold.
+    pub value_specs: HashMap<FnId, Vec<(String, Known)>>,
+    /// Types a derive gives a constructor (`derives.rs`): the type's canonical path and
+    /// the constructor's name (`T::new(..)` is a `T`).
+    pub derived_ctors: NameMap<&'static crate::known::models::Derive>,
     /// What each crate can call (by crate index), for name-only guesses.
     pub reach: Vec<reach::Reach>,
     /// The `macro_rules!` invocations that generated items, by the invocation's span

@@ -191,6 +191,15 @@ impl DefMap<'_> {
                     kind: TypeKind::Alias(..),
                     ..
                 }) => self.expand_alias(&c, &args(self), cx.budget, d),
+                Some(TypeData {
+                    kind: TypeKind::Struct(_, generics),
+                    module,
+                    ..
+                }) => {
+                    let mut given = args(self);
+                    self.fill_defaults(*module, generics, &mut given, cx.budget, d);
+                    Ty::Adt(c, given)
+                }
                 _ => Ty::Adt(c, args(self)),
             },
             Some(Def::Trait(c)) => Ty::Dyn(vec![c]),
@@ -216,7 +225,53 @@ impl DefMap<'_> {
             return Some((cx.self_ty.cloned().unwrap_or(Ty::Unknown), &[]));
         }
         let g = cx.generics.iter().find(|g| g.name == name)?;
+        if g.is_const {
+            return Some((Ty::Unknown, &[]));
+        }
         Some((Ty::Param(self.traits(m, &g.bounds)), bound))
+    }
+
+    /// Whether enum `canon` has a variant `name`.
+    pub fn has_variant(&self, canon: &str, name: &str) -> bool {
+        matches!(
+            self.types.get(canon),
+            Some(TypeData { kind: TypeKind::Enum(vs), .. }) if vs.iter().any(|(v, _)| v == name)
+        )
+    }
+
+    /// The arguments a struct's type is written without, from its parameters' defaults
+    /// (`Tensor<B, 2>` is `Tensor<B, 2, Float>` for `struct Tensor<B, const D: usize, K =
+    /// Float>`), each resolved where the struct is declared with the parameters before it
+    /// bound; nothing is added when none of the missing parameters has a default.
+    fn fill_defaults(
+        &self,
+        m: ModId,
+        generics: &[GenericParam],
+        args: &mut Vec<Ty>,
+        budget: &Cell<u32>,
+        d: usize,
+    ) {
+        let missing = generics.get(args.len()..).unwrap_or_default();
+        if !missing.iter().any(|g| g.default.is_some()) {
+            return;
+        }
+        for i in args.len()..generics.len() {
+            let subst: Vec<(String, Ty)> = (generics.iter().map(|g| g.name.clone()))
+                .zip(args.iter().cloned())
+                .filter(|(_, t)| *t != Ty::Unknown)
+                .collect();
+            let cx = TyCx {
+                generics,
+                self_ty: None,
+                subst: &subst,
+                budget,
+            };
+            let t = match &generics[i].default {
+                Some(t) => self.resolve_ty_in(m, t, &cx, d + 1),
+                None => Ty::Unknown,
+            };
+            args.push(t);
+        }
     }
 
     /// `<T as Trait>::Assoc` (and `<T>::Assoc`): the associated type of `T`'s impl of
@@ -261,6 +316,7 @@ impl DefMap<'_> {
         let Some(TypeData {
             kind: TypeKind::Alias(t, params),
             module,
+            ..
         }) = self.types.get(canon)
         else {
             return Ty::Adt(canon.to_owned(), args.to_vec());
@@ -326,6 +382,7 @@ impl DefMap<'_> {
                 Some(TypeData {
                     kind: TypeKind::Enum(vs),
                     module,
+                    ..
                 }),
                 Some(v),
             ) => match vs.iter().find(|(n, _)| n == v) {
@@ -336,6 +393,7 @@ impl DefMap<'_> {
                 Some(TypeData {
                     kind: TypeKind::Struct(f, _),
                     module,
+                    ..
                 }),
                 _,
             ) => (f, *module),
@@ -355,6 +413,7 @@ impl DefMap<'_> {
         let Some(TypeData {
             kind: TypeKind::Struct(fields, generics),
             module,
+            ..
         }) = self.types.get(canon)
         else {
             return Ty::Unknown;

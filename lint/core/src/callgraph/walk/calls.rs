@@ -41,6 +41,9 @@ impl Walker<'_, '_> {
         if let [first, method] = names.as_slice()
             && let Some(recv) = self.type_param_or_self(first)
         {
+            if let Some(t) = self.derived_ctor(&recv, method) {
+                return (t, WRITTEN);
+            }
             let rest = self.shift_args(args);
             return self.method_call((recv, WRITTEN), method, &rest, span);
         }
@@ -57,8 +60,55 @@ impl Walker<'_, '_> {
             Some(Def::Type(c)) => (self.map.resolve_alias(&c, &[], 0), WRITTEN),
             Some(Def::External(segs)) => self.call_external(&segs, args, span),
             Some(_) => unknown(),
-            None => self.unresolved_path(path, span),
+            None => match self.type_prefix(path) {
+                Some(t) => self.call_on_type(t, path.last_name(), args, span),
+                None => self.unresolved_path(path, span),
+            },
         }
+    }
+
+    /// The type `T` of a path `T::name` that names no fn (`None` when `T` is no type).
+    fn type_prefix(&self, path: &PathIr) -> Option<Ty> {
+        let (_, ty) = path.segs.split_last()?;
+        if ty.is_empty() || path.qself.is_some() {
+            return None;
+        }
+        let ty_path = PathIr {
+            global: path.global,
+            segs: ty.into(),
+            qself: None,
+        };
+        match self.ty(&crate::parse::ir::TypeRef::Path(ty_path)) {
+            Ty::Unknown => None,
+            t => Some(t),
+        }
+    }
+
+    /// `T::name(args)` where `T` has no fn `name` of its own: the constructor a derive gave
+    /// it (`resolve::derives`), or a method of a trait `T` implements with no impl the lint
+    /// sees (a derived one: `Config::load`), called on `T` (`T::m(x, ..)` with a `self`
+    /// method: on `x`).
+    fn call_on_type(&mut self, t: Ty, name: &str, args: &[Typed], span: SpanIr) -> Typed {
+        if let Some(ct) = self.derived_ctor(&t, name) {
+            return (ct, WRITTEN);
+        }
+        let decl = (t.canon()).and_then(|c| self.provided_method(c, name));
+        match decl.and_then(|f| self.map.func(f).ir) {
+            Some(ir) if ir.self_param.is_some() => {
+                let recv = args.first().cloned().unwrap_or((t, WRITTEN));
+                let rest = self.shift_args(args);
+                self.method_call(recv, name, &rest, span)
+            }
+            Some(_) => self.method_call((t, WRITTEN), name, args, span),
+            None => unknown(),
+        }
+    }
+
+    /// The type a derived constructor `name` of type `t` makes: `t` itself.
+    fn derived_ctor(&self, t: &Ty, name: &str) -> Option<Ty> {
+        let c = t.canon()?;
+        let d = self.map.derived_ctors.get(c)?;
+        (d.constructor == name).then(|| t.clone())
     }
 
     /// `Trait::m(x, ..)`: a method call on `x` through `Trait`.
@@ -91,7 +141,10 @@ impl Walker<'_, '_> {
         if let Some((_, t)) = self.ty_params.iter().find(|(n, _)| n == name) {
             return Some(t.clone());
         }
-        let g = self.generics.iter().find(|g| g.name == name)?;
+        let g = self
+            .generics
+            .iter()
+            .find(|g| g.name == name && !g.is_const)?;
         Some(Ty::Param(self.map.traits(self.module, &g.bounds)))
     }
 

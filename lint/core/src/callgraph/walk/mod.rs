@@ -71,8 +71,10 @@ struct Walker<'m, 'a> {
     expected: Option<Ty>,
     /// While resolving a call whose name a conditional model has: its arguments' shapes.
     arg_shapes: Vec<models::ArgShape>,
-    /// While resolving a call: what its arguments are known to hold (`values.rs`).
+    /// While resolving a call: what its arguments (and a method call's receiver) are
+    /// known to hold (`values.rs`).
     arg_values: Vec<Option<crate::resolve::Known>>,
+    recv_values: Option<crate::resolve::Known>,
     /// The parameters this node knows constant values of, by name (`values.rs`).
     values: Vec<(String, crate::resolve::Known)>,
     /// While walking the message of a macro that builds an error value or panics: its name
@@ -118,9 +120,8 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId, bodies: &super::Bodies) -> Walk
         expected: None,
         arg_shapes: Vec::new(),
         arg_values: Vec::new(),
-        values: (map.value_specs.get(&f).into_iter().flatten())
-            .filter_map(|(i, k)| Some((ir.params.get(*i)?.name.clone()?, k.clone())))
-            .collect(),
+        recv_values: None,
+        values: map.value_specs.get(&f).cloned().unwrap_or_default(),
         failing: None,
     };
     if let Some(st) = &w.self_ty {
@@ -346,6 +347,7 @@ impl Walker<'_, '_> {
                     Some(t) => Some(self.ty(t)),
                     None => expected,
                 };
+                let recv_values = self.value_of(recv);
                 let recv = self.expr(recv);
                 self.move_locals(args);
                 let shapes = models::shapes(self.map, name, args);
@@ -354,9 +356,11 @@ impl Walker<'_, '_> {
                 let item = self.collected_item(&recv.0, name);
                 self.arg_shapes = shapes;
                 self.arg_values = values;
+                self.recv_values = recv_values;
                 let ret = self.method_call(recv, name, &args, *span);
                 self.arg_shapes.clear();
                 self.arg_values.clear();
+                self.recv_values = None;
                 match (item, target) {
                     (Some(item), Some(t)) => (collect_into(&t, &item), ret.1),
                     _ => ret,
@@ -472,7 +476,8 @@ impl Walker<'_, '_> {
         }
     }
 
-    /// Each arm in its own scope, with the pattern's bindings typed from the scrutinee.
+    /// Each arm in its own scope, with the pattern's bindings typed from the scrutinee;
+    /// not an arm that this node's constant values rule out (`values.rs`).
     fn match_expr(
         &mut self,
         scrutinee: &Expr,
@@ -481,6 +486,10 @@ impl Walker<'_, '_> {
         let st = self.expr(scrutinee);
         let mut result = unknown();
         for (pat, guard, body) in arms {
+            // An arm of another variant than the one this node knows the scrutinee holds.
+            if self.arm_ruled_out(scrutinee, pat) {
+                continue;
+            }
             self.push_scope();
             self.bind_pat(pat, st.clone(), 0);
             if let Some(g) = guard {

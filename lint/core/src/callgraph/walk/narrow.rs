@@ -149,12 +149,10 @@ impl Walker<'_, '_> {
                     .is_some_and(|p| crate::resolve::names_param(&p.ty, n))
             })
         };
-        let values = spec.values.iter().flat_map(|(i, known)| {
-            let name = ir.params.get(*i).and_then(|p| p.name.as_deref());
-            let name = name.unwrap_or("_");
-            known.iter().map(move |(field, b)| match field.is_empty() {
-                true => (name.to_owned(), b.to_string()),
-                false => (format!("{name}.{field}"), b.to_string()),
+        let values = spec.values.iter().flat_map(|(name, known)| {
+            known.iter().map(move |(field, v)| match field.is_empty() {
+                true => (name.clone(), v.to_string()),
+                false => (format!("{name}.{field}"), v.to_string()),
             })
         });
         (spec.params.iter())

@@ -47,7 +47,7 @@ impl Walker<'_, '_> {
                 }
             }
             Pat::Or(p) => self.bind_pat(p, ty, d),
-            Pat::Other | Pat::Wild => {}
+            Pat::Other | Pat::Wild | Pat::Path(_) => {}
         }
     }
 

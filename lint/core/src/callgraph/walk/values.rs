@@ -1,14 +1,16 @@
-//! Constant arguments: a call that passes `true` or `false`, or a struct literal with such
-//! fields (cubecl's `StreamErrorMode { ignore: true, flush: false }`), for a parameter that
-//! its callee cannot change (bound without `mut`, not a `&mut`) specialises the callee to
-//! those values (`callgraph::specialise`); the specialised node passes them on where it
-//! hands the parameter on whole, and its walk follows only the branch of an `if` whose
-//! condition they decide (`if mode.flush`, `if !p`). A reader sees the same: the branch a
-//! constant rules out is not taken by this call.
+//! Constant arguments: a call that passes `true`/`false`, a unit variant, or a struct
+//! literal with such fields (cubecl's `StreamErrorMode { ignore: true, flush: false }`), or
+//! a value a derive's constructor made with its fields' defaults (burn's `LinearConfig::new`
+//! sets `layout: LinearLayout::Row`), for a parameter or receiver that its callee cannot
+//! change (bound without `mut`, not a `&mut`) specialises the callee to those values
+//! (`callgraph::specialise`); the specialised node passes them on where it hands the
+//! parameter on whole, and its walk follows only the branch of an `if` whose condition
+//! they decide (`if mode.flush`, `if !p`) and the arms of a `match` their variant can take.
+//! A reader sees the same: the branch a constant rules out is not taken by this call.
 
 use super::Walker;
-use crate::parse::ir::Expr;
-use crate::resolve::{FnId, Known};
+use crate::parse::ir::{DefaultValue, Expr, Pat, PathIr};
+use crate::resolve::{Def, FnId, Known, TypeData, Value};
 
 impl Walker<'_, '_> {
     /// What each argument of a call is known to hold, in order; empty when none is
@@ -21,31 +23,79 @@ impl Walker<'_, '_> {
         }
     }
 
-    fn value_of(&self, e: &Expr) -> Option<Known> {
+    /// What the value of `e` is known to hold.
+    pub(super) fn value_of(&self, e: &Expr) -> Option<Known> {
         match e {
-            Expr::Bool(b) => Some(vec![("".into(), *b)]),
+            Expr::Bool(b) => Some(vec![("".into(), Value::Bool(*b))]),
             Expr::Ref(inner) => self.value_of(inner),
             Expr::Path(p) if p.segs.len() == 1 && p.qself.is_none() => {
                 self.param_values(p.last_name()).cloned()
             }
+            Expr::Path(p) => Some(vec![("".into(), self.variant(self.module, p)?)]),
             Expr::Struct { fields, names, .. } => {
                 let known: Known = (names.iter().zip(fields))
-                    .filter_map(|(n, f)| Some((n.clone(), self.whole_bool(f)?)))
+                    .filter_map(|(n, f)| Some((n.clone(), self.whole(f)?)))
                     .collect();
                 (!known.is_empty()).then_some(known)
+            }
+            Expr::CallPath { path, .. } => self.constructed(path),
+            _ => None,
+        }
+    }
+
+    /// The value of `e` as a whole, when known.
+    fn whole(&self, e: &Expr) -> Option<Value> {
+        let known = self.value_of(e)?;
+        known
+            .into_iter()
+            .find(|(f, _)| f.is_empty())
+            .map(|(_, v)| v)
+    }
+
+    /// The unit variant path `p` names in module `m` (`LinearLayout::Row`).
+    fn variant(&self, m: crate::resolve::ModId, p: &PathIr) -> Option<Value> {
+        let names = p.names();
+        let (last, ty) = names.split_last()?;
+        match self.map.resolve_path(m, ty, p.global)? {
+            Def::Type(c) if self.map.has_variant(&c, last) => {
+                Some(Value::Variant(format!("{c}::{last}").into()))
             }
             _ => None,
         }
     }
 
-    /// The value of a `bool` expression: a literal, or a parameter known whole.
-    fn whole_bool(&self, e: &Expr) -> Option<bool> {
-        let known = self.value_of(e)?;
-        known.iter().find(|(f, _)| f.is_empty()).map(|&(_, b)| b)
+    /// What `T::new(..)` makes, when a derive wrote that constructor with the fields'
+    /// defaults (`known::models`' `[[derive]]` with `defaults`): those fields.
+    fn constructed(&self, path: &PathIr) -> Option<Known> {
+        let (last, ty) = path.segs.split_last()?;
+        if ty.is_empty() || path.qself.is_some() {
+            return None;
+        }
+        let names: Vec<&str> = ty.iter().map(|s| &*s.name).collect();
+        let Def::Type(c) = self.map.resolve_path(self.module, &names, path.global)? else {
+            return None;
+        };
+        let derive = self.map.derived_ctors.get(&c)?;
+        let attr = derive.defaults.as_deref()?;
+        let td: &TypeData<'_> = self.map.types.get(&c)?;
+        if derive.constructor != *last.name {
+            return None;
+        }
+        let known: Known = (td.defaults.iter())
+            .filter(|d| d.attr == attr)
+            .filter_map(|d| {
+                let v = match &d.value {
+                    DefaultValue::Bool(b) => Value::Bool(*b),
+                    DefaultValue::Path(p) => self.variant(td.module, p)?,
+                };
+                Some((d.field.as_str().into(), v))
+            })
+            .collect();
+        (!known.is_empty()).then_some(known)
     }
 
-    /// What parameter `name` of this node is known to hold (a local of that name that
-    /// shadows it is not the parameter).
+    /// What parameter `name` of this node (`self` for its receiver) is known to hold (a
+    /// local of that name that shadows it is not the parameter).
     fn param_values(&self, name: &str) -> Option<&Known> {
         if !self.local(name).is_some_and(|l| l.is_param) {
             return None;
@@ -53,41 +103,78 @@ impl Walker<'_, '_> {
         self.values.iter().find(|(n, _)| n == name).map(|(_, k)| k)
     }
 
+    /// The value of `p` or `p.field` for a parameter `p` this node knows.
+    fn known_value(&self, e: &Expr) -> Option<&Value> {
+        let (base, field) = match e {
+            Expr::Path(p) if p.segs.len() == 1 && p.qself.is_none() => (p.last_name(), ""),
+            Expr::Field { base, name } => match &**base {
+                Expr::Path(p) if p.segs.len() == 1 && p.qself.is_none() => {
+                    (p.last_name(), name.as_str())
+                }
+                _ => return None,
+            },
+            Expr::Ref(inner) => return self.known_value(inner),
+            _ => return None,
+        };
+        let known = self.param_values(base)?;
+        known.iter().find(|(f, _)| &**f == field).map(|(_, v)| v)
+    }
+
     /// The value of an `if` condition that this node's constant parameters decide:
     /// `p`, `p.field`, `!c`; `None` for any other.
     pub(super) fn constant_condition(&self, cond: &Expr) -> Option<bool> {
-        let field = |base: &str, field: &str| {
-            let known = self.param_values(base)?;
-            known.iter().find(|(f, _)| &**f == field).map(|&(_, b)| b)
-        };
         match cond {
             Expr::Bool(b) => Some(*b),
-            Expr::Path(p) if p.segs.len() == 1 && p.qself.is_none() => field(p.last_name(), ""),
-            Expr::Field { base, name } => match &**base {
-                Expr::Path(p) if p.segs.len() == 1 && p.qself.is_none() => {
-                    field(p.last_name(), name)
-                }
-                _ => None,
-            },
             Expr::Op { method, args, .. } if method == "not" => match args.as_slice() {
                 [inner] => self.constant_condition(inner).map(|b| !b),
                 _ => None,
             },
-            _ => None,
+            _ => match self.known_value(cond)? {
+                Value::Bool(b) => Some(*b),
+                Value::Variant(_) => None,
+            },
         }
     }
 
-    /// The constant arguments this call passes to `f`'s parameters that `f` cannot
-    /// change: (position, values). The arguments' values are those recorded for the call
-    /// (`Self::arg_values`), a receiver written first (`Type::m(recv, ..)`) skipped.
-    pub(super) fn values_for(&self, f: FnId) -> Vec<(usize, Known)> {
+    /// Whether the arm with pattern `pat` of a `match` on `scrutinee` cannot be taken:
+    /// the scrutinee is a known variant and the pattern names another of its enum.
+    pub(super) fn arm_ruled_out(&self, scrutinee: &Expr, pat: &Pat) -> bool {
+        let Some(Value::Variant(known)) = self.known_value(scrutinee) else {
+            return false;
+        };
+        let p = match pat {
+            Pat::Path(p) | Pat::TupleStruct(p, _) | Pat::Struct(p, _) => p,
+            _ => return false,
+        };
+        match self.variant(self.module, p) {
+            Some(Value::Variant(v)) => {
+                let enum_of = |s: &str| s.rsplit_once("::").map(|(e, _)| e.to_owned());
+                enum_of(&v) == enum_of(known) && v != *known
+            }
+            _ => false,
+        }
+    }
+
+    /// The constant arguments this call passes to `f`'s parameters (and receiver) that
+    /// `f` cannot change: (name, values). The arguments' values are those recorded for the
+    /// call (`Self::arg_values`, and `recv_values` for a method call's receiver; a receiver
+    /// written first, `Type::m(recv, ..)`, is the first argument).
+    pub(super) fn values_for(&self, f: FnId) -> Vec<(String, Known)> {
         let Some(ir) = self.map.func(f).ir.filter(|ir| ir.body.is_some()) else {
             return Vec::new();
         };
         let offset = self.arg_values.len().saturating_sub(ir.params.len()).min(1);
-        (ir.params.iter().enumerate())
-            .filter(|(_, p)| !p.mutable && p.name.is_some())
-            .filter_map(|(i, _)| Some((i, self.arg_values.get(i + offset)?.clone()?)))
-            .collect()
+        let mut out: Vec<(String, Known)> = (ir.params.iter().enumerate())
+            .filter(|(_, p)| !p.mutable)
+            .filter_map(|(i, p)| Some((p.name.clone()?, self.arg_values.get(i + offset)?.clone()?)))
+            .collect();
+        let recv = match offset {
+            1 => self.arg_values.first().cloned().flatten(),
+            _ => self.recv_values.clone(),
+        };
+        if let Some(known) = recv.filter(|_| ir.self_param.is_some() && !ir.self_mutable) {
+            out.push(("self".to_owned(), known));
+        }
+        out
     }
 }

@@ -22,12 +22,37 @@ use std::sync::{Arc, OnceLock};
 /// The shipped models' text.
 pub const SHIPPED: &str = include_str!("../models.toml");
 
-/// A models file: the libraries it was checked against, its models and its flags.
+/// A models file: the libraries it was checked against, its models, its flags and its
+/// derives.
 #[derive(Debug, Clone, Default)]
 pub struct Models {
     pub libraries: Vec<Library>,
     pub models: Vec<Model>,
     pub flags: Vec<Flag>,
+    pub derives: Vec<Derive>,
+}
+
+/// What a derive macro writes that calls need (the lint never expands a proc macro): a
+/// constructor, `T::new(..) -> T` (derive-new's `#[derive(new)]`, burn's
+/// `#[derive(Config)]`). A derive named like a trait of an analysed crate implements that
+/// trait without a model (`resolve::derives`).
+#[derive(Debug, Clone)]
+pub struct Derive {
+    /// The derive as a type's `#[derive(..)]` resolves it: the macro's canonical path
+    /// (`derive_new::new`), or, for a derive named like the trait it implements, the
+    /// trait's (`burn_core::config::Config`). A derive path that resolves to nothing (a
+    /// `#[macro_use]` import) is matched by its last segment.
+    pub path: String,
+    /// The constructor it writes: `fn <name>(..) -> Self`.
+    pub constructor: String,
+    /// The field attribute whose `default = ..` the constructor writes into the field
+    /// (burn's `#[config(default = ..)]`): the value it makes is known to hold those.
+    pub defaults: Option<String>,
+    pub reason: String,
+    /// Where the test finds the evidence: the library (the macro's crate) and the
+    /// function that writes the constructor.
+    pub source: Option<Source>,
+    pub span: Range<usize>,
 }
 
 /// A library's process-wide switch: a `static` `AtomicBool` that some of its functions

@@ -5,7 +5,16 @@ fn shipped_models_are_valid() {
     let (models, errors) = shipped();
     assert_eq!(errors, &[], "models.toml");
     let libs: Vec<&str> = models.libraries.iter().map(|l| l.name.as_str()).collect();
-    assert_eq!(libs, ["candle-core", "cubecl-common", "cudarc"]);
+    assert_eq!(
+        libs,
+        [
+            "burn-derive",
+            "candle-core",
+            "cubecl-common",
+            "cudarc",
+            "derive-new"
+        ]
+    );
     // Every model of a library names a function that a test reads in that library's
     // sources, except the driver's own FFI declarations.
     for m in &models.models {

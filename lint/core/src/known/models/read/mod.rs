@@ -4,6 +4,7 @@
 //! [`ReadError`] at its byte range; the rest is still read. `[[flag]]` entries are read in
 //! `flag.rs`.
 
+mod derive;
 mod flag;
 
 use super::{Library, Matcher, Model, Models, Otherwise, Source, When};
@@ -24,7 +25,7 @@ pub struct ReadError {
     pub help: Option<String>,
 }
 
-const FILE_KEYS: &[&str] = &["libraries", "model", "flag"];
+const FILE_KEYS: &[&str] = &["libraries", "model", "flag", "derive"];
 const LIBRARY_KEYS: &[&str] = &["checked"];
 const ENTRY_KEYS: &[&str] = &[
     "path", "kind", "reason", "versions", "drop", "when", "source",
@@ -62,6 +63,9 @@ pub fn read_file(text: &str) -> (Models, Vec<ReadError>) {
     }
     if let Some(list) = doc.get("flag") {
         models.flags = r.flags(list);
+    }
+    if let Some(list) = doc.get("derive") {
+        models.derives = r.derives(list);
     }
     (models, r.errors)
 }
