@@ -234,3 +234,45 @@ fn an_if_expression_has_the_type_of_its_branches() {
       via 13:7 t::pick (inferred)
     ");
 }
+
+#[test]
+fn a_path_call_s_receiver_binds_the_impl_s_parameters() {
+    // `T::read(t)` on a `T<Int>` is `Int`'s `read`, as `t.read()` is.
+    let src = with_prelude(
+        "pub struct Float;\npub struct Int;\n\
+         pub trait Kind { fn read(s: &CudaStream); }\n\
+         impl Kind for Float { fn read(s: &CudaStream) { s.synchronize().unwrap(); } }\n\
+         impl Kind for Int { fn read(s: &CudaStream) {} }\n\
+         pub struct T<K> { s: CudaStream, k: K }\n\
+         impl<K: Kind> T<K> { pub fn read(&self) { K::read(&self.s) } }\n\
+         #[no_sync] fn int(t: &T<Int>) { T::read(t) }\n\
+         #[no_sync] fn float(t: &T<Float>) { T::read(t) }\n",
+    );
+    insta::assert_snapshot!(chains(&src), @"
+    12:37 sync-in-no-sync: `float` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      t::float -> cudarc::driver::CudaStream::synchronize (Blocks, exact, Deny)
+      via 12:37 t::float (exact)
+      via 10:43 t::T::read (exact)
+      via 7:51 <t::Float as t::Kind>::read (exact)
+    ");
+}
+
+#[test]
+fn option_s_inherent_methods_come_before_a_local_trait_s() {
+    // burn implements its `Module` (with a `map`) for `Option<T>`: `o.map(|x| ..)` is still
+    // `Option::map`.
+    let src = with_prelude(
+        "pub trait Module { fn map(self, s: &CudaStream) -> Self; }\n\
+         impl<T> Module for Option<T> { fn map(self, s: &CudaStream) -> Self { s.synchronize().unwrap(); self } }\n\
+         #[no_sync] fn inherent(o: Option<u32>) -> Option<u32> { o.map(|x| x + 1) }\n\
+         #[no_sync] fn traits(o: Option<u32>, s: &CudaStream) -> Option<u32> { Module::map(o, s) }\n",
+    );
+    insta::assert_snapshot!(chains(&src), @"
+    7:71 sync-in-no-sync: `traits` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      t::traits -> cudarc::driver::CudaStream::synchronize (Blocks, exact, Deny)
+      via 7:71 t::traits (exact)
+      via 5:73 <std::Option as t::Module>::map (exact)
+    ");
+}

@@ -197,6 +197,50 @@ pub const INHERENT: &[&str] = &[
     "with_capacity",
 ];
 
+/// Inherent methods of `Option` and `Result`, which a local trait impl for them never
+/// shadows (burn's `impl Module for Option<T>` has a `map` too: `opt.map(|x| ..)` is
+/// `Option::map`).
+const WRAPPER_INHERENT: &[&str] = &[
+    "map",
+    "map_or",
+    "map_or_else",
+    "map_err",
+    "and",
+    "and_then",
+    "or",
+    "or_else",
+    "ok_or",
+    "ok_or_else",
+    "filter",
+    "take",
+    "replace",
+    "as_ref",
+    "as_mut",
+    "as_deref",
+    "unwrap",
+    "unwrap_or",
+    "unwrap_or_else",
+    "unwrap_or_default",
+    "expect",
+    "is_some",
+    "is_none",
+    "is_ok",
+    "is_err",
+    "ok",
+    "err",
+    "zip",
+    "flatten",
+    "cloned",
+    "copied",
+    "inspect",
+    "get_or_insert_with",
+];
+
+/// Whether `name` is an inherent method of std type `canon` that is `Option` or `Result`.
+pub fn is_wrapper_inherent(canon: &str, name: &str) -> bool {
+    matches!(canon, "std::Option" | "std::Result") && WRAPPER_INHERENT.contains(&name)
+}
+
 /// Methods of `Result`/`Option` (and `LockResult`) that give the wrapped value.
 pub const UNWRAPPING: &[&str] = &[
     "unwrap",

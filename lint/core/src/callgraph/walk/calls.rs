@@ -53,9 +53,12 @@ impl Walker<'_, '_> {
             }
             Some(Def::Fn(f)) => {
                 // `Type::method(recv, ..)`: the receiver is the first argument.
+                // Its type binds the impl's parameters as a method call's receiver does.
                 let ir = self.map.func(f).ir;
                 let shift = usize::from(ir.is_some_and(|ir| ir.self_param.is_some()));
-                self.call_fn(f, tags::edge(How::Path, WRITTEN), None, args, span, shift)
+                let recv = args.first().map(|(t, _)| t.clone()).filter(|_| shift == 1);
+                let tag = tags::edge(How::Path, WRITTEN);
+                self.call_fn(f, tag, recv.as_ref(), args, span, shift)
             }
             Some(Def::Type(c)) => (self.map.resolve_alias(&c, &[], 0), WRITTEN),
             Some(Def::External(segs)) => self.call_external(&segs, args, span),
@@ -117,11 +120,20 @@ impl Walker<'_, '_> {
         let (name, tr) = (fd.name.clone(), fd.trait_.clone().unwrap_or_default());
         let recv = args.first().cloned().unwrap_or_else(unknown);
         let rest = self.shift_args(args);
-        let has_impl = self.map.deref_chain(&recv.0).iter().any(|t| {
-            t.canon()
-                .is_some_and(|c| self.map.traits_of.get(c).is_some_and(|ts| ts.contains(&tr)))
-        });
-        let recv = if has_impl {
+        let chain = self.map.deref_chain(&recv.0);
+        let implementing = chain
+            .iter()
+            .filter_map(Ty::canon)
+            .find(|c| (self.map.traits_of.get(*c)).is_some_and(|ts| ts.contains(&tr)));
+        // The impl's own method, named through its trait: not an inherent method of the
+        // same name (`Module::map(opt, ..)` is not `Option::map`).
+        let own = implementing.and_then(|c| self.map.impl_methods(c, &tr, &name).first().copied());
+        if let Some(f) = own {
+            // Found from the receiver's type: as sure as that type.
+            let (recv_ty, tag) = (recv.0.clone(), tags::edge(How::Receiver, recv.1));
+            return self.call_fn(f, tag, Some(&recv_ty), args, span, 1);
+        }
+        let recv = if implementing.is_some() {
             recv
         } else {
             (Ty::Param(vec![tr]), WRITTEN)
@@ -293,7 +305,11 @@ impl Walker<'_, '_> {
     ) -> (Vec<(FnId, How)>, bool) {
         for t in self.map.deref_chain(recv) {
             match &t {
-                Ty::Adt(c, _) if c.starts_with("std::") && STD_INHERENT.contains(&name) => {
+                Ty::Adt(c, _)
+                    if c.starts_with("std::")
+                        && (STD_INHERENT.contains(&name)
+                            || crate::known::std::is_wrapper_inherent(c, name)) =>
+                {
                     return (Vec::new(), true);
                 }
                 Ty::Adt(c, _) => {
