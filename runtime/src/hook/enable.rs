@@ -179,22 +179,7 @@ mod tests {
     /// once a hook is installed and would keep the callbacks on.
     #[test]
     fn callbacks_follow_the_demand() {
-        let exe = std::env::current_exe().expect("the test binary");
-        let out = std::process::Command::new(exe)
-            .args([
-                "--ignored",
-                "--exact",
-                "hook::enable::tests::alone",
-                "--test-threads=1",
-            ])
-            .output()
-            .expect("re-run");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success() && stdout.contains("1 passed"),
-            "{stdout}\n{stderr}"
-        );
+        crate::hook::run_test_alone("hook::enable::tests::alone");
     }
 
     /// Without a subscription `set_callbacks` does nothing, so this follows the switch alone:

@@ -272,22 +272,7 @@ fn return_codes_900_and_901_are_reported_inside_a_scope_only() {
 /// process, also those of the other tests of this binary.
 #[test]
 fn a_device_runner_s_wait_counts_in_the_scopes_open_meanwhile() {
-    let exe = std::env::current_exe().expect("the test binary");
-    let out = std::process::Command::new(exe)
-        .args([
-            "--ignored",
-            "--exact",
-            "hook::flow_tests::runner_alone",
-            "--test-threads=1",
-        ])
-        .output()
-        .expect("re-run");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains("1 passed"),
-        "{stdout}\n{stderr}"
-    );
+    super::run_test_alone("hook::flow_tests::runner_alone");
 }
 
 /// A `cuStreamSynchronize` on a thread named like cubecl's runners (or marked as one), made

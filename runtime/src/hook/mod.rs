@@ -381,3 +381,21 @@ mod subscribe {
         }
     }
 }
+
+/// Runs the `#[ignore]`d test `path` of this test binary alone in a child process, and fails
+/// unless it passed: for tests whose process-wide state (an installed hook, open scopes) the
+/// other tests of the binary would disturb.
+#[cfg(test)]
+fn run_test_alone(path: &str) {
+    let exe = std::env::current_exe().expect("the test binary");
+    let out = std::process::Command::new(exe)
+        .args(["--ignored", "--exact", path, "--test-threads=1"])
+        .output()
+        .expect("re-run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}\n{stderr}"
+    );
+}
