@@ -227,28 +227,10 @@ impl Baseline {
 /// The [`Span`] of `range` in `text` (the first line of it when it spans several, so that
 /// editors underline the entry's header, not the whole table).
 fn span_of(path: &Path, text: &str, range: std::ops::Range<usize>) -> Span {
-    use line_index::{LineIndex, TextSize, WideEncoding};
     let start = range.start.min(text.len());
     let line_end_byte = text[start..].find('\n').map_or(text.len(), |i| start + i);
     let end = range.end.clamp(start, line_end_byte);
-    // 1-based line and column in chars, as the source map counts them (`SourceFile::line_col`).
-    let index = LineIndex::new(text);
-    let line_col = |byte: usize| {
-        let at = index.line_col(TextSize::new(u32::try_from(byte).unwrap_or(u32::MAX)));
-        let wide = index.to_wide(WideEncoding::Utf32, at);
-        let (line, col) = wide.map_or((at.line, at.col), |w| (w.line, w.col));
-        (line as usize + 1, col as usize + 1)
-    };
-    let ((line_start, column_start), (_, column_end)) = (line_col(start), line_col(end));
-    Span {
-        file: path.to_owned(),
-        byte_start: start,
-        byte_end: end,
-        line_start,
-        column_start,
-        line_end: line_start,
-        column_end,
-    }
+    nosync_lint_core::source::span_in_text(path.to_owned(), text, start..end)
 }
 
 #[cfg(test)]

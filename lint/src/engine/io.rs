@@ -14,7 +14,7 @@ use crate::levels::LevelOverrides;
 use crate::parse::cfg::TargetCfg;
 use crate::source::{DiskLoader, LoweredCache, SharedCache, SourceMap};
 use crate::workspace::{CrateSpec, MetadataTable, Workspace, WorkspaceOptions};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -278,9 +278,14 @@ pub(super) fn complete(
         .phases
         .push(("lowered cache", ran.read_time + write_time));
     if !ws_diags.is_empty() {
-        // Workspace-level warnings point into the root manifest: show its text. (Read
-        // after the core, whose inputs are thus the same whether cargo failed or not.)
-        let _ = a.sources.load(&DiskLoader, &ws.root.join("Cargo.toml"));
+        // Workspace-level warnings point into the root's files (`Cargo.toml`, `Cargo.lock`):
+        // show their text. (Read after the core, whose inputs are thus the same whether
+        // cargo failed or not.)
+        let files: std::collections::BTreeSet<&Path> =
+            ws_diags.iter().map(|d| d.primary.file.as_path()).collect();
+        for file in files {
+            let _ = a.sources.load(&DiskLoader, &ws.root.join(file));
+        }
         a.stats.files = a.sources.files().len();
         a.stats.lines = a.sources.files().iter().map(|f| f.lines()).sum();
     }

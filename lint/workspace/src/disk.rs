@@ -3,8 +3,11 @@
 
 use super::manifest::{read_patches, source_key};
 use super::offline::DepDecl;
+use cargo_lock::package::SourceKind;
+use cargo_lock::{Lockfile, Package, SourceId};
 use cargo_metadata::cargo_platform::{Cfg, Platform};
 use cargo_metadata::semver::Version;
+use nosync_lint_core::diagnostics::Span;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -12,25 +15,22 @@ use std::str::FromStr;
 
 pub(super) const CRATES_IO: &str = "registry+https://github.com/rust-lang/crates.io-index";
 
-/// A `[[package]]` of `Cargo.lock`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Locked {
-    pub name: String,
-    pub version: Version,
-    pub source: Option<String>,
-    /// Its `dependencies` as the lock file writes them: `name`, `name version` or
-    /// `name version (source)`.
-    pub deps: Vec<String>,
+/// A lock file the fallback could not read: where, and what the parser said. Its
+/// packages' versions then come from the local registry (the newest that matches).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LockUnread {
+    /// In `Cargo.lock`, relative to the workspace root.
+    pub span: Span,
+    pub error: String,
 }
 
 /// Where dependencies' sources may already be.
 #[derive(Debug, Default)]
 pub struct Disk {
     cargo_home: PathBuf,
-    lock: Vec<Locked>,
-    /// Whether every `[[package]]` of the lock file was read (a name, a version, string
-    /// dependencies): what the guess's restricted resolution requires.
-    lock_complete: bool,
+    /// The lock file's packages (none when there is none or it could not be read).
+    lock: Vec<Package>,
+    lock_unread: Option<LockUnread>,
     /// The unpacked registries (`registry/src/<index>/`), in order.
     indices: Vec<PathBuf>,
     /// Their crates: name → (version, directory), listed the first time a version is
@@ -54,14 +54,18 @@ impl Disk {
     /// Reads the workspace's `Cargo.lock` (if any), lists the local registry and asks
     /// rustc for the host's cfgs.
     pub fn scan(workspace_root: &Path, cargo_home: PathBuf) -> Disk {
-        let (lock, lock_complete) = std::fs::read_to_string(workspace_root.join("Cargo.lock"))
-            .map(|t| parse_lock(&t))
-            .unwrap_or_default();
+        let read =
+            std::fs::read_to_string(workspace_root.join("Cargo.lock")).map(|t| parse_lock(&t));
+        let (lock, lock_unread) = match read {
+            Ok(Ok(lock)) => (lock, None),
+            Ok(Err(unread)) => (Vec::new(), Some(unread)),
+            Err(_) => (Vec::new(), None),
+        };
         let indices = read_dirs(&cargo_home.join("registry/src"));
         Disk {
             cargo_home,
             lock,
-            lock_complete,
+            lock_unread,
             indices,
             registry: std::sync::OnceLock::new(),
             dir_names: std::sync::OnceLock::new(),
@@ -74,18 +78,23 @@ impl Disk {
         &self.cargo_home
     }
 
-    /// The lock file's packages, when it was read whole.
-    pub fn lock(&self) -> Option<&[Locked]> {
-        (self.lock_complete && !self.lock.is_empty()).then_some(self.lock.as_slice())
+    /// The lock file's packages, when it has some and was read.
+    pub fn lock(&self) -> Option<&[Package]> {
+        (!self.lock.is_empty()).then_some(self.lock.as_slice())
+    }
+
+    /// Why the lock file could not be read, when it exists and could not be.
+    pub fn lock_unread(&self) -> Option<&LockUnread> {
+        self.lock_unread.as_ref()
     }
 
     /// Whether every registry and git package of the lock file is on disk (a directory
     /// probe each; git packages are few): when one is not, `cargo metadata --frozen`
     /// fails here, and the fallback will need the whole graph.
     pub fn lock_on_disk(&self) -> bool {
-        self.lock.iter().all(|l| match l.source.as_deref() {
-            Some(s) if s.starts_with("git+") => self.locate_git(s, &l.name).is_some(),
-            Some(_) => self.registry_dir(&l.name, &l.version).is_some(),
+        self.lock.iter().all(|l| match &l.source {
+            Some(s) if s.is_git() => self.locate_git(s.url().as_str(), l.name.as_str()).is_some(),
+            Some(_) => self.registry_dir(l.name.as_str(), &l.version).is_some(),
             None => true,
         })
     }
@@ -169,14 +178,10 @@ impl Disk {
 
     /// The version the lock file has for registry dependency `d` (the newest that matches).
     pub fn locked_version(&self, d: &DepDecl) -> Option<Version> {
-        let registry = |l: &&Locked| {
-            l.source
-                .as_deref()
-                .is_some_and(|s| s.starts_with("registry+"))
-        };
+        let registry = |l: &&Package| is_registry(l.source.as_ref());
         self.lock
             .iter()
-            .filter(|l| l.name == d.package && d.req.matches(&l.version))
+            .filter(|l| l.name.as_str() == d.package && d.req.matches(&l.version))
             .filter(registry)
             .map(|l| l.version.clone())
             .max()
@@ -187,15 +192,8 @@ impl Disk {
         let commit = self
             .lock
             .iter()
-            .find(|l| {
-                l.name == package && l.source.as_deref().is_some_and(|s| s.starts_with("git+"))
-            })
-            .and_then(|l| {
-                l.source
-                    .as_deref()?
-                    .rsplit_once('#')
-                    .map(|(_, c)| c.to_owned())
-            });
+            .find(|l| l.name.as_str() == package && l.source.as_ref().is_some_and(SourceId::is_git))
+            .and_then(|l| l.source.as_ref()?.precise());
         let repo = url
             .trim_start_matches("git+")
             .split(['?', '#'])
@@ -225,34 +223,25 @@ impl Disk {
     }
 }
 
-/// The lock file's packages, and whether each was read (none is left out).
-fn parse_lock(text: &str) -> (Vec<Locked>, bool) {
-    let Ok(table) = toml::from_str::<toml::Table>(text) else {
-        return (Vec::new(), false);
-    };
-    let Some(packages) = table.get("package").and_then(|p| p.as_array()) else {
-        return (Vec::new(), false);
-    };
-    let locked: Vec<Locked> = packages.iter().filter_map(locked).collect();
-    let complete = locked.len() == packages.len();
-    (locked, complete)
+/// Whether a lock file source is a `registry+` index (not a sparse, local or directory
+/// one, whose versions the fallback does not read from the lock file).
+pub(super) fn is_registry(source: Option<&SourceId>) -> bool {
+    source.is_some_and(|s| *s.kind() == SourceKind::Registry)
 }
 
-fn locked(p: &toml::Value) -> Option<Locked> {
-    let deps = match p.get("dependencies") {
-        None => Vec::new(),
-        Some(d) => d
-            .as_array()?
-            .iter()
-            .map(|d| d.as_str().map(str::to_owned))
-            .collect::<Option<_>>()?,
-    };
-    Some(Locked {
-        name: p.get("name")?.as_str()?.to_owned(),
-        version: Version::parse(p.get("version")?.as_str()?).ok()?,
-        source: p.get("source").and_then(|s| s.as_str()).map(str::to_owned),
-        deps,
-    })
+/// The lock file's packages, each dependency resolved to a package's name, version and
+/// source; or where and why it cannot be read: it is read whole or not at all. Parsed
+/// through `toml` (`cargo_lock::Lockfile::from_str` does the same) to keep the error's place.
+fn parse_lock(text: &str) -> Result<Vec<Package>, LockUnread> {
+    toml::from_str::<Lockfile>(text)
+        .map(|lock| lock.packages)
+        .map_err(|e| {
+            let at = e.span().unwrap_or(0..0);
+            LockUnread {
+                span: nosync_lint_core::source::span_in_text("Cargo.lock".into(), text, at),
+                error: e.message().trim_end().to_owned(),
+            }
+        })
 }
 
 /// `registry/src/<index>/<name>-<version>/` directories, by name.
@@ -359,13 +348,114 @@ mod tests {
         assert_eq!(split("no-version"), None);
     }
 
+    /// Every form of a dependency (`name`, `name version`, `name version (source)`) is
+    /// resolved to its package; git sources keep their commit.
     #[test]
-    fn lock_packages_are_read_with_their_sources() {
-        let lock = "version = 4\n[[package]]\nname = \"a\"\nversion = \"1.2.3\"\nsource = \"registry+x\"\n\n[[package]]\nname = \"m\"\nversion = \"0.1.0\"\n";
-        let (got, complete) = parse_lock(lock);
-        assert!(complete);
-        assert_eq!(got.len(), 2);
-        assert_eq!(got[0].source.as_deref(), Some("registry+x"));
-        assert_eq!(got[1].version, Version::new(0, 1, 0));
+    fn lock_packages_are_read_with_their_dependencies_and_sources() {
+        let lock = r#"version = 4
+
+[[package]]
+name = "app"
+version = "0.1.0"
+dependencies = [
+ "cudarc",
+ "half 2.4.1",
+ "half 1.8.3",
+ "gitdep 0.2.0 (git+https://github.com/o/gitdep?branch=main#0123abcd)",
+]
+
+[[package]]
+name = "cudarc"
+version = "0.19.0"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+checksum = "ab8e2d1af8c1d4e1f1a0b5ab7e0cdfd51f1f1e0e6e5c4d9e0a4b0b2c1d3e4f50"
+
+[[package]]
+name = "gitdep"
+version = "0.2.0"
+source = "git+https://github.com/o/gitdep?branch=main#0123abcd"
+
+[[package]]
+name = "half"
+version = "1.8.3"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+
+[[package]]
+name = "half"
+version = "2.4.1"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+"#;
+        let lock = parse_lock(lock).expect("a lock file cargo writes");
+        let shown: Vec<String> = lock
+            .iter()
+            .map(|p| {
+                let deps: Vec<String> = p.dependencies.iter().map(ToString::to_string).collect();
+                let source = p.source.as_ref().map(ToString::to_string);
+                format!("{} {} {source:?} {deps:?}", p.name, p.version)
+            })
+            .collect();
+        let crates_io = "(registry+https://github.com/rust-lang/crates.io-index)";
+        let git = "(git+https://github.com/o/gitdep?branch=main#0123abcd)";
+        assert_eq!(
+            shown,
+            [
+                format!(
+                    "app 0.1.0 None [\"cudarc 0.19.0 {crates_io}\", \"half 2.4.1 {crates_io}\", \
+                     \"half 1.8.3 {crates_io}\", \"gitdep 0.2.0 {git}\"]"
+                ),
+                format!(
+                    "cudarc 0.19.0 Some(\"{}\") []",
+                    &crates_io[1..crates_io.len() - 1]
+                ),
+                format!("gitdep 0.2.0 Some(\"{}\") []", &git[1..git.len() - 1]),
+                format!(
+                    "half 1.8.3 Some(\"{}\") []",
+                    &crates_io[1..crates_io.len() - 1]
+                ),
+                format!(
+                    "half 2.4.1 Some(\"{}\") []",
+                    &crates_io[1..crates_io.len() - 1]
+                ),
+            ]
+        );
+        assert_eq!(
+            lock[2].source.as_ref().and_then(SourceId::precise),
+            Some("0123abcd")
+        );
+        assert!(is_registry(lock[1].source.as_ref()));
+    }
+
+    /// A lock file with a merge conflict is not read at all (none of its versions is
+    /// trusted), and says where it stops.
+    #[test]
+    fn a_lock_file_with_a_merge_conflict_is_unread_with_its_place() {
+        let lock = "version = 4\n\n[[package]]\nname = \"a\"\n<<<<<<< HEAD\nversion = \"1.0.0\"\n=======\nversion = \"1.1.0\"\n>>>>>>> other\n";
+        let unread = parse_lock(lock).expect_err("conflict markers are not TOML");
+        assert_eq!(
+            unread,
+            LockUnread {
+                span: Span {
+                    file: "Cargo.lock".into(),
+                    byte_start: 44,
+                    byte_end: 44,
+                    line_start: 5,
+                    column_start: 9,
+                    line_end: 5,
+                    column_end: 9,
+                },
+                error: "key with no value, expected `=`".to_owned(),
+            }
+        );
+    }
+
+    /// A lock file that is TOML but not one cargo writes (a package without a version).
+    #[test]
+    fn a_lock_file_cargo_did_not_write_is_unread() {
+        let lock = "version = 4\n[[package]]\nname = \"a\"\n";
+        let unread = parse_lock(lock).expect_err("a package needs a version");
+        assert_eq!(
+            (unread.span.line_start, unread.error.as_str()),
+            (2, "missing field `version`")
+        );
     }
 }

@@ -186,9 +186,8 @@ pub fn load_with(
     let metadata = ws.metadata.as_ref();
     let diags = fallback
         .zip(metadata)
-        .map(|((said, report), m)| fallback_warning(m, &CargoFailed(said), &report))
-        .into_iter()
-        .collect();
+        .map(|((said, report), m)| fallback_warnings(m, &CargoFailed(said), &report))
+        .unwrap_or_default();
     Ok((ws, diags))
 }
 
@@ -297,6 +296,30 @@ fn offline_start(
 /// `~/.cargo`); empty when there is no home directory.
 fn cargo_home() -> PathBuf {
     home::cargo_home().unwrap_or_default()
+}
+
+/// The fallback's warning, and the lock file's when it could not be read.
+fn fallback_warnings(m: &Metadata, e: &CargoFailed, r: &offline::Account) -> Vec<Diagnostic> {
+    let lock = r.lock_unread.as_ref().map(lock_warning);
+    std::iter::once(fallback_warning(m, e, r))
+        .chain(lock)
+        .collect()
+}
+
+/// Where and why the fallback could not read the lock file, and what it did instead.
+fn lock_warning(unread: &disk::LockUnread) -> Diagnostic {
+    Diagnostic::new(
+        Code::WorkspaceFallback,
+        "`Cargo.lock` could not be read; dependency versions come from the local registry instead",
+        unread.span.clone(),
+    )
+    .with_label(unread.error.clone())
+    .with_note(
+        "each dependency is the newest version on disk that its requirement accepts; \
+         the rest of the workspace is analysed",
+        None,
+    )
+    .with_help("resolve the lock file's conflict, or delete it for cargo to write it again")
 }
 
 fn fallback_warning(m: &Metadata, e: &CargoFailed, r: &offline::Account) -> Diagnostic {

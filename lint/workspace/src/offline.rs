@@ -87,6 +87,9 @@ pub struct Account {
     pub found: BTreeSet<String>,
     /// Dependencies not on disk, as `name req`.
     pub missing: BTreeSet<String>,
+    /// Why the lock file was not read, when it exists and could not be.
+    #[serde(default)]
+    pub lock_unread: Option<super::disk::LockUnread>,
 }
 
 /// What the user asked for on the command line.

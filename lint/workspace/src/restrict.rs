@@ -41,9 +41,11 @@
 //! cargo will fail and the fallback will need the whole graph: the guess builds it (its
 //! selection is the same), for the fallback to take.
 
-use super::disk::{Disk, Locked};
+use super::disk::{Disk, is_registry};
 use super::offline::{self, Account, FeatureRequest, Manifests, Node, NodeKind};
 use anyhow::Result;
+use cargo_lock::package::SourceKind;
+use cargo_lock::{Dependency, Package, SourceId};
 use cargo_metadata::Metadata;
 use cargo_metadata::semver::Version;
 use std::collections::{HashMap, HashSet};
@@ -61,6 +63,16 @@ fn kind_of(source: Option<&str>) -> Option<Kind> {
         None => Some(Kind::Path),
         Some(s) if s.starts_with("git+") => Some(Kind::Git),
         Some(s) if s.starts_with("registry+") => Some(Kind::Registry),
+        Some(_) => None,
+    }
+}
+
+/// A lock file package's [`Kind`] (`None`: a source the fallback does not read).
+fn lock_kind(source: Option<&SourceId>) -> Option<Kind> {
+    match source.map(SourceId::kind) {
+        None => Some(Kind::Path),
+        Some(SourceKind::Git(_)) => Some(Kind::Git),
+        Some(_) if is_registry(source) => Some(Kind::Registry),
         Some(_) => None,
     }
 }
@@ -97,27 +109,27 @@ impl Relevant {
 
 /// The lock file's graph, by name: who may depend on a package of a given name.
 struct LockGraph<'l> {
-    lock: &'l [Locked],
+    lock: &'l [Package],
     dependents: HashMap<&'l str, Vec<usize>>,
 }
 
 impl<'l> LockGraph<'l> {
     /// The graph, or why the lock file cannot vouch for the resolution.
-    fn of(lock: &'l [Locked]) -> Result<LockGraph<'l>, String> {
+    fn of(lock: &'l [Package]) -> Result<LockGraph<'l>, String> {
         let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, l) in lock.iter().enumerate() {
-            if kind_of(l.source.as_deref()).is_none() {
+            if lock_kind(l.source.as_ref()).is_none() {
                 return Err(format!(
                     "{} {} has a source the fallback does not read",
                     l.name, l.version
                 ));
             }
-            by_name.entry(&l.name).or_default().push(i);
+            by_name.entry(l.name.as_str()).or_default().push(i);
         }
         let mut dependents: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, l) in lock.iter().enumerate() {
-            for dep in &l.deps {
-                let (name, targets) = dep_targets(dep, lock, &by_name);
+            for dep in &l.dependencies {
+                let targets = dep_targets(dep, lock, &by_name);
                 if targets.is_empty() {
                     return Err(format!(
                         "{} {}: dependency `{dep}` is not in the lock file",
@@ -125,14 +137,14 @@ impl<'l> LockGraph<'l> {
                     ));
                 }
                 let registry =
-                    |j: &usize| kind_of(lock[*j].source.as_deref()) == Some(Kind::Registry);
+                    |j: &usize| lock_kind(lock[*j].source.as_ref()) == Some(Kind::Registry);
                 if registry(&i) && !targets.iter().all(registry) {
                     return Err(format!(
-                        "{} {} is locked to a patched `{name}`",
-                        l.name, l.version
+                        "{} {} is locked to a patched `{}`",
+                        l.name, l.version, dep.name
                     ));
                 }
-                dependents.entry(name).or_default().push(i);
+                dependents.entry(dep.name.as_str()).or_default().push(i);
             }
         }
         Ok(LockGraph { lock, dependents })
@@ -141,8 +153,8 @@ impl<'l> LockGraph<'l> {
     /// The seeds (path and git packages, the GPU crates, `extra`) and every package that
     /// may depend on one, directly or not.
     fn relevant(&self, extra: &[usize]) -> Relevant {
-        let seed = |l: &Locked| {
-            kind_of(l.source.as_deref()) != Some(Kind::Registry)
+        let seed = |l: &Package| {
+            lock_kind(l.source.as_ref()) != Some(Kind::Registry)
                 || super::GPU_CRATES.contains(&l.name.as_str())
         };
         let mut on: Vec<bool> = self.lock.iter().map(seed).collect();
@@ -163,9 +175,9 @@ impl<'l> LockGraph<'l> {
                 }
             }
         }
-        let key = |l: &Locked| {
-            let kind = kind_of(l.source.as_deref()).unwrap_or(Kind::Registry);
-            (l.name.clone(), l.version.clone(), kind)
+        let key = |l: &Package| {
+            let kind = lock_kind(l.source.as_ref()).unwrap_or(Kind::Registry);
+            (l.name.to_string(), l.version.clone(), kind)
         };
         Relevant {
             followed: self
@@ -180,28 +192,21 @@ impl<'l> LockGraph<'l> {
     }
 }
 
-/// A lock file dependency (`name`, `name version`, `name version (source)`): its name
-/// and the lock file's packages it can be.
-fn dep_targets<'d>(
-    dep: &'d str,
-    lock: &[Locked],
+/// The lock file's packages a dependency of one of them is (its name and version, and its
+/// source when it has one).
+fn dep_targets(
+    dep: &Dependency,
+    lock: &[Package],
     by_name: &HashMap<&str, Vec<usize>>,
-) -> (&'d str, Vec<usize>) {
-    let mut words = dep.splitn(3, ' ');
-    let name = words.next().unwrap_or(dep);
-    let version = words.next().and_then(|v| Version::parse(v).ok());
-    let source = words
-        .next()
-        .map(|s| s.trim_start_matches('(').trim_end_matches(')'));
-    let targets = by_name
-        .get(name)
+) -> Vec<usize> {
+    let source = |j: usize| dep.source.is_none() || lock[j].source == dep.source;
+    by_name
+        .get(dep.name.as_str())
         .into_iter()
         .flatten()
         .copied()
-        .filter(|&j| version.as_ref().is_none_or(|v| *v == lock[j].version))
-        .filter(|&j| source.is_none_or(|s| lock[j].source.as_deref() == Some(s)))
-        .collect();
-    (name, targets)
+        .filter(|&j| lock[j].version == dep.version && source(j))
+        .collect()
 }
 
 /// The guess's resolution of `m` (from `cargo metadata --no-deps`): restricted when the
@@ -242,7 +247,7 @@ fn resolve_as_lock_allows(
         Ok(m) => return Ok((m, None)),
         Err(why) => why,
     };
-    let packages = disk.lock().map_or(0, <[Locked]>::len);
+    let packages = disk.lock().map_or(0, <[Package]>::len);
     if full_max.is_some_and(|max| packages > max) {
         return Err(format!(
             "the lock file cannot restrict the guess ({why}) and has {packages} packages"
@@ -294,12 +299,12 @@ fn same_repository(
     }
     let mut out = Vec::new();
     for (i, l) in graph.lock.iter().enumerate() {
-        let key = (l.name.clone(), l.version.clone(), Kind::Registry);
-        if kind_of(l.source.as_deref()) != Some(Kind::Registry) || relevant.followed.contains(&key)
+        let key = (l.name.to_string(), l.version.clone(), Kind::Registry);
+        if lock_kind(l.source.as_ref()) != Some(Kind::Registry) || relevant.followed.contains(&key)
         {
             continue;
         }
-        let Some(path) = disk.registry_manifest(&l.name, &l.version) else {
+        let Some(path) = disk.registry_manifest(l.name.as_str(), &l.version) else {
             continue;
         };
         if !std::fs::read_to_string(&path).is_ok_and(|t| may_name(&t, &repos)) {

@@ -194,6 +194,50 @@ fn the_lock_file_picks_the_version() {
     assert!(lines.contains(&"helper 1.0.0:  | ".to_owned()), "{lines:?}");
 }
 
+/// A lock file cargo cannot read (a merge conflict) is not read at all: each version comes
+/// from the registry (the newest that matches), and a warning at the conflict says so.
+#[test]
+fn an_unreadable_lock_file_is_a_located_warning_and_the_registry_decides() {
+    let lock = "version = 4\n\n[[package]]\nname = \"helper\"\n<<<<<<< HEAD\nversion = \"1.0.0\"\n\
+                =======\nversion = \"1.1.0\"\n>>>>>>> other\n\
+                source = \"registry+https://github.com/rust-lang/crates.io-index\"\n";
+    let (lines, report) = resolve("conflict", req(&["helper"], false, false), Some(lock));
+    assert!(lines.contains(&"helper 1.2.0:  | ".to_owned()), "{lines:?}");
+    let warning = lock_warning(
+        report
+            .lock_unread
+            .as_ref()
+            .expect("the lock file is unread"),
+    );
+    assert_eq!(
+        serde_json::to_value(&warning).unwrap(),
+        serde_json::json!({
+            "code": "WorkspaceFallback",
+            "level": "warn",
+            "message": "`Cargo.lock` could not be read; dependency versions come from the local registry instead",
+            "primary": {
+                "file": "Cargo.lock",
+                "byte_start": 49, "byte_end": 49,
+                "line_start": 5, "column_start": 9, "line_end": 5, "column_end": 9
+            },
+            "label": "key with no value, expected `=`",
+            "notes": [
+                {
+                    "message": "each dependency is the newest version on disk that its requirement accepts; \
+                                the rest of the workspace is analysed",
+                    "span": null
+                },
+                {
+                    "message": "help: resolve the lock file's conflict, or delete it for cargo to write it again",
+                    "span": null
+                }
+            ],
+            "finding": null,
+            "origin": null
+        })
+    );
+}
+
 #[test]
 fn an_unknown_feature_is_an_error_as_in_cargo() {
     let (app, home) = setup("unknown", None);

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 /// A region of one source file. Lines and columns are 1-based; columns count
 /// `char`s, as rustc's JSON does; byte offsets are 0-based into the file.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Span {
     /// The file as the lint read it (absolute, or relative to the working directory).
     pub file: PathBuf,

@@ -100,6 +100,23 @@ impl SourceFile {
     }
 }
 
+/// The span of bytes `range` of `text`, a file read outside a [`SourceMap`] (the baseline,
+/// a lock file): lines and columns as [`SourceFile::line_col`] counts them.
+pub fn span_in_text(file: PathBuf, text: &str, range: std::ops::Range<usize>) -> Span {
+    let f = SourceFile::new(file.clone(), file, text.to_owned());
+    let (line_start, column_start) = f.line_col(range.start);
+    let (line_end, column_end) = f.line_col(range.end);
+    Span {
+        file: f.display,
+        byte_start: range.start,
+        byte_end: range.end,
+        line_start,
+        column_start,
+        line_end,
+        column_end,
+    }
+}
+
 /// The `\n` bytes of `bytes`, counted in blocks of 255 whose `u8` sums cannot overflow,
 /// which the compiler vectorises 32 bytes at a time (a plain `filter().count()` took 4: a
 /// fiftieth of a warm run, which reads every file).

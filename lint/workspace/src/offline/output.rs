@@ -57,6 +57,7 @@ impl Resolver<'_> {
                 .filter(|(n, _)| reach[*n])
                 .map(|(_, m)| m.clone())
                 .collect(),
+            lock_unread: self.disk.lock_unread().cloned(),
         }
     }
 
