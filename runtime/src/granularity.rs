@@ -39,7 +39,8 @@ const DECLARED: u8 = 1;
 const ACTUAL: u8 = 2;
 static GRANULARITY: AtomicU8 = AtomicU8::new(UNSET);
 
-/// Sets the process-wide granularity (overrides `NOSYNC_GRANULARITY`).
+/// Sets the process-wide granularity of the GPU operations and the CUPTI hook (overrides
+/// `NOSYNC_GRANULARITY`).
 pub fn set_granularity(g: Granularity) {
     let v = match g {
         Granularity::Declared => DECLARED,
@@ -79,20 +80,20 @@ fn granularity_after_init() -> Granularity {
 /// The driver stages pageable host→device copies through a few pinned buffers of this size and
 /// returns before they run while buffers are free; a copy takes whole buffers (a 128 KiB copy one,
 /// a 2 MiB copy two). Beyond that it waits for the stream's queued work.
-pub const PAGEABLE_STAGING_CHUNK: usize = 1 << 20;
+pub(crate) const PAGEABLE_STAGING_CHUNK: usize = 1 << 20;
 
 /// The number of staging buffers. Measured on an H200 with driver 580, behind a busy stream: one
 /// 2 MiB copy and two 1 MiB copies returned at once; one 3 MiB copy, three 1 MiB copies and a
 /// series of 128 KiB copies waited.
-pub const PAGEABLE_STAGING_CHUNKS: usize = 2;
+pub(crate) const PAGEABLE_STAGING_CHUNKS: usize = 2;
 
 /// Pageable host→device copies up to this size are not staged: the driver puts the data into
 /// the command stream itself, and they never wait (measured: 40 copies of 64 KiB in a row,
 /// 2.5 MiB in all, returned at once behind a busy stream).
-pub const PAGEABLE_INLINE_LIMIT: usize = 64 << 10;
+pub(crate) const PAGEABLE_INLINE_LIMIT: usize = 64 << 10;
 
 /// The staging buffers a pageable upload of `bytes` takes (none when it is inlined).
-pub const fn staging_chunks(bytes: usize) -> usize {
+pub(crate) const fn staging_chunks(bytes: usize) -> usize {
     if bytes <= PAGEABLE_INLINE_LIMIT {
         0
     } else {

@@ -133,8 +133,10 @@ fn cases() -> Vec<Case> {
             e.busy();
             let cs = e.cs.cu_stream() as usize;
             Box::new(move || {
-                // SAFETY: 16 MiB each side.
+                // SAFETY: `h` is 16 MiB of pinned memory, never freed, not read by the host.
                 let host = unsafe { std::slice::from_raw_parts_mut(h as *mut u8, 16 * MIB) };
+                // SAFETY: `d` and `host` are 16 MiB allocations never freed, so they outlive the
+                // copy; bytes have no invalid values.
                 Ok(unsafe { result::memcpy_dtoh_async(host, d, cs as sys::CUstream) }?)
             })
         }),
@@ -142,8 +144,9 @@ fn cases() -> Vec<Case> {
             let (d, h) = (dev(4), pinned(4) as usize);
             e.busy();
             Box::new(move || {
-                // SAFETY: 4 bytes each side.
+                // SAFETY: `h` is 4 bytes of pinned memory, never freed, not read by the host.
                 let host = unsafe { std::slice::from_raw_parts_mut(h as *mut u8, 4) };
+                // SAFETY: `d` is a 4-byte allocation never freed; the copy ends before it returns.
                 Ok(unsafe { result::memcpy_dtoh_sync(host, d) }?)
             })
         }),
@@ -169,8 +172,10 @@ fn cases() -> Vec<Case> {
             e.busy();
             let cs = e.cs.cu_stream() as usize;
             Box::new(move || {
-                // SAFETY: 16 MiB each side.
+                // SAFETY: `h` is 16 MiB of pinned memory, never freed.
                 let host = unsafe { std::slice::from_raw_parts(h as *const u8, 16 * MIB) };
+                // SAFETY: `d` and `host` are 16 MiB allocations never freed, so they outlive the
+                // copy; nothing writes `host`.
                 Ok(unsafe { result::memcpy_htod_async(d, host, cs as sys::CUstream) }?)
             })
         }),
@@ -211,6 +216,7 @@ fn cases() -> Vec<Case> {
         }),
         ("cuMemAlloc_v2 (1 MiB, a may)", true, |e| {
             e.busy();
+            // SAFETY: uninitialised device memory, never read (the pointer is dropped).
             Box::new(|| Ok(unsafe { result::malloc_sync(MIB) }.map(drop)?))
         }),
         ("cuMemFreeHost", true, |e| {
@@ -225,6 +231,7 @@ fn cases() -> Vec<Case> {
         }),
         ("cuMemHostAlloc (16 MiB, setup)", false, |e| {
             e.busy();
+            // SAFETY: uninitialised host memory, never read (the pointer is dropped).
             Box::new(|| Ok(unsafe { result::malloc_host(16 * MIB, 0) }.map(drop)?))
         }),
         ("cuModuleLoadData + cuModuleUnload (setup)", false, |e| {
@@ -274,8 +281,8 @@ fn copy_async_to(e: &Env, dst: Option<*mut c_void>) -> Call {
 }
 
 fn runtime_call(e: &Env, which: u8) -> Call {
-    // SAFETY: only tries to dlopen libcudart.
     assert!(
+        // SAFETY: only tries to load libcudart, whose initialisers set up its own state.
         unsafe { cudarc::runtime::sys::is_culib_present() },
         "libcudart"
     );
@@ -347,8 +354,9 @@ fn declared_granularity_reports_the_mays_too() {
     let (_, pinned_copy) = with_granularity(Granularity::Declared, || {
         let (d, h) = (dev(4), pinned(4) as usize);
         measure(Box::new(move || {
-            // SAFETY: 4 bytes each side.
+            // SAFETY: `h` is 4 bytes of pinned memory, never freed, not read by the host.
             let host = unsafe { std::slice::from_raw_parts_mut(h as *mut u8, 4) };
+            // SAFETY: `d` and `host` are 4-byte allocations never freed, so they outlive the copy.
             Ok(unsafe { result::memcpy_dtoh_async(host, d, std::ptr::null_mut()) }?)
         }))
     });

@@ -39,7 +39,7 @@ extern "C" __global__ void gradient(const float* A, const float* r, float* g,
 "#;
 
 /// The problem and the optimiser's state, all in device memory.
-pub struct Model {
+pub(crate) struct Model {
     pub stream: Stream,
     kernels: Arc<Kernels>,
     residual: Kernel,
@@ -75,7 +75,7 @@ fn lcg(seed: &mut u64) -> f32 {
 
 impl Model {
     /// Setup (blocks: compiles, uploads): `m` samples of `n` features, `b = A x*`.
-    pub fn new(gpu: &Gpu, m: usize, n: usize) -> Result<Model, Error> {
+    pub(crate) fn new(gpu: &Gpu, m: usize, n: usize) -> Result<Model, Error> {
         let mut seed = 42;
         let a: Vec<f32> = (0..m * n).map(|_| lcg(&mut seed)).collect();
         let truth: Vec<f32> = (0..n).map(|_| lcg(&mut seed)).collect();
@@ -132,7 +132,7 @@ impl Model {
     }
 
     /// The loss from `Σ r²`.
-    pub fn loss_of(&self, sum_sq: f32) -> f32 {
+    pub(crate) fn loss_of(&self, sum_sq: f32) -> f32 {
         0.5 * sum_sq / self.m as f32
     }
 
@@ -174,13 +174,13 @@ impl Model {
 
 /// Which step the loop runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Variant {
+pub(crate) enum Variant {
     Hidden,
     Fixed,
 }
 
 /// Runs `iters` steps; returns the last loss seen and the wall time (the stream drained).
-pub fn run(
+pub(crate) fn run(
     model: &mut Model,
     variant: Variant,
     iters: usize,

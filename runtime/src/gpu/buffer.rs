@@ -109,6 +109,9 @@ impl<T: DeviceRepr + ValidAsZeroBits> DeviceBuffer<T> {
         // host until its event (recorded below, after the copy) completes: `read`, `write` and
         // `Drop` wait for it.
         let host = unsafe { std::slice::from_raw_parts_mut(dst.host_ptr(), len) };
+        // SAFETY: `src` is this buffer's `CudaSlice<T>` of `len` elements, alive while `self` is
+        // borrowed and ordered on `stream` by `device_ptr` (whose guard records the read below);
+        // the driver writes `host` later, before `dst`'s event, which every host access waits for.
         unsafe { result::memcpy_dtoh_async(host, src, stream.cu_stream()) }?;
         drop(record_src);
         Ok(dst.event().record(stream)?)
@@ -134,6 +137,9 @@ impl<T: DeviceRepr + ValidAsZeroBits> DeviceBuffer<T> {
         // SAFETY: `src` holds `len` elements; the host cannot write them before the event
         // recorded below completes (`write` waits for it).
         let host = unsafe { std::slice::from_raw_parts(src.host_ptr().cast_const(), len) };
+        // SAFETY: `dst` is this buffer's `CudaSlice<T>` of `len` elements, borrowed mutably and
+        // ordered on `stream` by `device_ptr_mut`; the pinned `host` does not move or get freed
+        // or written before `src`'s event, recorded after the copy (`write` and `Drop` wait).
         unsafe { result::memcpy_htod_async(dst, host, stream.cu_stream()) }?;
         drop(record_dst);
         Ok(src.event().record(&stream)?)

@@ -20,11 +20,11 @@ use super::ops::{self, Op};
 use super::{Error, Granularity, granularity};
 use crate::quiet::Checked;
 
-pub use crate::granularity::{PAGEABLE_INLINE_LIMIT, PAGEABLE_STAGING_CHUNKS};
+use crate::granularity::{PAGEABLE_INLINE_LIMIT, PAGEABLE_STAGING_CHUNKS, staging_chunks};
 
 /// The facts about one blocking driver call that decide whether the host waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Blocking {
+pub(crate) enum Blocking {
     /// An explicit synchronization: stream, context or event synchronize, elapsed time.
     Synchronize,
     /// Driver or compiler work that stalls the host: context creation, NVRTC, module load,
@@ -74,14 +74,9 @@ pub enum Blocking {
     ModuleUnload,
 }
 
-/// The staging buffers a pageable upload of `bytes` takes (none when it is inlined).
-pub const fn staging_chunks(bytes: usize) -> usize {
-    crate::granularity::staging_chunks(bytes)
-}
-
 impl Blocking {
     /// Whether the host waits for the device (or the driver) in this call.
-    pub const fn waits(self) -> bool {
+    pub(crate) const fn waits(self) -> bool {
         match self {
             Blocking::Synchronize | Blocking::Setup | Blocking::DeviceToPageable => true,
             Blocking::LoadBuiltins { loaded } => !loaded,
@@ -258,7 +253,8 @@ pub(crate) unsafe fn alloc_uninit<T: DeviceRepr>(
     len: usize,
 ) -> Result<CudaSlice<T>, Error> {
     let _checked = gate(op, alloc_facts(stream).waits())?;
-    // SAFETY: forwarded to the caller.
+    // SAFETY: the memory is uninitialised; the caller writes all of it before any read (this
+    // fn's contract).
     Ok(unsafe { stream.alloc(len) }?)
 }
 
@@ -366,7 +362,8 @@ pub(crate) fn pinned_wait(op: &'static Op, event: &CudaEvent) -> Result<(), Erro
 pub(crate) unsafe fn free_host_in_drop<T>(ctx: &CudaContext, ptr: *mut T) {
     let _checked = gate_in_drop(&ops::PINNED_DROP, Blocking::FreeHost.waits());
     ctx.record_err(ctx.bind_to_thread());
-    // SAFETY: forwarded to the caller.
+    // SAFETY: `ptr` came from `cuMemHostAlloc` (`malloc_host`) and is freed once, here; no
+    // copy still uses it, since `cuMemFreeHost` waits for all work queued on the device.
     ctx.record_err(unsafe { result::free_host(ptr.cast()) });
 }
 

@@ -59,19 +59,7 @@ pub mod __private {
 pub use pinned::PinnedBuffer;
 pub use stream::Stream;
 
-pub use crate::granularity::{GRANULARITY_ENV, Granularity};
-
-/// Sets the process-wide granularity (overrides `NOSYNC_GRANULARITY`); the CUPTI hook follows it
-/// too.
-pub fn set_granularity(g: Granularity) {
-    crate::granularity::set_granularity(g);
-}
-
-/// The process-wide granularity: `set_granularity`, else `NOSYNC_GRANULARITY`, else `Actual`.
-#[inline]
-pub fn granularity() -> Granularity {
-    crate::granularity::granularity()
-}
+pub use crate::granularity::{GRANULARITY_ENV, Granularity, granularity, set_granularity};
 
 /// The driver's names on the loader's path.
 const DRIVER_NAMES: [&str; 2] = ["libcuda.so.1", "libcuda.so"];

@@ -59,7 +59,7 @@ impl Module {
 
 impl Drop for Module {
     fn drop(&mut self) {
-        // SAFETY: `module` is not used after this point.
+        // SAFETY: `module` is taken once, here in `drop`, and not used after.
         let module = unsafe { ManuallyDrop::take(&mut self.module) };
         choke::module_unload_in_drop(&ops::MODULE_DROP, module);
     }
@@ -97,9 +97,10 @@ impl Clone for Kernel {
 
 impl Drop for Kernel {
     fn drop(&mut self) {
-        // SAFETY: neither field is used after this point; the function's own module handle
-        // goes first so that the check below sees whether this is the last one.
+        // SAFETY: `func` is dropped once, here, and not used after; it goes first so that its
+        // module handle is gone when the check below asks whether this is the last one.
         unsafe { ManuallyDrop::drop(&mut self.func) };
+        // SAFETY: `module` is taken once, here, and not used after.
         let module = unsafe { ManuallyDrop::take(&mut self.module) };
         choke::module_unload_in_drop(&ops::KERNEL_DROP, module);
     }
@@ -153,7 +154,8 @@ impl<'a> Launch<'a> {
     /// The arguments must match the kernel's parameters in number, order and type, and the
     /// kernel must stay within the buffers it is given.
     pub unsafe fn launch(&mut self, cfg: LaunchConfig) -> Result<(), Error> {
-        // SAFETY: forwarded to the caller.
+        // SAFETY: the arguments match the kernel's parameters and the kernel stays within its
+        // buffers (this fn's contract).
         unsafe { self.args.launch(cfg) }?;
         Ok(())
     }

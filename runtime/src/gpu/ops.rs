@@ -171,8 +171,6 @@ macro_rules! checked {
 pub static OPS: &[OpEntry] = &[
     // module-level functions
     nb!("probe", "dlopen and cuDeviceGetCount; no device work"),
-    nb!("set_granularity", PURE),
-    nb!("granularity", PURE),
     // Gpu
     checked!(GPU_NEW),
     checked!(GPU_SYNCHRONIZE),
@@ -252,9 +250,7 @@ pub static OPS: &[OpEntry] = &[
     nb!("Kernels::dot", ENQUEUE),
     nb!("Kernels::argmax", ENQUEUE),
     nb!("Kernels::spin", ENQUEUE),
-    // the choke point's public decision logic and the registry itself
-    nb!("Blocking::waits", PURE),
-    nb!("staging_chunks", PURE),
+    // the registry itself
     nb!("Op::name", PURE),
     nb!("WaitsFor::as_str", PURE),
     nb!("Error::as_violation", PURE),

@@ -35,7 +35,9 @@ pub(super) unsafe extern "C" fn on_api(
             return;
         }
         let run = std::panic::AssertUnwindSafe(|| {
-            // SAFETY: CUPTI passes the callback data of an enabled API callback.
+            // SAFETY: `data` is not null (checked above) and, by `on_api`'s contract, CUPTI's
+            // `CUpti_CallbackData` for this call, alive during the callback; `CallbackData`
+            // declares its layout (checked against cudarc's bindings in `ffi`'s tests).
             let data = unsafe { &*data.cast::<CallbackData>() };
             let domain = match domain {
                 ffi::DOMAIN_DRIVER => Domain::Driver,
@@ -46,7 +48,9 @@ pub(super) unsafe extern "C" fn on_api(
             let Some(libs) = super::load::loaded() else {
                 return;
             };
-            // SAFETY: as above; `functionParams` points at the call's parameter struct.
+            // SAFETY: CUPTI's data for callback `cbid` of `domain`: its `functionParams` is the
+            // parameter struct of that call, `correlationData` the call's slot and
+            // `functionReturnValue` its result (or null), as `check_call` requires.
             unsafe { check_call(domain, cbid, data, &Driver(&libs.driver)) };
         });
         // A bug in nosync must not unwind into the driver; it is already printed by the panic hook.
@@ -60,9 +64,11 @@ pub(super) unsafe extern "C" fn on_api(
 /// FFI: the tests call it with callback data shaped like CUPTI's and a fake [`Memory`].
 ///
 /// # Safety
-/// `data.functionParams` is null or points at the parameter struct of `cbid` in `domain`.
+/// `data` is shaped like CUPTI's data of callback `cbid` in `domain`: `functionParams` is null or
+/// points at that call's parameter struct, `correlationData` is null or the call's `u64` slot,
+/// `functionReturnValue` is null or points at the call's result (read at its exit).
 #[cfg(not(nosync_off))]
-pub unsafe fn check_call(domain: Domain, cbid: u32, data: &CallbackData, mem: &dyn Memory) {
+pub(super) unsafe fn check_call(domain: Domain, cbid: u32, data: &CallbackData, mem: &dyn Memory) {
     use crate::state::{self, IN_RUNTIME, QUIET};
     let flags = state::flags();
     if flags & QUIET != 0 {
@@ -71,7 +77,8 @@ pub unsafe fn check_call(domain: Domain, cbid: u32, data: &CallbackData, mem: &d
     let enter = data.callbackSite == ffi::API_ENTER;
     let Some(row) = table::row(domain, cbid) else {
         if let Some(watched) = super::capture::Watched::row(domain, cbid) {
-            // SAFETY: forwarded from the caller.
+            // SAFETY: `watched` is the row of `cbid` in `domain`, so `data` is the data of
+            // `watched`'s call as `calls::watched` requires (this fn's contract).
             unsafe { super::calls::watched(watched, enter, data, flags) };
         }
         return;
@@ -83,7 +90,8 @@ pub unsafe fn check_call(domain: Domain, cbid: u32, data: &CallbackData, mem: &d
         Domain::Driver if flags & IN_RUNTIME != 0 => return,
         Domain::Driver => {}
     }
-    // SAFETY: forwarded from the caller.
+    // SAFETY: `row` is the row of `cbid` in `domain`, so `data` is the data of `row`'s call as
+    // `enter_hooked` and `exit_hooked` require (this fn's contract).
     unsafe {
         if enter {
             super::calls::enter_hooked(row, data, mem, flags);
@@ -97,7 +105,7 @@ pub unsafe fn check_call(domain: Domain, cbid: u32, data: &CallbackData, mem: &d
 ///
 /// # Safety
 /// `params` is null or points at a struct that begins with the fields `layout` names.
-pub unsafe fn read_args(layout: Params, params: *const c_void) -> Args {
+pub(super) unsafe fn read_args(layout: Params, params: *const c_void) -> Args {
     if params.is_null() {
         return Args::default();
     }
@@ -147,7 +155,9 @@ struct Driver<'a>(&'a ffi::Driver);
 impl Memory for Driver<'_> {
     fn kind(&self, ptr: u64) -> PtrKind {
         let mut kind: u32 = 0;
-        // SAFETY: the loaded driver writes one `unsigned int`.
+        // SAFETY: the loaded driver's `cuPointerGetAttribute` (`cuda.h`'s signature, `load.rs`)
+        // writes one `unsigned int` for `CU_POINTER_ATTRIBUTE_MEMORY_TYPE` into `kind`, which
+        // outlives the call; any `ptr` is allowed (unknown ones return an error).
         let r = unsafe {
             (self.0.pointer_attribute)((&raw mut kind).cast(), ffi::POINTER_MEMORY_TYPE, ptr)
         };
@@ -162,7 +172,8 @@ impl Memory for Driver<'_> {
 
     fn pool_allocated(&self, ptr: u64) -> bool {
         let mut pool: *mut c_void = std::ptr::null_mut();
-        // SAFETY: as above; the driver writes one `CUmemoryPool` handle.
+        // SAFETY: as for `kind`, with `CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE`: the driver writes
+        // one `CUmemoryPool` (a pointer) into `pool`.
         let r = unsafe {
             (self.0.pointer_attribute)((&raw mut pool).cast(), ffi::POINTER_MEMPOOL_HANDLE, ptr)
         };

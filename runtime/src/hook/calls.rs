@@ -53,7 +53,8 @@ fn check_capture(flags: u32, op: Op, site: &'static SyncSite) -> bool {
 /// `data.correlationData` is null or CUPTI's slot for this call.
 unsafe fn set_slot(data: &CallbackData, value: u64) {
     if !data.correlationData.is_null() {
-        // SAFETY: forwarded.
+        // SAFETY: not null, so the call's `u64` slot, writable during the callback (this
+        // fn's contract).
         unsafe { *data.correlationData = value };
     }
 }
@@ -62,24 +63,26 @@ unsafe fn set_slot(data: &CallbackData, value: u64) {
 /// call that declares a site is timed when a report wants it.
 ///
 /// # Safety
-/// `data.functionParams` is null or points at the parameter struct of `row`'s call.
+/// `data` is the entry's data of `row`'s call (`check_call`'s contract): `functionParams` null or
+/// that call's parameter struct, `correlationData` null or its slot.
 pub(super) unsafe fn enter_hooked(
     row: &'static Hooked,
     data: &CallbackData,
     mem: &dyn Memory,
     flags: u32,
 ) {
-    // SAFETY: forwarded from the caller.
+    // SAFETY: `functionParams` is null or `row`'s call's parameter struct, which begins with
+    // the fields `row.params` names (each row of `HOOKED` pairs its calls with their layout).
     let args = unsafe { super::callback::read_args(row.params, data.functionParams) };
     let verdict = row.rule.decide(args, mem);
-    // SAFETY: as above.
+    // SAFETY: `functionParams` is null or `row`'s call's parameter struct, as `stream_of` needs.
     let stream = unsafe { stream_of(row, data.functionParams) };
     let op = Op::Hooked {
         class: Class::of(row, verdict),
         stream,
     };
     if check_capture(flags, op, &row.capture) {
-        // SAFETY: CUPTI's slot for this call.
+        // SAFETY: `correlationData` is null or this call's slot (this fn's contract).
         unsafe { set_slot(data, waits::BROKEN) };
         return;
     }
@@ -109,24 +112,26 @@ pub(super) unsafe fn enter_hooked(
             slot = entered.pack();
         }
     }
-    // SAFETY: CUPTI's slot for this call.
+    // SAFETY: `correlationData` is null or this call's slot (this fn's contract).
     unsafe { set_slot(data, slot) };
 }
 
 /// The exit of a hooked call: its return code (inside a scope), and its wait, if timed.
 ///
 /// # Safety
-/// `data` is the exit's callback data of a hooked call.
+/// `data` is the exit's data of `row`'s call (`check_call`'s contract): `correlationData` null or
+/// its slot, `functionReturnValue` null or its result.
 pub(super) unsafe fn exit_hooked(row: &'static Hooked, data: &CallbackData, flags: u32) {
     let now = summary::now_ns();
     let slot = if data.correlationData.is_null() {
         0
     } else {
-        // SAFETY: CUPTI's slot, written by this call's entry (or not: then the tag is missing).
+        // SAFETY: not null, so this call's `u64` slot (this fn's contract), readable during the
+        // callback; it holds what the entry wrote (without an entry, the tag is missing).
         unsafe { *data.correlationData }
     };
     if slot != waits::BROKEN {
-        // SAFETY: forwarded.
+        // SAFETY: `functionReturnValue` is null or this call's result (this fn's contract).
         unsafe { check_return(data, flags, &row.capture) };
     }
     let Some(wait) = waits::finish(slot, now) else {
@@ -151,7 +156,8 @@ unsafe fn check_return(data: &CallbackData, flags: u32, site: &'static SyncSite)
     if !scoped || data.functionReturnValue.is_null() {
         return;
     }
-    // SAFETY: forwarded; a `CUresult` and a `cudaError_t` are both C enums (an `int`).
+    // SAFETY: not null, so the call's result at its exit (this fn's contract): a `CUresult` or
+    // a `cudaError_t`, both C enums the size of a `u32`.
     let code = unsafe { *data.functionReturnValue.cast::<u32>() };
     if let Some(broken) = Break::of_return(code) {
         crate::check::from_hook_capture(site, broken.reason(), frame::capture);
@@ -172,7 +178,8 @@ unsafe fn stream_of(row: &Hooked, params: *const c_void) -> Option<u64> {
         Rule::ToHostAsync | Rule::FromHostAsync | Rule::CopyAsync => 3,
         _ => return None,
     };
-    // SAFETY: these structs are pointer-sized fields up to and including `hStream`.
+    // SAFETY: not null, so `row`'s call's parameter struct (this fn's contract); the structs of
+    // these rules have pointer-sized fields up to and including `hStream`, at `index`.
     let raw = unsafe { *params.cast::<u64>().add(index) };
     let ptsz = row.does.api.ends_with("_ptsz");
     Some(if ptsz && raw == 0 { 2 } else { raw })
@@ -181,14 +188,16 @@ unsafe fn stream_of(row: &Hooked, params: *const c_void) -> Option<u64> {
 /// A watched call: a capture's begin or end (at its exit), a query or launch (at its entry).
 ///
 /// # Safety
-/// `data.functionParams` is null or points at the parameter struct of `w`'s call.
+/// `data` is the data of `w`'s call (`check_call`'s contract): `functionParams` null or that
+/// call's parameter struct, `functionReturnValue` null or its result.
 pub(super) unsafe fn watched(w: &'static Watched, enter: bool, data: &CallbackData, flags: u32) {
     let params = data.functionParams;
     if params.is_null() {
         return;
     }
-    // SAFETY: `hStream` is the first field of begin, end and query; a launch's is read from
-    // its struct.
+    // SAFETY: `params` is not null, so `w`'s call's parameter struct (this fn's contract):
+    // `hStream` is the first field of begin's, end's and query's; a launch's is read through
+    // `LaunchParams`, a prefix of `cuLaunchKernel_params`.
     let raw = unsafe {
         match w.watch {
             Watch::Launch => (*params.cast::<LaunchParams>()).hStream as u64,
@@ -205,17 +214,18 @@ pub(super) unsafe fn watched(w: &'static Watched, enter: bool, data: &CallbackDa
         check_capture(flags, op, &w.site);
         return;
     }
-    // SAFETY: forwarded.
+    // SAFETY: `functionReturnValue` is null or this call's result (this fn's contract).
     unsafe { check_return(data, flags, &w.site) };
     let code = if data.functionReturnValue.is_null() {
         0
     } else {
-        // SAFETY: the call's `CUresult`, at its exit.
+        // SAFETY: not null, so the call's `CUresult` at its exit (this fn's contract).
         unsafe { *data.functionReturnValue.cast::<u32>() }
     };
     match w.watch {
         Watch::Begin { with_mode } if code == 0 => {
-            // SAFETY: `_v2`'s parameters are `{ hStream, mode }`.
+            // SAFETY: `params` is `cuStreamBeginCapture_v2`'s struct (`with_mode`), laid out
+            // `{ hStream, mode }`: `mode` is the `u32` after the 8-byte handle.
             let mode = with_mode.then(|| unsafe { *params.cast::<u32>().add(2) });
             let mode = mode.map_or(CaptureMode::Global, CaptureMode::from_raw);
             with_captures(|c| c.apply(Op::Begin { stream, mode }));

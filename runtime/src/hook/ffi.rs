@@ -9,45 +9,48 @@
 //! `CUpti_CallbackData` and of the copy calls' parameter structs (`generated_cuda_api_meta.h`).
 //! The unit tests compare every declaration with cudarc 0.19's generated bindings.
 
+// With `--cfg nosync_off` the callback does nothing, and what it would read goes unused.
+#![cfg_attr(nosync_off, allow(dead_code))]
+
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 /// `CUresult`: 0 is success.
-pub type CuResult = c_int;
+pub(super) type CuResult = c_int;
 /// `CUptiResult`: 0 is success.
-pub type CuptiResult = c_uint;
+pub(super) type CuptiResult = c_uint;
 /// `CUpti_SubscriberHandle`.
-pub type Subscriber = *mut c_void;
+pub(super) type Subscriber = *mut c_void;
 /// `CUdeviceptr`.
-pub type DevicePtr = u64;
+pub(super) type DevicePtr = u64;
 
 /// `CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED`.
-pub const CUPTI_MULTIPLE_SUBSCRIBERS: CuptiResult = 39;
+pub(super) const CUPTI_MULTIPLE_SUBSCRIBERS: CuptiResult = 39;
 /// `CUPTI_CB_DOMAIN_DRIVER_API`.
-pub const DOMAIN_DRIVER: u32 = 1;
+pub(super) const DOMAIN_DRIVER: u32 = 1;
 /// `CUPTI_CB_DOMAIN_RUNTIME_API`.
-pub const DOMAIN_RUNTIME: u32 = 2;
+pub(super) const DOMAIN_RUNTIME: u32 = 2;
 /// `CUPTI_API_ENTER`.
-pub const API_ENTER: u32 = 0;
+pub(super) const API_ENTER: u32 = 0;
 /// `CUPTI_API_EXIT`.
 #[cfg_attr(not(test), allow(dead_code))] // exits are not decided yet
-pub const API_EXIT: u32 = 1;
+pub(super) const API_EXIT: u32 = 1;
 /// `CU_POINTER_ATTRIBUTE_MEMORY_TYPE`.
-pub const POINTER_MEMORY_TYPE: c_uint = 2;
+pub(super) const POINTER_MEMORY_TYPE: c_uint = 2;
 /// `CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE`.
-pub const POINTER_MEMPOOL_HANDLE: c_uint = 17;
+pub(super) const POINTER_MEMPOOL_HANDLE: c_uint = 17;
 /// `CU_MEMORYTYPE_HOST`.
-pub const MEMORYTYPE_HOST: c_uint = 1;
+pub(super) const MEMORYTYPE_HOST: c_uint = 1;
 
 /// `CUpti_CallbackFunc`. The domain and the callback site are C enums: read as integers, so an
 /// unknown value is no undefined behaviour.
-pub type CallbackFunc =
+pub(super) type CallbackFunc =
     unsafe extern "C" fn(userdata: *mut c_void, domain: u32, cbid: u32, data: *const c_void);
 
 /// `CUpti_CallbackData`, the data of an API callback.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 #[allow(non_snake_case)] // CUPTI's names, so the declaration reads like the header
-pub struct CallbackData {
+pub(super) struct CallbackData {
     /// `CUPTI_API_ENTER` or `CUPTI_API_EXIT`.
     pub callbackSite: u32,
     /// The API function's name.
@@ -72,7 +75,7 @@ pub struct CallbackData {
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 #[allow(non_snake_case)]
-pub struct ToHostParams {
+pub(super) struct ToHostParams {
     /// Host destination.
     pub dstHost: *mut c_void,
     /// Device source.
@@ -85,7 +88,7 @@ pub struct ToHostParams {
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 #[allow(non_snake_case)]
-pub struct FromHostParams {
+pub(super) struct FromHostParams {
     /// Device destination.
     pub dstDevice: DevicePtr,
     /// Host source.
@@ -98,7 +101,7 @@ pub struct FromHostParams {
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 #[allow(non_snake_case)]
-pub struct CopyParams {
+pub(super) struct CopyParams {
     /// Destination (unified addressing).
     pub dst: DevicePtr,
     /// Source.
@@ -111,7 +114,7 @@ pub struct CopyParams {
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 #[allow(non_snake_case)]
-pub struct LaunchParams {
+pub(super) struct LaunchParams {
     /// The kernel (`CUfunction`).
     pub f: *mut c_void,
     /// Grid and block dimensions, dynamic shared memory.
@@ -123,14 +126,14 @@ pub struct LaunchParams {
 /// `cuMemFree_v2_params`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct FreeParams {
+pub(super) struct FreeParams {
     /// The freed pointer.
     pub dptr: DevicePtr,
 }
 
 /// The driver's entry points the hook calls (none of them is hooked or waits).
 #[derive(Debug, Clone, Copy)]
-pub struct Driver {
+pub(super) struct Driver {
     /// `cuInit`.
     pub init: unsafe extern "C" fn(flags: c_uint) -> CuResult,
     /// `cuDriverGetVersion`.
@@ -144,7 +147,7 @@ pub struct Driver {
 
 /// CUPTI's entry points for the callback API.
 #[derive(Debug, Clone, Copy)]
-pub struct Cupti {
+pub(super) struct Cupti {
     /// `cuptiSubscribe`.
     pub subscribe: unsafe extern "C" fn(
         subscriber: *mut Subscriber,
@@ -169,9 +172,10 @@ pub struct Cupti {
 ///
 /// # Safety
 /// `text` is null or points at a NUL-terminated string that lives for the program.
-pub unsafe fn static_str(text: *const c_char) -> Option<String> {
-    // SAFETY: forwarded.
+pub(super) unsafe fn static_str(text: *const c_char) -> Option<String> {
     (!text.is_null()).then(|| {
+        // SAFETY: `text` is not null, so by the caller's contract a NUL-terminated string that
+        // lives for the program.
         unsafe { std::ffi::CStr::from_ptr(text) }
             .to_string_lossy()
             .into()
@@ -180,19 +184,20 @@ pub unsafe fn static_str(text: *const c_char) -> Option<String> {
 
 impl Driver {
     /// `cuDriverGetVersion`, 0 when it fails.
-    pub fn version(&self) -> i32 {
+    pub(super) fn version(&self) -> i32 {
         let mut v = 0;
-        // SAFETY: writes one int.
+        // SAFETY: the loaded driver's `cuDriverGetVersion` writes one `int` into `v`.
         let _ = unsafe { (self.get_version)(&mut v) };
         v
     }
 
     /// `CUDA_ERROR_NO_DEVICE (100)`: the driver's name for a result, and its number.
-    pub fn describe(&self, code: CuResult) -> String {
+    pub(super) fn describe(&self, code: CuResult) -> String {
         let mut name: *const c_char = std::ptr::null();
-        // SAFETY: the driver writes a pointer to a static string, or leaves it null.
+        // SAFETY: `cuGetErrorName` writes into `name` a pointer to a static string, or leaves
+        // it null; any `code` is allowed.
         let _ = unsafe { (self.error_name)(code, &mut name) };
-        // SAFETY: as above.
+        // SAFETY: `name` is null or the driver's static NUL-terminated string.
         match unsafe { static_str(name) } {
             Some(name) => format!("{name} ({code})"),
             None => format!("CUresult {code}"),
@@ -202,11 +207,12 @@ impl Driver {
 
 impl Cupti {
     /// CUPTI's text for a result, with its number.
-    pub fn describe(&self, code: CuptiResult) -> String {
+    pub(super) fn describe(&self, code: CuptiResult) -> String {
         let mut text: *const c_char = std::ptr::null();
-        // SAFETY: CUPTI writes a pointer to a static string, or leaves it null.
+        // SAFETY: `cuptiGetResultString` writes into `text` a pointer to a static string, or
+        // leaves it null; any `code` is allowed.
         let _ = unsafe { (self.result_string)(code, &mut text) };
-        // SAFETY: as above.
+        // SAFETY: `text` is null or CUPTI's static NUL-terminated string.
         match unsafe { static_str(text) } {
             Some(text) => format!("{text} ({code})"),
             None => format!("CUptiResult {code}"),

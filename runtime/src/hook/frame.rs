@@ -1,12 +1,15 @@
 //! The code that made a blocking call: the innermost stack frames outside the driver, cudarc,
 //! nosync and the standard library, captured only on a violation.
 //!
-//! `std::backtrace::Backtrace` is the only stable way to walk the stack; its frames are not a
-//! public API, so its `Display` form is parsed (`   3: path::to::fn` lines, each optionally
-//! followed by `             at file:line:col`). Binaries without symbols give no frames.
+//! The `backtrace` crate walks the stack and resolves each frame to its symbols (the unwinder
+//! and symbolizer `std::backtrace` is built on, with frames as data): one [`Frame`] per symbol,
+//! an inlined call before the frame it was inlined into, as `std::backtrace` prints them.
+//! Binaries without symbols give no frames.
 
 // With `--cfg nosync_off` the callback does nothing, and what it would use goes unused.
 #![cfg_attr(nosync_off, allow(dead_code, unused_imports))]
+
+use std::path::Path;
 
 use crate::Frame;
 
@@ -26,9 +29,57 @@ const SKIPPED: [&str; 8] = [
     "__rust_begin_short_backtrace",
 ];
 
-/// Captures this thread's stack and keeps the frames outside the call's machinery.
+/// Captures this thread's stack and keeps the frames outside the call's machinery, their files
+/// shown from the working directory (`./src/main.rs`) where they are under it.
 pub(crate) fn capture() -> Vec<Frame> {
-    outside_machinery(&std::backtrace::Backtrace::force_capture().to_string())
+    let mut frames = outside_machinery(stack());
+    if let Ok(cwd) = std::env::current_dir() {
+        for frame in &mut frames {
+            frame.file = frame.file.take().map(|file| relative_to(&cwd, file));
+        }
+    }
+    frames
+}
+
+/// Every frame of this thread's stack, innermost first: one per symbol, `<unknown>` for a
+/// frame without one.
+fn stack() -> Vec<Frame> {
+    let mut frames = Vec::new();
+    backtrace::trace(|raw| {
+        let before = frames.len();
+        backtrace::resolve_frame(raw, |symbol| frames.push(frame_of(symbol)));
+        if frames.len() == before {
+            frames.push(Frame {
+                function: UNKNOWN.to_owned(),
+                file: None,
+                line: None,
+            });
+        }
+        true
+    });
+    frames
+}
+
+/// The name of a frame without a symbol, or of a symbol without a name (as `std` prints it).
+const UNKNOWN: &str = "<unknown>";
+
+/// A resolved symbol: its demangled name without the hash (`{:#}`), its file and line.
+fn frame_of(symbol: &backtrace::Symbol) -> Frame {
+    Frame {
+        function: symbol
+            .name()
+            .map_or_else(|| UNKNOWN.to_owned(), |name| format!("{name:#}")),
+        file: symbol.filename().map(|f| f.display().to_string()),
+        line: symbol.lineno(),
+    }
+}
+
+/// `file` from `cwd` as `./rest` where it is under it, else unchanged (`std`'s short form).
+fn relative_to(cwd: &Path, file: String) -> String {
+    match Path::new(&file).strip_prefix(cwd) {
+        Ok(rest) => format!(".{}{}", std::path::MAIN_SEPARATOR, rest.display()),
+        Err(_) => file,
+    }
 }
 
 /// The first path segment of a demangled function: the crate, for `<a::T as b::Tr>::f` the
@@ -46,7 +97,7 @@ fn crate_of(function: &str) -> Option<&str> {
 
 /// Source paths of the skipped crates, for frames whose name is no path (binaries built with
 /// `debug = "line-tables-only"` name inlined frames `wait_sync`, not `a::b::wait_sync`).
-const SKIPPED_FILES: [&str; 3] = ["/rustc/", "/cudarc-", "/nosync-"];
+const SKIPPED_FILES: [&str; 4] = ["/rustc/", "/cudarc-", "/nosync-", "/backtrace-"];
 
 /// nosync's own sources where this copy was built (a path dependency's frames carry it).
 const OWN_SOURCES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/");
@@ -79,41 +130,15 @@ fn is_foreign(frame: &Frame) -> bool {
     crate_of(&frame.function).is_none() && frame.file.is_none()
 }
 
-/// Every frame of a `std::backtrace::Backtrace` display.
-fn parse(backtrace: &str) -> Vec<Frame> {
-    let mut frames: Vec<Frame> = Vec::new();
-    for line in backtrace.lines() {
-        let trimmed = line.trim_start();
-        if let Some(at) = trimmed.strip_prefix("at ") {
-            if let Some(frame) = frames.last_mut().filter(|f| f.file.is_none()) {
-                (frame.file, frame.line) = split_location(at);
-            }
-            continue;
-        }
-        let Some((index, function)) = trimmed.split_once(": ") else {
-            continue;
-        };
-        if !index.is_empty() && index.chars().all(|c| c.is_ascii_digit()) {
-            frames.push(Frame {
-                function: function.trim().to_owned(),
-                file: None,
-                line: None,
-            });
-        }
-    }
-    frames
-}
-
-/// Parses a `std::backtrace::Backtrace` display and keeps the first [`MAX_FRAMES`] frames below
-/// the driver (the first frame without a Rust path or file; the hook's own frames are above it)
-/// that belong to none of the skipped crates.
+/// The first [`MAX_FRAMES`] of a stack's frames (innermost first) below the driver (the first
+/// frame without a Rust path or file; the hook's own frames are above it) that belong to none
+/// of the skipped crates.
 ///
 /// A `#[no_sync]` fn's body runs in a closure (the attribute's expansion), whose frame is named
 /// `f::{{closure}}` or, with line tables only, `{closure#0}`: it is shown as the fn itself, at the
 /// closure's line (where the body made the call), and the fn's own frame (its first line) is
 /// dropped.
-pub fn outside_machinery(backtrace: &str) -> Vec<Frame> {
-    let frames = parse(backtrace);
+fn outside_machinery(frames: Vec<Frame>) -> Vec<Frame> {
     let below_driver = frames.iter().position(is_foreign).unwrap_or(0);
     let mut kept: Vec<Frame> = Vec::new();
     let mut frames = frames.into_iter().skip(below_driver).peekable();
@@ -137,59 +162,71 @@ pub fn outside_machinery(backtrace: &str) -> Vec<Frame> {
     kept
 }
 
-/// `path/file.rs:12:5` → (`path/file.rs`, 12).
-fn split_location(at: &str) -> (Option<String>, Option<u32>) {
-    let mut parts = at.trim().rsplitn(3, ':');
-    let (col, line, file) = (parts.next(), parts.next(), parts.next());
-    match (file, line.and_then(|l| l.parse().ok()), col) {
-        (Some(file), Some(line), Some(_)) => (Some(file.to_owned()), Some(line)),
-        _ => (Some(at.trim().to_owned()), None),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Shaped like a violation's backtrace on the H200: nosync's callback, CUPTI and driver
-    /// frames without symbols, cudarc 0.18 under cubecl, then cubecl and the program.
-    const RECORDED: &str = "   0: std::backtrace::Backtrace::force_capture
-             at /rustc/abc/library/std/src/backtrace.rs:312:9
-   1: nosync::hook::frame::capture
-             at ./runtime/src/hook/frame.rs:27:5
-   2: nosync::hook::callback::on_api
-   3: <unknown>
-   4: cuStreamSynchronize
-   5: cudarc::driver::result::stream::synchronize
-             at /users/u/.cargo/registry/src/index/cudarc-0.18.2/src/driver/result.rs:412:5
-   6: <cudarc::driver::safe::core::CudaStream as core::fmt::Debug>::fmt
-   7: <cubecl_cuda::compute::server::CudaServer as cubecl_runtime::server::ComputeServer>::read
-             at /users/u/.cargo/registry/src/index/cubecl-cuda-0.9.0/src/compute/server.rs:201:17
-   8: probe::step::{{closure}}
-             at ./src/main.rs:40:9
-   9: core::ops::function::FnOnce::call_once
-  10: main
-";
+    /// A stack as `(function, "file:line")` rows, innermost first (`""`: no location).
+    fn stack_of(rows: &[(&str, &str)]) -> Vec<Frame> {
+        let frame = |&(function, at): &(&str, &str)| {
+            let (file, line) = match at.rsplit_once(':') {
+                Some((file, line)) => (Some(file.to_owned()), line.parse().ok()),
+                None => (None, None),
+            };
+            Frame {
+                function: function.to_owned(),
+                file,
+                line,
+            }
+        };
+        rows.iter().map(frame).collect()
+    }
+
+    fn shown(frames: &[Frame]) -> Vec<String> {
+        frames.iter().map(ToString::to_string).collect()
+    }
+
+    /// Shaped like a violation's stack on the H200: nosync's callback, CUPTI and driver frames
+    /// without symbols, cudarc 0.18 under cubecl, then cubecl and the program.
+    const RECORDED: &[(&str, &str)] = &[
+        (
+            "backtrace::backtrace::trace",
+            "/users/u/.cargo/registry/src/index/backtrace-0.3.76/src/backtrace/mod.rs:53",
+        ),
+        (
+            "nosync::hook::frame::capture",
+            "/src/nosync/runtime/src/hook/frame.rs:27",
+        ),
+        ("nosync::hook::callback::on_api", ""),
+        ("<unknown>", ""),
+        ("cuStreamSynchronize", ""),
+        (
+            "cudarc::driver::result::stream::synchronize",
+            "/users/u/.cargo/registry/src/index/cudarc-0.18.2/src/driver/result.rs:412",
+        ),
+        (
+            "<cudarc::driver::safe::core::CudaStream as core::fmt::Debug>::fmt",
+            "",
+        ),
+        (
+            "<cubecl_cuda::compute::server::CudaServer as cubecl_runtime::server::ComputeServer>::read",
+            "/users/u/.cargo/registry/src/index/cubecl-cuda-0.9.0/src/compute/server.rs:201",
+        ),
+        ("probe::step::{{closure}}", "/src/probe/src/main.rs:40"),
+        ("core::ops::function::FnOnce::call_once", ""),
+        ("main", ""),
+    ];
 
     #[test]
     fn keeps_the_frames_after_the_machinery_with_their_locations() {
-        let frames = outside_machinery(RECORDED);
-        let server = "cubecl-cuda-0.9.0/src/compute/server.rs";
-        assert_eq!(frames.len(), 2, "{frames:?}");
+        let frames = outside_machinery(stack_of(RECORDED));
         assert_eq!(
-            frames[0].function,
-            "<cubecl_cuda::compute::server::CudaServer as cubecl_runtime::server::ComputeServer>::read"
-        );
-        assert!(frames[0].file.as_deref().unwrap().ends_with(server));
-        assert_eq!(frames[0].line, Some(201));
-        assert_eq!(frames[1].function, "probe::step::{{closure}}");
-        assert_eq!(
-            (frames[1].file.as_deref(), frames[1].line),
-            (Some("./src/main.rs"), Some(40))
-        );
-        assert_eq!(
-            frames[1].to_string(),
-            "`probe::step::{{closure}}` (./src/main.rs:40)"
+            shown(&frames),
+            [
+                "`<cubecl_cuda::compute::server::CudaServer as cubecl_runtime::server::ComputeServer>::read` \
+                 (/users/u/.cargo/registry/src/index/cubecl-cuda-0.9.0/src/compute/server.rs:201)",
+                "`probe::step::{{closure}}` (/src/probe/src/main.rs:40)",
+            ]
         );
     }
 
@@ -199,11 +236,7 @@ mod tests {
         assert_eq!(crate_of("<dyn candle_core::B>::f"), Some("candle_core"));
         assert_eq!(crate_of("cuMemcpyDtoH_v2"), None);
         assert_eq!(crate_of("<unknown>"), None);
-        let named = |function: &str| Frame {
-            function: function.to_owned(),
-            file: None,
-            line: None,
-        };
+        let named = |function: &str| stack_of(&[(function, "")]).remove(0);
         assert!(is_machinery(&named(
             "nosync::gpu::choke::stream_synchronize"
         )));
@@ -213,96 +246,191 @@ mod tests {
     }
 
     /// `debug = "line-tables-only"`: inlined frames are named without their path.
-    const LINE_TABLES_ONLY: &str = "   0: force_capture
-             at /rustc/abc/library/std/src/backtrace.rs:312:9
-   1: capture
-             at /src/nosync/runtime/src/hook/frame.rs:27:5
-   2: <unknown>
-   3: synchronize
-             at /users/u/.cargo/registry/src/index/cudarc-0.18.2/src/driver/result.rs:1274:5
-   4: wait_sync
-             at /users/u/.cargo/registry/src/index/cubecl-cuda-0.9.0/src/compute/sync/fence.rs:44:13
-   5: probe::step
-             at ./src/main.rs:70:5
-";
+    const LINE_TABLES_ONLY: &[(&str, &str)] = &[
+        (
+            "trace",
+            "/users/u/.cargo/registry/src/index/backtrace-0.3.76/src/backtrace/mod.rs:53",
+        ),
+        ("capture", "/src/nosync/runtime/src/hook/frame.rs:27"),
+        ("<unknown>", ""),
+        (
+            "synchronize",
+            "/users/u/.cargo/registry/src/index/cudarc-0.18.2/src/driver/result.rs:1274",
+        ),
+        (
+            "wait_sync",
+            "/users/u/.cargo/registry/src/index/cubecl-cuda-0.9.0/src/compute/sync/fence.rs:44",
+        ),
+        ("probe::step", "/src/probe/src/main.rs:70"),
+    ];
 
     #[test]
     fn frames_without_paths_are_judged_by_their_file() {
-        let frames = outside_machinery(LINE_TABLES_ONLY);
+        let frames = outside_machinery(stack_of(LINE_TABLES_ONLY));
         let names: Vec<&str> = frames.iter().map(|f| f.function.as_str()).collect();
         assert_eq!(names, ["wait_sync", "probe::step"]);
         assert_eq!(frames[0].line, Some(44));
     }
 
-    /// A `#[no_sync]` fn's body closure, as the H200 printed it with line tables only and with
+    /// A `#[no_sync]` fn's body closure, as the H200 showed it with line tables only and with
     /// full names: shown as the fn, at the body's line.
     #[test]
     fn the_no_sync_body_closure_is_shown_as_its_fn() {
-        let own = |file: &str| format!("{OWN_SOURCES}{file}");
-        let line_tables = format!(
-            "   0: <unknown>
-   1: synchronize
-             at /users/u/.cargo/registry/src/index/cudarc-0.19.10/src/driver/safe/core.rs:700:9
-   2: {{closure#0}}
-             at /src/app/tests/hook_gpu.rs:390:5
-   3: call_once<core::result::Result<(), nosync::violation::SyncViolation>, hook_gpu::hidden_sync::{{closure_env#0}}>
-             at {}:51:5
-   4: hidden_sync
-             at /src/app/tests/hook_gpu.rs:388:1
-   5: {{closure#0}}
-             at /src/app/tests/hook_gpu.rs:400:48
-",
-            own("private.rs")
-        );
-        let frames = outside_machinery(&line_tables);
-        let shown: Vec<String> = frames.iter().map(ToString::to_string).collect();
+        let private = format!("{OWN_SOURCES}private.rs:51");
+        let line_tables = [
+            ("<unknown>", ""),
+            (
+                "synchronize",
+                "/users/u/.cargo/registry/src/index/cudarc-0.19.10/src/driver/safe/core.rs:700",
+            ),
+            ("{closure#0}", "/src/app/tests/hook_gpu.rs:390"),
+            (
+                "call_once<core::result::Result<(), nosync::violation::SyncViolation>, hook_gpu::hidden_sync::{closure_env#0}>",
+                &private,
+            ),
+            ("hidden_sync", "/src/app/tests/hook_gpu.rs:388"),
+            ("{closure#0}", "/src/app/tests/hook_gpu.rs:400"),
+        ];
         assert_eq!(
-            shown,
+            shown(&outside_machinery(stack_of(&line_tables))),
             [
                 "`hidden_sync` (/src/app/tests/hook_gpu.rs:390)",
                 "`{closure#0}` (/src/app/tests/hook_gpu.rs:400)"
             ]
         );
-        let full = "   0: <unknown>
-   1: hook_gpu::hidden_sync::{{closure}}
-             at /src/app/tests/hook_gpu.rs:390:5
-   2: nosync::private::call_once
-             at /src/nosync-0.1.0/src/private.rs:51:5
-   3: hook_gpu::hidden_sync
-             at /src/app/tests/hook_gpu.rs:388:1
-   4: hook_gpu::caller
-             at /src/app/tests/hook_gpu.rs:400:5
-";
-        let frames = outside_machinery(full);
-        let shown: Vec<String> = frames.iter().map(ToString::to_string).collect();
+        let full = [
+            ("<unknown>", ""),
+            (
+                "hook_gpu::hidden_sync::{{closure}}",
+                "/src/app/tests/hook_gpu.rs:390",
+            ),
+            (
+                "nosync::private::call_once",
+                "/src/nosync-0.1.0/src/private.rs:51",
+            ),
+            ("hook_gpu::hidden_sync", "/src/app/tests/hook_gpu.rs:388"),
+            ("hook_gpu::caller", "/src/app/tests/hook_gpu.rs:400"),
+        ];
         assert_eq!(
-            shown,
+            shown(&outside_machinery(stack_of(&full))),
             [
                 "`hook_gpu::hidden_sync` (/src/app/tests/hook_gpu.rs:390)",
                 "`hook_gpu::caller` (/src/app/tests/hook_gpu.rs:400)"
             ]
         );
         // A closure that is no body (passed to a library) keeps its name.
-        let plain = "   0: <unknown>
-   1: app::run::{{closure}}
-             at /src/app/src/main.rs:9:5
-   2: lib::each
-             at /src/lib/src/lib.rs:3:5
-";
+        let plain = [
+            ("<unknown>", ""),
+            ("app::run::{{closure}}", "/src/app/src/main.rs:9"),
+            ("lib::each", "/src/lib/src/lib.rs:3"),
+        ];
         assert_eq!(
-            outside_machinery(plain)[0].function,
+            outside_machinery(stack_of(&plain))[0].function,
             "app::run::{{closure}}"
         );
     }
 
     #[test]
     fn at_most_max_frames_and_none_without_symbols() {
-        let many: String = (0..20)
-            .map(|i| format!("  {i}: app::f{i}\n             at src/lib.rs:{i}:1\n"))
+        let rows: Vec<(String, String)> = (0..20)
+            .map(|i| (format!("app::f{i}"), format!("src/lib.rs:{i}")))
             .collect();
-        let frames = outside_machinery(&many);
+        let rows: Vec<(&str, &str)> = rows.iter().map(|(f, at)| (&**f, &**at)).collect();
+        let frames = outside_machinery(stack_of(&rows));
         assert_eq!(frames.len(), MAX_FRAMES);
         assert_eq!(frames[7].line, Some(7));
-        assert!(outside_machinery("   0: <unknown>\n   1: <unknown>\n").is_empty());
+        let unknown = stack_of(&[("<unknown>", ""), ("<unknown>", "")]);
+        assert!(outside_machinery(unknown).is_empty());
+    }
+
+    #[test]
+    fn files_under_the_working_directory_are_shown_from_it() {
+        let cwd = Path::new("/src/app");
+        let shown = |file: &str| relative_to(cwd, file.to_owned());
+        assert_eq!(shown("/src/app/src/main.rs"), "./src/main.rs");
+        assert_eq!(
+            shown("/src/application/main.rs"),
+            "/src/application/main.rs"
+        );
+        assert_eq!(shown("src/main.rs"), "src/main.rs");
+    }
+
+    /// The line of the call in `captured_here`.
+    const CAPTURED_LINE: u32 = line!() + 4;
+
+    #[inline(never)]
+    fn captured_here() -> Vec<Frame> {
+        std::hint::black_box(stack())
+    }
+
+    /// A real stack, walked and resolved: this module's fn by its demangled path without hash,
+    /// with its file and the line of the call, below the walk's own frames.
+    #[test]
+    fn a_captured_stack_names_the_calling_fn_at_its_line() {
+        let frames = captured_here();
+        let here = "nosync::hook::frame::tests::captured_here";
+        let at = frames.iter().position(|f| f.function == here);
+        let Some(at) = at else {
+            panic!("no frame `{here}` in {frames:#?}");
+        };
+        let frame = &frames[at];
+        let file = frame.file.as_deref().unwrap_or_default();
+        assert!(file.ends_with("src/hook/frame.rs"), "{frame}");
+        assert_eq!(frame.line, Some(CAPTURED_LINE), "{frame}");
+        let mut walk = frames[..at].iter().filter_map(|f| crate_of(&f.function));
+        assert!(walk.any(|k| k == "backtrace"), "{frames:#?}");
+        let caller =
+            "nosync::hook::frame::tests::a_captured_stack_names_the_calling_fn_at_its_line";
+        assert!(
+            frames[at..].iter().any(|f| f.function == caller),
+            "{frames:#?}"
+        );
+    }
+
+    unsafe extern "C" {
+        /// libc's sort: C code without symbols of its own that calls back into Rust, as the
+        /// driver calls the hook.
+        fn qsort(
+            base: *mut std::ffi::c_void,
+            count: usize,
+            size: usize,
+            compare: extern "C" fn(*const std::ffi::c_void, *const std::ffi::c_void) -> i32,
+        );
+    }
+
+    thread_local! {
+        static SEEN: std::cell::Cell<Vec<Frame>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+
+    extern "C" fn compare(_: *const std::ffi::c_void, _: *const std::ffi::c_void) -> i32 {
+        SEEN.with(|seen| seen.set(stack()));
+        0
+    }
+
+    #[inline(never)]
+    fn sorts_through_c() -> Vec<Frame> {
+        let mut pair = [2_u32, 1];
+        // SAFETY: `pair` holds two elements of four bytes; `compare` reads neither, returns an
+        // `int` and cannot unwind (an `extern "C"` fn aborts instead).
+        unsafe { qsort(pair.as_mut_ptr().cast(), 2, 4, compare) };
+        SEEN.with(std::cell::Cell::take)
+    }
+
+    /// A real stack through C code, as a violation's runs through the driver: the walk crosses
+    /// the C frames (named without a Rust path; a file only where the C library's debug info
+    /// is installed) to the Rust code that called into C.
+    #[test]
+    fn the_walk_crosses_c_code_to_the_rust_caller() {
+        let frames = sorts_through_c();
+        let at = |name: &str| frames.iter().position(|f| f.function.ends_with(name));
+        let (Some(walk), Some(caller)) = (at("tests::compare"), at("tests::sorts_through_c"))
+        else {
+            panic!("no callback or caller in {frames:#?}");
+        };
+        let c = frames.get(walk + 1..caller).unwrap_or_default();
+        assert!(
+            !c.is_empty() && c.iter().all(|f| crate_of(&f.function).is_none()),
+            "{frames:#?}"
+        );
     }
 }

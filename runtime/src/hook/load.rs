@@ -88,7 +88,8 @@ fn open_cupti() -> Result<(Library, String), HookError> {
     }
     let dirs = search_dirs(std::env::var_os(CUPTI_ENV).map(PathBuf::from));
     let found = dirs.iter().flat_map(|d| cupti_files(d)).find_map(|file| {
-        // SAFETY: as in `open_by_name`.
+        // SAFETY: a libcupti found on disk: loading it runs its initialisers, which only set up
+        // its own state.
         let lib = unsafe { Library::new(&file) }.ok()?;
         Some((lib, file.display().to_string()))
     });
@@ -104,7 +105,8 @@ fn open_cupti() -> Result<(Library, String), HookError> {
 /// # Safety
 /// `T` is the symbol's C signature.
 unsafe fn symbol<T: Copy>(lib: &Library, from: &str, name: &'static str) -> Result<T, HookError> {
-    // SAFETY: forwarded; the name is NUL-free ASCII.
+    // SAFETY: `T` is the symbol's C signature (this fn's contract); `name` is NUL-free ASCII.
+    // The pointer copied out stays valid: `lib` stays loaded for the process (`Loaded`).
     match unsafe { lib.get::<T>(name.as_bytes()) } {
         Ok(sym) => Ok(*sym),
         Err(_) => Err(HookError::MissingSymbol {

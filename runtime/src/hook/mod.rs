@@ -55,10 +55,12 @@ use std::path::PathBuf;
 use std::sync::{Mutex, Once, PoisonError};
 
 pub use crate::granularity::{GRANULARITY_ENV, Granularity, granularity, set_granularity};
+#[cfg(not(nosync_off))]
 pub(crate) use enable::{Demand, demand};
 pub use enable::{IDLE, callbacks_on, keep_enabled};
 pub use frame::MAX_FRAMES;
 pub use load::CUPTI_ENV;
+#[cfg(not(nosync_off))]
 pub(crate) use runner::{check_since as runner_check_since, latest as runner_latest};
 pub use runner::{is_runner_name, runner_thread};
 pub use summary::{REPORT_ENV, start_report, waits};

@@ -82,7 +82,7 @@ static SEQ: AtomicU64 = AtomicU64::new(0);
 /// The latest records, oldest first.
 static RECORDS: Mutex<VecDeque<Record>> = Mutex::new(VecDeque::new());
 /// How many records are kept for threads that have not caught up yet.
-pub const KEPT: usize = 256;
+pub(super) const KEPT: usize = 256;
 
 fn records() -> std::sync::MutexGuard<'static, VecDeque<Record>> {
     RECORDS.lock().unwrap_or_else(PoisonError::into_inner)
@@ -116,6 +116,7 @@ pub(crate) fn record(site: &'static SyncSite, frames: Vec<Frame>) {
 }
 
 /// Checks, in this thread's current scope, the records after `seen` up to `now`.
+#[cfg(not(nosync_off))]
 #[cold]
 #[inline(never)]
 pub(crate) fn check_since(seen: u64, now: u64) {

@@ -170,7 +170,7 @@ impl Rule {
 
 /// The site a verdict declares under a granularity: `Declared` reports every "may" and
 /// every wait on the `May` site, `Actual` only waits, on the `Does` site.
-pub fn site_for(
+pub(super) fn site_for(
     row: &'static Hooked,
     verdict: Verdict,
     declared: bool,
@@ -184,7 +184,7 @@ pub fn site_for(
 }
 
 /// The row of a callback, if it is hooked.
-pub fn row(domain: Domain, cbid: u32) -> Option<&'static Hooked> {
+pub(super) fn row(domain: Domain, cbid: u32) -> Option<&'static Hooked> {
     HOOKED.iter().find(|h| h.domain == domain && h.cbid == cbid)
 }
 

@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 use nosync::gpu::{Gpu, Granularity};
 
 /// Prints past the test harness's capture, so that a skip shows in every run.
-pub fn say(line: &str) {
+pub(crate) fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
@@ -15,7 +15,7 @@ pub fn say(line: &str) {
 /// run-time skip, and a test that returned early without a GPU would be counted as passed. CI (no
 /// GPU) lists them as ignored, with that reason; on a GPU machine run them with `--include-ignored`. These tests run only when asked for (`--ignored`/`--include-ignored`), so a
 /// missing GPU is a failure that says why, never a silent pass.
-pub fn gpu(test: &str) -> Gpu {
+pub(crate) fn gpu(test: &str) -> Gpu {
     match nosync::gpu::probe() {
         Ok(_) => match Gpu::new(0) {
             Ok(gpu) => gpu,
@@ -31,12 +31,12 @@ pub fn gpu(test: &str) -> Gpu {
 static GLOBAL: Mutex<()> = Mutex::new(());
 
 /// Serialises tests that change the process-wide granularity or measure time.
-pub fn exclusive() -> MutexGuard<'static, ()> {
+pub(crate) fn exclusive() -> MutexGuard<'static, ()> {
     GLOBAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Runs `f` under `g`, restoring `Actual` afterwards.
-pub fn with_granularity<R>(g: Granularity, f: impl FnOnce() -> R) -> R {
+pub(crate) fn with_granularity<R>(g: Granularity, f: impl FnOnce() -> R) -> R {
     nosync::gpu::set_granularity(g);
     let r = f();
     nosync::gpu::set_granularity(Granularity::Actual);
