@@ -4,14 +4,12 @@
 
 use super::{Analysis, Stats};
 use crate::config::Config;
-use crate::diagnostics::sort;
 use crate::diagnostics::{Diagnostic, Span};
 use crate::incremental::Incremental;
 use crate::parse::cfg::{CfgCtx, TargetCfg};
 use crate::source::{Loader, SourceMap};
 use crate::workspace::CrateSpec;
 use crate::{analysis, callgraph, panics, parse, resolve};
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -162,7 +160,7 @@ fn pipeline(input: Input, opts: Core<'_>, files: &dyn Loader, incr: &mut Increme
     let inputs = (cfgs.as_slice(), crates.as_slice(), files);
     expand(&mut parsed, inputs, (&mut sources, incr), &mut run);
     run.stats.lowered_cached = incr.lowering_done();
-    let (mut map, root_fns, d) = resolve_all(&crates, &parsed, &sources, opts.config);
+    let (mut map, root_fns, d) = resolve::resolve_all(&crates, &parsed, &sources, opts.config);
     run.lap("resolve", d);
     if incr.cancelled() {
         free_aside(map.take_owned());
@@ -172,11 +170,11 @@ fn pipeline(input: Input, opts: Core<'_>, files: &dyn Loader, incr: &mut Increme
     let inputs = (&parsed, crates.as_slice(), root_fns.as_slice());
     let (graph, d) = call_graph(&mut map, (&sources, inputs), (opts, incr), &mut run);
     run.lap("callgraph", d);
-    let roots = sorted_roots(&map, root_fns);
+    let roots = analysis::sorted_roots(&map, root_fns);
     let d = search(&map, &graph, &sources, (&roots, opts));
     run.lap("analysis", d);
     let stats = figures(run.stats, (&map, &graph), (&sources, &crates), roots.len());
-    let diags = settle(run.diags, &parsed, &sources, &crates);
+    let diags = analysis::settle(run.diags, &parsed, &sources, &crates);
     let exiting = opts.exiting && !incr.stale();
     free(map, graph, exiting);
     release(parsed, exiting);
@@ -239,22 +237,6 @@ fn expand(
     run.stats.macro_failures = expansions.failed;
 }
 
-/// Name resolution, the library models and flags, and the configured roots, sinks and
-/// allowed fns: the def map, the roots and the diagnostics.
-fn resolve_all<'p>(
-    crates: &'p [CrateSpec],
-    parsed: &'p parse::Parsed,
-    sources: &SourceMap,
-    cfg: &Config,
-) -> (resolve::DefMap<'p>, Vec<resolve::FnId>, Vec<Diagnostic>) {
-    let (mut map, mut diags) = resolve::build(crates, parsed, sources);
-    diags.extend(resolve::models::apply(&mut map, &cfg.models, sources));
-    resolve::flags::apply(&mut map, parsed, sources);
-    let (root_fns, d) = resolve::configured::apply(&mut map, cfg, sources);
-    diags.extend(d);
-    (map, root_fns, diags)
-}
-
 /// The call graph, from the roots (or of every fn), reusing the walks of earlier runs.
 fn call_graph(
     map: &mut resolve::DefMap<'_>,
@@ -298,16 +280,6 @@ fn search(
 /// the roots.
 type GraphInputs<'a> = (&'a parse::Parsed, &'a [CrateSpec], &'a [resolve::FnId]);
 
-/// The roots by position, then crate: of two copies of one root (a file included by two
-/// targets), the first crate's is kept, the crate that owns the file's diagnostics.
-fn sorted_roots(map: &resolve::DefMap<'_>, mut roots: Vec<resolve::FnId>) -> Vec<resolve::FnId> {
-    roots.sort_by_key(|&f| {
-        let func = map.func(f);
-        (func.span, map.modules[func.module as usize].krate)
-    });
-    roots
-}
-
 /// The figures of a run (`-v`): its files, fns, edges and calls.
 fn figures(
     mut stats: Stats,
@@ -326,20 +298,6 @@ fn figures(
     stats.calls = super::calls::by_crate(map, graph, crates);
     stats.roots = roots;
     stats
-}
-
-/// The diagnostics as reported: each attached to the crate that owns its file, sorted,
-/// and a file read by two crates reporting its parse errors and missing modules once.
-fn settle(
-    mut diags: Vec<Diagnostic>,
-    parsed: &parse::Parsed,
-    sources: &SourceMap,
-    crates: &[CrateSpec],
-) -> Vec<Diagnostic> {
-    attach_origins(&mut diags, parsed, sources, crates);
-    sort(&mut diags);
-    diags.dedup();
-    diags
 }
 
 /// The answer, with the configuration's levels where they are written.
@@ -398,27 +356,6 @@ fn free_aside<T: Send + 'static>(value: T) {
     let _ = std::thread::Builder::new()
         .name("nosync-lint-free".to_owned())
         .spawn(move || drop(value));
-}
-
-/// Each diagnostic belongs to the first crate that reads its file.
-fn attach_origins(
-    diags: &mut [Diagnostic],
-    parsed: &parse::Parsed,
-    sources: &SourceMap,
-    crates: &[CrateSpec],
-) {
-    let mut owner: HashMap<PathBuf, usize> = HashMap::new();
-    for ((_, krate), f) in &parsed.files {
-        let e = owner
-            .entry(sources.file(f.file).display.clone())
-            .or_insert(*krate);
-        *e = (*e).min(*krate);
-    }
-    for d in diags.iter_mut().filter(|d| d.origin.is_none()) {
-        if let Some(&k) = owner.get(&d.primary.file) {
-            d.origin = Some(crates[k].origin.clone());
-        }
-    }
 }
 
 /// The world the cache of walks is valid in (see `callgraph::reuse`): the files in their

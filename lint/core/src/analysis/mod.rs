@@ -36,8 +36,10 @@ use rayon::prelude::*;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 mod message;
+mod settle;
 pub use message::tag_name;
 use message::{chain_code, finding, unresolved};
+pub use settle::{settle, sorted_roots};
 
 const NONE: u32 = u32::MAX;
 

@@ -32,6 +32,23 @@ pub use assoc::names_param;
 pub use collect::build;
 pub use ty::Ty;
 
+/// The resolve stage: the def map of `crates` ([`build`]), the library models and flags
+/// applied, and the configured roots, sinks and allowed fns: the def map, the configured
+/// roots and the diagnostics.
+pub fn resolve_all<'p>(
+    crates: &'p [crate::crate_graph::CrateSpec],
+    parsed: &'p crate::parse::Parsed,
+    sources: &crate::source::SourceMap,
+    cfg: &crate::config::Config,
+) -> (DefMap<'p>, Vec<FnId>, Vec<crate::diagnostics::Diagnostic>) {
+    let (mut map, mut diags) = build(crates, parsed, sources);
+    diags.extend(models::apply(&mut map, &cfg.models, sources));
+    flags::apply(&mut map, parsed, sources);
+    let (root_fns, d) = configured::apply(&mut map, cfg, sources);
+    diags.extend(d);
+    (map, root_fns, diags)
+}
+
 thread_local! {
     /// Whether this thread's resolution read a table that adding an impl fills (a type's
     /// methods, its traits, the impls' associated types), since [`reading_impl_tables`]
