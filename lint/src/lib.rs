@@ -39,9 +39,6 @@ use nosync_lint_core::{
 };
 use nosync_lint_workspace as workspace;
 
-#[cfg(test)]
-mod tests;
-
 // Running the lint.
 pub use cli::{Terminal, options_from_args, run, run_then_exit};
 pub use engine::{Analysis, Options, Speculation, analyze, analyze_crates};

@@ -79,8 +79,13 @@ pub(crate) const CRATES: &[Crate] = &[
     },
 ];
 
-/// Top-level modules left out of the graph: the unit tests (they use every stage).
-const NOT_STAGES: &[&str] = &["tests"];
+/// Top-level modules left out of the graph: what the stages' unit tests share (the core
+/// pipeline over in-memory crates, so it uses every stage).
+const NOT_STAGES: &[&str] = &["test_support"];
+
+/// A module of this name, at any depth, is a stage's unit tests: left out of the graph, as
+/// they run the whole pipeline (`parse/tests` analyses crates from parsing to the search).
+const TESTS: &str = "tests";
 
 /// Module → the other top-level modules it uses, and where each module touches the disk.
 #[derive(Debug, Default)]
@@ -101,7 +106,7 @@ pub(crate) fn graph(root: &Path) -> Result<Graph, String> {
             let Some(module) = module_path(krate, rel) else {
                 continue;
             };
-            if NOT_STAGES.contains(&module[0].as_str()) {
+            if left_out(&module) {
                 continue;
             }
             let text =
@@ -128,6 +133,12 @@ pub(crate) fn graph(root: &Path) -> Result<Graph, String> {
         uses.retain(|u| modules.contains(u) || NOT_STAGES.contains(&u.as_str()));
     }
     Ok(g)
+}
+
+/// Whether the module `path` is left out of the graph: a stage's unit tests, or what
+/// they share ([`NOT_STAGES`], [`TESTS`]).
+fn left_out(path: &[String]) -> bool {
+    NOT_STAGES.contains(&path[0].as_str()) || path.iter().any(|m| m == TESTS)
 }
 
 /// The `.rs` files under `dir`, sorted (another crate's directory inside it left out).
@@ -446,6 +457,17 @@ mod tests {
             render(&g),
             "paste the output of `cargo run -p xtask -- modgraph` into ARCHITECTURE.md's graph"
         );
+    }
+
+    /// A stage's unit tests run the whole pipeline: they, and what they share, are no stage.
+    #[test]
+    fn unit_tests_are_left_out() {
+        let m = |s: &str| s.split("::").map(str::to_owned).collect::<Vec<_>>();
+        assert!(left_out(&m("parse::tests::lazy")));
+        assert!(left_out(&m("engine::tests")));
+        assert!(left_out(&m("test_support::pipeline")));
+        assert!(!left_out(&m("parse::lazy")));
+        assert!(!left_out(&m("resolve::testsuite")));
     }
 
     #[test]

@@ -26,3 +26,7 @@ pub mod parse;
 pub mod paths;
 pub mod resolve;
 pub mod source;
+/// The stages' unit tests' fixtures, pipeline and rendering (also the engine's, through
+/// the `test-support` feature).
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;

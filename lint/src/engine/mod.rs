@@ -18,6 +18,8 @@ mod io;
 mod no_deps;
 mod pipeline;
 mod speculate;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use calls::CrateCalls;
 pub use pipeline::analyze_crates;

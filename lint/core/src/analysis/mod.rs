@@ -37,6 +37,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 mod message;
 mod settle;
+#[cfg(test)]
+mod tests;
 pub use message::tag_name;
 use message::{chain_code, finding, unresolved};
 pub use settle::{settle, sorted_roots};

@@ -10,6 +10,8 @@ mod reuse;
 mod specialise;
 mod std_types;
 pub mod tags;
+#[cfg(test)]
+mod tests;
 
 pub use reuse::Reuse;
 pub use specialise::Spec;

@@ -12,6 +12,8 @@
 
 mod path;
 mod schema;
+#[cfg(test)]
+mod tests;
 mod validate;
 
 pub use path::{ConfigPath, PathKind};

@@ -18,6 +18,8 @@ mod lower_fmt;
 pub(crate) mod lower_macro;
 mod lower_mod;
 mod prescan;
+#[cfg(test)]
+mod tests;
 
 pub use lower_mod::locate;
 

@@ -18,6 +18,8 @@ pub mod models;
 mod modfiles;
 mod reach;
 mod scope;
+#[cfg(test)]
+mod tests;
 pub mod ty;
 
 use crate::crate_graph::DepTarget;

@@ -1,0 +1,90 @@
+//! Drops as calls: the hop names what is dropped, and `drop(x)` drops `x` there.
+
+use crate::test_support::*;
+
+#[test]
+fn drop_hops_name_what_is_dropped() {
+    let src = with_prelude(
+        "#[synchronizes] fn w() {}\nstruct G; impl Drop for G { fn drop(&mut self) { w(); } }\n\
+         struct S; impl Drop for S { #[synchronizes] fn drop(&mut self) {} }\n\
+         #[no_sync] fn a() { let _timer = G; }\n#[no_sync] fn c() { let _ = G; }\n\
+         #[no_sync] fn d() { let s = S; }\n",
+    );
+    let out = check(&src);
+    for label in [
+        "7:37 sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `w`\n  \
+         = `_timer` is dropped here, and its `Drop` reaches `t::w`, which blocks the host\n",
+        "8:21 sync-in-no-sync: `c` is #[no_sync] but reaches a host-blocking call: `w`\n  \
+         = the value is dropped here, and its `Drop` reaches `t::w`, which blocks the host\n",
+        "= `s` is dropped here, and its `Drop` (`<t::S as Drop>::drop`) blocks the host\n",
+    ] {
+        assert!(out.contains(label), "{out}");
+    }
+    assert!(!out.contains("this call reaches"), "{out}");
+}
+
+#[test]
+fn mem_drop_drops_its_argument_there() {
+    let defs = "#[synchronizes] fn w() {}\nstruct G; impl Drop for G { fn drop(&mut self) { w(); } }\n\
+                struct P;\n";
+    // Each body is the only root; the call graph has G::drop -> w plus the root's edges.
+    let cases = [
+        // (body of the root, label expected (None: no finding), edges in the graph)
+        (
+            "let g = G; drop(g); let _p = P;",
+            Some("`g` is dropped here"),
+            2,
+        ),
+        (
+            "let g = G; std::mem::drop(g);",
+            Some("`g` is dropped here"),
+            2,
+        ),
+        (
+            "let g = G; core::mem::drop(g);",
+            Some("`g` is dropped here"),
+            2,
+        ),
+        ("let g = G; mem::drop(g);", Some("`g` is dropped here"), 2),
+        ("drop(G);", Some("the value is dropped here"), 2),
+        // A borrow is not a move: `g` is still dropped at the closing brace.
+        ("let g = G; drop(&g);", Some("`g` is dropped here"), 2),
+        ("let p = P; drop(p);", None, 1),
+        (
+            "let g = &G; let _ = g; let _ = &G;",
+            Some("`g` is dropped here"),
+            2,
+        ),
+    ];
+    for (body, label, edges) in cases {
+        let src = with_prelude(&format!(
+            "use std::mem;\n{defs}#[no_sync] fn r() {{ {body} }}\n"
+        ));
+        let out = check(&src);
+        assert!(
+            !out.contains("`drop`"),
+            "{body}: drop is not unresolved\n{out}"
+        );
+        assert!(
+            out.contains(&format!("  stats: {edges} edges, 0 unresolved")),
+            "{body}\n{out}"
+        );
+        match label {
+            Some(l) => assert!(
+                findings(&src).len() == 1
+                    && out.contains(&format!("= {l}, and its `Drop` reaches `t::w`")),
+                "{body}\n{out}"
+            ),
+            None => assert!(findings(&src).is_empty(), "{body}\n{out}"),
+        }
+    }
+    // Where it is dropped: at `drop(g)`, not at the closing brace.
+    let src = with_prelude(&format!(
+        "{defs}#[no_sync] fn r() {{ let g = G; drop(g); }}\n"
+    ));
+    assert!(
+        check(&src).contains("7:32 sync-in-no-sync"),
+        "{}",
+        check(&src)
+    );
+}

@@ -1,0 +1,108 @@
+//! Unit tests of what the engine adds to the stages (whose own tests are beside them in
+//! `nosync-lint-core`): its pipeline's cancellation, stamp table, safety net and `-v`
+//! figures, the configuration's levels and the report. Every file is read through a
+//! [`MemLoader`], so no unit test of the engine touches the disk; the analyses are rendered
+//! with the core's `test_support`.
+
+use crate::config::Config;
+use crate::engine::{Core, analyze_crates_with};
+use crate::source::{MemLoader, SourceMap};
+use nosync_lint_core::test_support::{
+    Analysed, Fixture, ROOT, render, same_either_walk, spec, with_prelude,
+};
+use std::path::{Path, PathBuf};
+
+impl Analysed for crate::Analysis {
+    fn diagnostics(&self) -> &[crate::diagnostics::Diagnostic] {
+        &self.diagnostics
+    }
+
+    fn graph_size(&self) -> (usize, usize) {
+        let st = &self.stats;
+        let edges = st.edges_exact + st.edges_inferred + st.edges_name_only;
+        (edges, st.unresolved)
+    }
+}
+
+/// Analyses `src` as the root file of a crate `t` (with `cudarc` and `nosync` as
+/// external dependencies) and returns one line per diagnostic (see [`render`]).
+fn check(src: &str) -> String {
+    check_with(src, &Config::default())
+}
+
+fn check_with(src: &str, cfg: &Config) -> String {
+    render(
+        &analyze_src(src, cfg, SourceMap::new(Path::new(ROOT))),
+        false,
+    )
+}
+
+/// The analysis of `src` as `/mem/t/src/lib.rs`, with `sources` (e.g. config files) added.
+fn analyze_src(src: &str, cfg: &Config, sources: SourceMap) -> crate::Analysis {
+    analyze_fixture(&Fixture::src(src), cfg, sources)
+}
+
+/// The engine's analysis of `fixture` both ways ([`both_walks`]).
+fn analyze_fixture(fixture: &Fixture, cfg: &Config, sources: SourceMap) -> crate::Analysis {
+    both_walks(cfg, |core| {
+        let (root, crates) = (fixture.root.clone(), fixture.crates.clone());
+        analyze_crates_with(root, crates, core, &fixture.files, sources.clone())
+    })
+}
+
+/// `analyze` walking only what the search from the roots reads, then walking every fn:
+/// the diagnostics must be the same ([`same_either_walk`]). Returns the second analysis,
+/// whose figures are those of the whole call graph.
+fn both_walks(cfg: &Config, analyze: impl Fn(Core<'_>) -> crate::Analysis) -> crate::Analysis {
+    let core = |walk_every_fn| Core {
+        config: cfg,
+        eager_bodies: false,
+        walk_every_fn,
+        exiting: false,
+        unresolved_calls: true,
+        target: crate::parse::cfg::TargetCfg::unknown(),
+    };
+    same_either_walk(analyze(core(false)), analyze(core(true)))
+}
+
+/// Analyses crates of several files ([`Fixture::tree`]). Lines start with the file
+/// (relative path).
+fn check_tree(files: &[(&str, &str)], crates: &[(&str, &str)]) -> String {
+    check_tree_deps(files, crates, &[])
+}
+
+/// [`check_tree`] where crate `a` depends on analysed crate `b` for each `(a, b)` of
+/// `deps` (indexes into `crates`; the dependency is named as its crate).
+fn check_tree_deps(
+    files: &[(&str, &str)],
+    crates: &[(&str, &str)],
+    deps: &[(usize, usize)],
+) -> String {
+    render(&analyze_tree(files, crates, deps), true)
+}
+
+/// The analysis of [`check_tree_deps`].
+fn analyze_tree(
+    files: &[(&str, &str)],
+    crates: &[(&str, &str)],
+    deps: &[(usize, usize)],
+) -> crate::Analysis {
+    analyze_tree_with(files, crates, deps, &Config::default())
+}
+
+/// [`analyze_tree`] with a configuration.
+fn analyze_tree_with(
+    files: &[(&str, &str)],
+    crates: &[(&str, &str)],
+    deps: &[(usize, usize)],
+    cfg: &Config,
+) -> crate::Analysis {
+    let fixture = Fixture::tree(files, crates, deps);
+    analyze_fixture(&fixture, cfg, fixture.sources())
+}
+
+mod called_off;
+mod calls;
+mod panics;
+mod pipeline;
+mod stamps;
