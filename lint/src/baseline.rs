@@ -230,7 +230,7 @@ fn span_of(path: &Path, text: &str, range: std::ops::Range<usize>) -> Span {
     let start = range.start.min(text.len());
     let line_end_byte = text[start..].find('\n').map_or(text.len(), |i| start + i);
     let end = range.end.clamp(start, line_end_byte);
-    nosync_lint_core::source::span_in_text(path.to_owned(), text, start..end)
+    Span::in_text(path.to_owned(), text, start..end)
 }
 
 #[cfg(test)]

@@ -238,7 +238,7 @@ fn parse_lock(text: &str) -> Result<Vec<Package>, LockUnread> {
         .map_err(|e| {
             let at = e.span().unwrap_or(0..0);
             LockUnread {
-                span: nosync_lint_core::source::span_in_text("Cargo.lock".into(), text, at),
+                span: Span::in_text("Cargo.lock".into(), text, at),
                 error: e.message().trim_end().to_owned(),
             }
         })

@@ -14,6 +14,7 @@ pub mod suggest;
 pub use code::{Code, Level};
 pub use order::sort;
 
+use line_index::{LineIndex, TextSize, WideEncoding};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -32,6 +33,23 @@ pub struct Span {
 }
 
 impl Span {
+    /// The span of bytes `range` of `text`, a file read outside the source map (the
+    /// baseline, a lock file), lines and columns counted as the source map counts them.
+    pub fn in_text(file: PathBuf, text: &str, range: std::ops::Range<usize>) -> Self {
+        let index = LineIndex::new(text);
+        let (line_start, column_start) = line_col(&index, text, range.start);
+        let (line_end, column_end) = line_col(&index, text, range.end);
+        Span {
+            file,
+            byte_start: range.start,
+            byte_end: range.end,
+            line_start,
+            column_start,
+            line_end,
+            column_end,
+        }
+    }
+
     /// Line 1, column 1 of `file`: where a diagnostic about a whole file points.
     pub fn start_of(file: PathBuf) -> Self {
         Span {
@@ -44,6 +62,20 @@ impl Span {
             column_end: 1,
         }
     }
+}
+
+/// 1-based line and 1-based column (in chars, as rustc counts them) of byte `byte` of `text`,
+/// which `index` indexes (to `u32::MAX` bytes): one past the end, or inside a char, counts as
+/// the end, or the start of that char.
+pub fn line_col(index: &LineIndex, text: &str, byte: usize) -> (usize, usize) {
+    let mut byte = byte.min(text.len()).min(u32::MAX as usize);
+    while !text.is_char_boundary(byte) {
+        byte -= 1;
+    }
+    let at = index.line_col(TextSize::new(byte as u32));
+    let wide = index.to_wide(WideEncoding::Utf32, at);
+    let (line, col) = wide.map_or((at.line, at.col), |w| (w.line, w.col));
+    (line as usize + 1, col as usize + 1)
 }
 
 /// A secondary message attached to a diagnostic, optionally pointing at code.

@@ -17,7 +17,7 @@ pub use spans::{
 
 use crate::diagnostics::Span;
 use crate::paths;
-use line_index::{LineIndex, TextSize, WideEncoding};
+use line_index::LineIndex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -86,34 +86,12 @@ impl SourceFile {
             // Every text starts at 1:1 (a late text is not read for it).
             return (1, 1);
         }
-        let byte = floor_char(&self.text, byte.min(u32::MAX as usize));
-        let index = self.index();
-        let at = index.line_col(TextSize::new(byte as u32));
-        let wide = index.to_wide(WideEncoding::Utf32, at);
-        let (line, col) = wide.map_or((at.line, at.col), |w| (w.line, w.col));
-        (line as usize + 1, col as usize + 1)
+        crate::diagnostics::line_col(self.index(), &self.text, byte)
     }
 
     /// Number of lines (for statistics): of the indexed text, as its line index counts them.
     pub fn lines(&self) -> usize {
         self.lines
-    }
-}
-
-/// The span of bytes `range` of `text`, a file read outside a [`SourceMap`] (the baseline,
-/// a lock file): lines and columns as [`SourceFile::line_col`] counts them.
-pub fn span_in_text(file: PathBuf, text: &str, range: std::ops::Range<usize>) -> Span {
-    let f = SourceFile::new(file.clone(), file, text.to_owned());
-    let (line_start, column_start) = f.line_col(range.start);
-    let (line_end, column_end) = f.line_col(range.end);
-    Span {
-        file: f.display,
-        byte_start: range.start,
-        byte_end: range.end,
-        line_start,
-        column_start,
-        line_end,
-        column_end,
     }
 }
 
@@ -343,7 +321,7 @@ mod tests {
         for text in ["", "a", "a\n", "a\r\nb", "\n\n\u{e9}\n x", &long] {
             let id = map.add(format!("/w/src/{}.rs", text.len()).into(), text.into());
             let f = map.file(id);
-            let end = TextSize::new(text.len() as u32);
+            let end = line_index::TextSize::new(text.len() as u32);
             let counted = LineIndex::new(text).line_col(end).line as usize + 1;
             assert_eq!((text, f.lines()), (text, counted));
         }
