@@ -90,18 +90,18 @@ pub fn guard<T>(
     }
 }
 
-/// A fault-injection point for the nets' own tests: with the `failpoints` feature (which
-/// `cargo-nosync-lint`'s unit tests turn on) or in this crate's unit-test build, an item
-/// named `nosync_lint_test_panic_in_<stage>` panics when `stage` reaches it. In every other
-/// build this is an empty inline fn.
-#[cfg(any(test, feature = "failpoints"))]
+/// A fault-injection point for the nets' own tests (`panics/tests.rs`): in this crate's
+/// unit-test build, an item named `nosync_lint_test_panic_in_<stage>` panics when `stage`
+/// reaches it. In every other build (the lint's, its tests' and benches') this is an empty
+/// inline fn: no feature turns it on, so no dependent can compile it in.
+#[cfg(test)]
 pub(crate) fn failpoint(stage: &str, name: &str) {
     if name.strip_prefix("nosync_lint_test_panic_in_") == Some(stage) {
         panic!("failpoint `{stage}` reached");
     }
 }
 
-#[cfg(not(any(test, feature = "failpoints")))]
+#[cfg(not(test))]
 #[inline(always)]
 pub(crate) fn failpoint(_stage: &str, _name: &str) {}
 
@@ -139,33 +139,4 @@ fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_panic_is_caught_with_its_message_and_location() {
-        let caught = catch(|| -> u32 { panic!("boom {}", 7) }).unwrap_err();
-        assert_eq!(caught.message, "boom 7");
-        let at = caught.location.expect("the hook records where");
-        assert!(at.starts_with("lint/core/src/panics.rs:"), "{at}");
-    }
-
-    #[test]
-    fn a_rethrown_panic_is_caught_as_it_was() {
-        let first = std::thread::scope(|s| {
-            s.spawn(|| catch(|| -> u8 { panic!("on a worker") }))
-                .join()
-                .expect("caught on the worker")
-                .unwrap_err()
-        });
-        let again = catch(|| -> u8 { rethrow(first.clone()) }).unwrap_err();
-        assert_eq!(again, first);
-    }
-
-    #[test]
-    fn no_panic_returns_the_value_and_nets_nest() {
-        assert_eq!(catch(|| 5), Ok(5));
-        let inner = catch(|| catch(|| -> u8 { panic!("inner") }));
-        assert_eq!(inner.unwrap().unwrap_err().message, "inner");
-    }
-}
+mod tests;

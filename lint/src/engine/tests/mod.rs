@@ -1,14 +1,14 @@
 //! Unit tests of what the engine adds to the stages (whose own tests are beside them in
 //! `nosync-lint-core`): its pipeline's cancellation, stamp table, safety net and `-v`
 //! figures, the configuration's levels and the report. Every file is read through a
-//! [`MemLoader`], so no unit test of the engine touches the disk; the analyses are rendered
-//! with the core's `test_support`.
+//! [`MemLoader`], so no unit test of the engine touches the disk; the in-memory crates come
+//! from the core's `test_support`.
 
 use crate::config::Config;
 use crate::engine::{Core, analyze_crates_with};
 use crate::source::{MemLoader, SourceMap};
 use nosync_lint_core::test_support::{
-    Analysed, Fixture, ROOT, render, same_either_walk, spec, with_prelude,
+    Analysed, Fixture, ROOT, same_either_walk, spec, with_prelude,
 };
 use std::path::{Path, PathBuf};
 
@@ -22,19 +22,6 @@ impl Analysed for crate::Analysis {
         let edges = st.edges_exact + st.edges_inferred + st.edges_name_only;
         (edges, st.unresolved)
     }
-}
-
-/// Analyses `src` as the root file of a crate `t` (with `cudarc` and `nosync` as
-/// external dependencies) and returns one line per diagnostic (see [`render`]).
-fn check(src: &str) -> String {
-    check_with(src, &Config::default())
-}
-
-fn check_with(src: &str, cfg: &Config) -> String {
-    render(
-        &analyze_src(src, cfg, SourceMap::new(Path::new(ROOT))),
-        false,
-    )
 }
 
 /// The analysis of `src` as `/mem/t/src/lib.rs`, with `sources` (e.g. config files) added.
@@ -65,23 +52,7 @@ fn both_walks(cfg: &Config, analyze: impl Fn(Core<'_>) -> crate::Analysis) -> cr
     same_either_walk(analyze(core(false)), analyze(core(true)))
 }
 
-/// Analyses crates of several files ([`Fixture::tree`]). Lines start with the file
-/// (relative path).
-fn check_tree(files: &[(&str, &str)], crates: &[(&str, &str)]) -> String {
-    check_tree_deps(files, crates, &[])
-}
-
-/// [`check_tree`] where crate `a` depends on analysed crate `b` for each `(a, b)` of
-/// `deps` (indexes into `crates`; the dependency is named as its crate).
-fn check_tree_deps(
-    files: &[(&str, &str)],
-    crates: &[(&str, &str)],
-    deps: &[(usize, usize)],
-) -> String {
-    render(&analyze_tree(files, crates, deps), true)
-}
-
-/// The analysis of [`check_tree_deps`].
+/// The engine's analysis of the crates of [`Fixture::tree`].
 fn analyze_tree(
     files: &[(&str, &str)],
     crates: &[(&str, &str)],
