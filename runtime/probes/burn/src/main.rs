@@ -9,9 +9,9 @@
 //!    device-runner thread while this thread waits on a channel: it is reported as a wait of that
 //!    runner (`SyncViolation::runner_thread`), in the step's scope.
 //!
-//! With `NOSYNC_HOOK_BENCH_CHILD=off|on|both` it is a step for the hook bench
+//! With `NOSYNC_HOOK_BENCH_CHILD=off|on` it is a step for the hook bench
 //! (`cargo bench -p nosync --bench hook -- ROUNDS --step nosync-probe-burn`): the step after
-//! warm-up and a read outside it, timed without and/or with the hook.
+//! warm-up and a read outside it, timed in blocks the bench asks for, without or with the hook.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -109,40 +109,51 @@ fn reported<T: std::fmt::Debug>(failed: &mut usize, what: &str, r: Result<T, Syn
 }
 
 /// The hook bench's step: the step (matmul, add, softmax) in `#[no_sync]`, then a read of its
-/// result outside the scope, as an inference loop reads a token. Median of five runs, ns/step.
+/// result outside the scope, as an inference loop reads a token. ns/step over `steps` steps.
 fn bench_time(model: &Model, steps: usize) -> f64 {
-    let mut runs: Vec<f64> = (0..5)
-        .map(|_| {
-            let t0 = Instant::now();
-            for _ in 0..steps {
-                let out = step(model).expect("the warm step is clean");
-                let _ = out.into_data();
-            }
-            t0.elapsed().as_nanos() as f64 / steps as f64
-        })
-        .collect();
-    runs.sort_by(f64::total_cmp);
-    runs[2]
+    let t0 = Instant::now();
+    for _ in 0..steps {
+        let out = step(model).expect("the warm step is clean");
+        let _ = out.into_data();
+    }
+    t0.elapsed().as_nanos() as f64 / steps as f64
 }
 
+/// Steps per block of the hook bench (about 25 ms on an H200).
+const BLOCK: usize = 40;
+
+/// A child of the hook bench (its protocol: `runtime/benches/hook/pingpong.rs`): set up and warm
+/// up, then one block per `BLOCK` line, the hook installed at `INSTALL`.
 fn bench_child(mode: &str) -> ExitCode {
     let install = || nosync::hook::install().expect("install the hook");
-    let _hook = (mode == "on").then(install);
+    let mut hook = (mode == "on").then(install);
     nosync::set_mode(Mode::Panic);
     let model = Model::new();
     for _ in 0..20 {
         let _ = model.forward().into_data();
     }
+    bench_time(&model, 10 * BLOCK);
     println!(
         "STEP burn-cuda 0.21 step: matmul, add, softmax in #[no_sync] + into_data outside, ns/step"
     );
-    bench_time(&model, 50); // warm-up
-    println!("RESULT {}", bench_time(&model, 500));
-    if mode == "both" {
-        let _hook = install();
-        bench_time(&model, 50);
-        println!("RESULT {}", bench_time(&model, 500));
+    println!("READY");
+    for line in std::io::stdin().lines() {
+        match line.expect("read stdin").as_str() {
+            "BLOCK" => {
+                // The steady state of a loop: the first step after the pause between blocks
+                // switches the hook's callbacks on again (once per idle period), untimed.
+                bench_time(&model, 1);
+                println!("RESULT {}", bench_time(&model, BLOCK));
+            }
+            "INSTALL" => {
+                hook.get_or_insert_with(install);
+                bench_time(&model, BLOCK);
+                println!("OK");
+            }
+            other => panic!("unknown command `{other}`"),
+        }
     }
+    drop(hook);
     ExitCode::SUCCESS
 }
 
