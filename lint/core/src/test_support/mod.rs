@@ -1,7 +1,7 @@
 //! What the stages' unit tests share: in-memory crates ([`Fixture`]), the core pipeline over
-//! them ([`pipeline`]: parse to analysis, as the engine runs it but with no caches and no
-//! pool of its own), and one compact rendering of its diagnostics ([`render`]) that the
-//! tests compare exactly or snapshot with insta.
+//! them ([`pipeline`]: parse to analysis, the stages the engine runs in its order, with no
+//! caches, no cancellation and no last safety net), and one compact rendering of its
+//! diagnostics ([`render`]) that the tests compare exactly or snapshot with insta.
 //!
 //! Each stage's tests sit beside it (`parse/tests`, `resolve/tests`, `callgraph/tests`,
 //! `analysis/tests`, `config/tests`); the engine's tests (`cargo-nosync-lint`, which turns on
@@ -21,7 +21,7 @@ use std::path::PathBuf;
 /// `/mem/t/src/lib.rs`.
 pub const ROOT: &str = "/mem/t";
 
-/// The `use`s most tests start with (5 lines, so a test's own text starts on line 4).
+/// The `use`s most tests start with (3 lines: a test's own text starts on line 4).
 pub const PRELUDE: &str = "use nosync::{no_sync, synchronizes};\nuse cudarc::driver::{CudaStream, CudaContext};\nuse std::sync::Arc;\n";
 
 /// `body` after the [`PRELUDE`].
