@@ -11,7 +11,8 @@
 use super::*;
 use crate::known::models::{Flag, shipped};
 use crate::parse::Parsed;
-use crate::source::SourceMap;
+use crate::source::{FileId, SourceMap};
+use rayon::prelude::*;
 
 /// Fixes the shipped flags that no analysed crate sets at their defaults.
 pub fn apply(map: &mut DefMap<'_>, parsed: &Parsed, sources: &SourceMap) {
@@ -40,14 +41,17 @@ fn set_by_callers(
     sources: &SourceMap,
 ) -> bool {
     let callers = |c: usize| c != k && map.reach.get(c).is_none_or(|r| r.crates.contains(&k));
-    parsed
-        .files
-        .iter()
-        .filter(|((_, c), _)| callers(*c))
-        .any(|(_, f)| {
-            let text = &sources.file(f.file).text;
-            flag.setter_names().any(|name| names(text, name))
-        })
+    let mut files: Vec<FileId> = (parsed.files.iter())
+        .filter_map(|((_, c), f)| callers(*c).then_some(f.file))
+        .collect();
+    files.sort_unstable();
+    files.dedup();
+    // Peeked, not read into the source map: on a warm run most of these texts are not in
+    // memory (their stamps vouch for them), and nothing else needs them.
+    files.par_iter().any(|&f| {
+        let text = &sources.file(f).text;
+        text.peek(|text| flag.setter_names().any(|name| names(text, name)))
+    })
 }
 
 /// Whether `text` holds the identifier `name` (not inside a longer identifier).

@@ -7,6 +7,7 @@ use super::*;
 use crate::engine::{Input, analyze_crates_incremental};
 use crate::incremental::{Incremental, Keep};
 use crate::source::{Loader, LoweredCache, Reader, Stamp};
+use crate::workspace::{CrateSpec, DepTarget};
 use std::sync::{Arc, Mutex};
 
 /// Files in memory whose stamps never change and always vouch, read late from `later`
@@ -79,6 +80,16 @@ fn run(
     later: MemLoader,
     caches: (LoweredCache, LoweredCache),
 ) -> (crate::Analysis, bool, (LoweredCache, LoweredCache)) {
+    let crates = vec![spec("t", Path::new(ROOT).join("src/lib.rs"))];
+    run_crates(crates, (files, later), caches)
+}
+
+/// [`run`] over `crates`.
+fn run_crates(
+    crates: Vec<CrateSpec>,
+    (files, later): (MemLoader, MemLoader),
+    caches: (LoweredCache, LoweredCache),
+) -> (crate::Analysis, bool, (LoweredCache, LoweredCache)) {
     let root = PathBuf::from(ROOT);
     let loader = Stamped {
         files,
@@ -99,7 +110,6 @@ fn run(
         unresolved_calls: true,
         target: crate::parse::cfg::TargetCfg::unknown(),
     };
-    let crates = vec![spec("t", root.join("src/lib.rs"))];
     let input = Input::new(root.clone(), crates, SourceMap::new(&root));
     let a = analyze_crates_incremental(input, core, &loader, &mut incr);
     let stamps = incr.files.stamps.take().expect("the stamp table");
@@ -146,4 +156,28 @@ fn a_text_read_late_that_is_not_the_one_stamped_makes_the_run_stale() {
     assert!(stale);
     // Nothing lowered after the late text was not the stamped one is stored.
     assert_eq!(lowered.counts().1, 0);
+}
+
+/// A `candle_core` with a library flag (`known::models`' `[[flag]]`).
+const CANDLE: &str = "pub mod quantized { pub mod cuda {\n\
+static FORCE_DMMV: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);\n\
+pub fn set_force_dmmv(f: bool) { FORCE_DMMV.store(f, std::sync::atomic::Ordering::Relaxed) }\n\
+} }\n";
+
+#[test]
+fn the_search_for_a_flag_setter_keeps_no_text_it_was_not_otherwise_to_read() {
+    let candle = Path::new(ROOT).join("candle/src/lib.rs");
+    let files = || files(LIB).with(&candle, CANDLE);
+    let mut crates = vec![spec("t", Path::new(ROOT).join("src/lib.rs"))];
+    crates.push(spec("candle_core", candle.clone()));
+    crates[0]
+        .deps
+        .push(("candle_core".into(), DepTarget::Analysed(1)));
+    let (first, _, caches) = run_crates(crates.clone(), (files(), files()), Default::default());
+    let (second, stale, _) = run_crates(crates, (files(), files()), caches);
+    assert_eq!(second.diagnostics, first.diagnostics);
+    // quiet.rs is searched for `set_force_dmmv` (its crate can call candle_core) but not
+    // kept: its text is read for the search alone.
+    assert_eq!(read(&second), ["src/lib.rs", "src/helper.rs"]);
+    assert!(!stale);
 }
