@@ -1,6 +1,6 @@
 //! Unit tests of what the engine adds to the stages (whose own tests are beside them in
-//! `nosync-lint-core`): its pipeline's cancellation, stamp table, safety net and `-v`
-//! figures, the configuration's levels and the report. Every file is read through a
+//! `nosync-lint-core`): its pipeline's cancellation, stamp table and `-v` figures, an internal
+//! error's exit status, the configuration's levels and the report. Every file is read through a
 //! [`MemLoader`], so no unit test of the engine touches the disk; the in-memory crates come
 //! from the core's `test_support`.
 
