@@ -15,39 +15,15 @@ use nosync_lint::{
     write_baseline,
 };
 use nosync_lint_core::config::Config;
-use nosync_lint_core::crate_graph::{CrateSpec, DepTarget};
-use nosync_lint_core::diagnostics::{Code, Diagnostic, Level, Origin, Span};
+use nosync_lint_core::diagnostics::{Code, Diagnostic, Level, Span};
 use nosync_lint_core::levels::LevelOverrides;
 use nosync_lint_core::source::{MemLoader, SourceMap};
+/// A library crate with `cudarc` and `nosync` as external dependencies, as the unit tests build it.
+pub use nosync_lint_core::test_support::spec;
 use std::path::{Path, PathBuf};
 
 /// The in-memory crate of the one-file and config targets: `/mem/t/src/lib.rs`.
 const MEM_ROOT: &str = "/mem/t";
-
-/// A library crate `name` rooted at `file`, with `cudarc` and `nosync` as external
-/// dependencies and the feature `on` enabled (as the lint's unit tests build it).
-pub fn spec(name: &str, file: PathBuf) -> CrateSpec {
-    let origin = Origin {
-        package_id: name.into(),
-        package_name: name.into(),
-        manifest_path: file.with_file_name("Cargo.toml"),
-        target_name: name.into(),
-        target_kind: vec!["lib".into()],
-        target_src_path: file.clone(),
-    };
-    CrateSpec {
-        name: name.into(),
-        root: file,
-        features: ["on".to_owned()].into_iter().collect(),
-        deps: ["cudarc", "nosync"]
-            .iter()
-            .map(|d| (d.to_string(), DepTarget::External(d.to_string())))
-            .collect(),
-        check_roots: true,
-        origin,
-        versions: Default::default(),
-    }
-}
 
 /// The analysis of `text` as the root file of crate `t`, in memory.
 fn analyze_one(text: &str) -> Analysis {
