@@ -20,8 +20,9 @@
 //!   idle `cuStreamSynchronize` 1321 ns before, 1542 ns after unsubscribing). The callbacks can:
 //!   the last row is the callbacks' cost within one block of one process, on against off.
 //!
-//! `cargo bench -p nosync --bench hook [-- ROUNDS [--step PROGRAM ARGS..]]` (ROUNDS: 100); without
-//! a GPU it says so and exits 0. With `NOSYNC_REPORT=summary` (or `trace:PATH`), the children with
+//! `cargo bench -p nosync --bench hook [-- ROUNDS [--step PROGRAM ARGS..]]` (ROUNDS: 100, at least
+//! 12; or a time for the whole run, setup included, such as `300s`: as many rounds as fit, from
+//! the time of the first six); without a GPU it says so and exits 0. With `NOSYNC_REPORT=summary` (or `trace:PATH`), the children with
 //! the hook have the report on. `--step PROGRAM ARGS..` adds the rows of another program that
 //! speaks the same protocol (see `hook/pingpong.rs`): a step of a library this workspace does not
 //! build (burn: `runtime/probes/burn`), measured in the same rounds.
@@ -199,6 +200,38 @@ const ORDERS: [[usize; 3]; 6] = [
     [1, 0, 2],
 ];
 
+/// How many rounds: a count, or a time for the whole run (`300s`, setup included): as many
+/// rounds as fit, from the time of the first six (one of each order).
+#[derive(Clone, Copy)]
+enum Length {
+    Rounds(usize),
+    Seconds(f64),
+}
+
+impl Length {
+    fn parse(args: &[String]) -> Length {
+        let seconds = |a: &String| a.strip_suffix('s').and_then(|n| n.parse().ok());
+        match args.iter().find_map(seconds) {
+            Some(s) => Length::Seconds(s),
+            None => Length::Rounds(args.iter().find_map(|a| a.parse().ok()).unwrap_or(100)),
+        }
+    }
+
+    /// The number of rounds, known at once for a count, after six rounds for a time (`start`:
+    /// when the run started, `first`: when its first round did).
+    fn rounds(self, done: usize, start: Instant, first: Instant) -> Option<usize> {
+        match self {
+            Length::Rounds(n) => Some(n.max(12)),
+            Length::Seconds(_) if done < ORDERS.len() => None,
+            Length::Seconds(s) => {
+                let per_round = first.elapsed().as_secs_f64() / done as f64;
+                let left = s - start.elapsed().as_secs_f64();
+                Some((done + (left / per_round).max(0.0) as usize).max(12))
+            }
+        }
+    }
+}
+
 fn main() -> ExitCode {
     if let Ok(mode) = std::env::var(CHILD) {
         return child(&mode);
@@ -212,35 +245,37 @@ fn main() -> ExitCode {
         Some(i) => (&args[..i], Some(&args[i + 1..])),
         None => (&args[..], None),
     };
-    let rounds: usize = ours
-        .iter()
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(100)
-        .max(12);
+    let length = Length::parse(ours);
     let t0 = Instant::now();
     let mut programs = vec![Program::start(None)];
     programs.extend(step.map(|s| Program::start(Some(s))));
     eprintln!("children ready after {:.1} s", t0.elapsed().as_secs_f64());
-    for round in 0..rounds {
-        if round == rounds / 2 {
+    let first = Instant::now();
+    let mut rounds = None;
+    let mut round = 0;
+    while rounds.is_none_or(|n| round < n) {
+        if rounds.is_none() {
+            rounds = length.rounds(round, t0, first);
+            if let Some(n) = rounds {
+                eprintln!("{n} rounds");
+            }
+        }
+        if rounds.is_some_and(|n| round == n / 2) {
             programs.iter_mut().for_each(Program::install_control);
         }
         for p in &mut programs {
             p.round(ORDERS[round % ORDERS.len()]);
         }
-        if (round + 1) % 50 == 0 {
-            eprintln!(
-                "{} rounds after {:.1} s",
-                round + 1,
-                t0.elapsed().as_secs_f64()
-            );
+        round += 1;
+        if round % 50 == 0 {
+            eprintln!("{round} rounds after {:.1} s", t0.elapsed().as_secs_f64());
         }
     }
     pingpong::dump(&programs);
     println!(
-        "{rounds} rounds; medians over rounds with 95 % intervals; the control has the hook from \
+        "{round} rounds; medians over rounds with 95 % intervals; the control has the hook from \
          round {}",
-        rounds / 2
+        round / 2
     );
     pingpong::table(&programs);
     ExitCode::SUCCESS

@@ -19,7 +19,8 @@ pub(crate) const CHILD_REPORT: &str = "NOSYNC_HOOK_BENCH_REPORT";
 /// One child process and its pipes.
 pub(crate) struct Child {
     process: std::process::Child,
-    input: ChildStdin,
+    /// `None` once closed: the end of its stdin ends the child.
+    input: Option<ChildStdin>,
     output: BufReader<ChildStdout>,
 }
 
@@ -46,7 +47,7 @@ impl Child {
             .stdout(Stdio::piped())
             .spawn()
             .expect("start a child");
-        let input = process.stdin.take().expect("piped");
+        let input = process.stdin.take();
         let output = BufReader::new(process.stdout.take().expect("piped"));
         let mut child = Child {
             process,
@@ -72,8 +73,9 @@ impl Child {
 
     /// Sends `command` and returns the child's answer.
     fn ask(&mut self, command: &str) -> String {
-        writeln!(self.input, "{command}").expect("write to a child");
-        self.input.flush().expect("write to a child");
+        let input = self.input.as_mut().expect("open until dropped");
+        writeln!(input, "{command}").expect("write to a child");
+        input.flush().expect("write to a child");
         self.line()
     }
 
@@ -91,7 +93,9 @@ impl Child {
 
 impl Drop for Child {
     fn drop(&mut self) {
-        // The end of its stdin ends it.
+        // The end of its stdin ends it: close it before waiting (the fields are dropped only after
+        // this fn, so waiting with it open waits forever).
+        drop(self.input.take());
         let _ = self.process.wait();
     }
 }
