@@ -146,6 +146,7 @@ impl FileCaches {
                 stamp,
                 hash: file.hash(),
                 lines: file.lines() as u64,
+                setters: file.setters(),
             }),
             None => Stamped::No,
         };

@@ -9,10 +9,9 @@
 //! the default takes (`callgraph::walk`).
 
 use super::*;
-use crate::known::models::{Flag, shipped};
+use crate::known::models::{Flag, setters, shipped};
 use crate::parse::Parsed;
-use crate::source::{FileId, SourceMap};
-use rayon::prelude::*;
+use crate::source::SourceMap;
 
 /// Fixes the shipped flags that no analysed crate sets at their defaults.
 pub fn apply(map: &mut DefMap<'_>, parsed: &Parsed, sources: &SourceMap) {
@@ -33,7 +32,9 @@ pub fn apply(map: &mut DefMap<'_>, parsed: &Parsed, sources: &SourceMap) {
     }
 }
 
-/// Whether a crate other than the flag's own (crate `k`), that can call it, names a setter.
+/// Whether a crate other than the flag's own (crate `k`), that can call it, names a setter:
+/// by the masks of its files' texts ([`setters`]), found when each text was read or, for a
+/// text a warm run does not read, kept by the stamp table.
 fn set_by_callers(
     map: &DefMap<'_>,
     (flag, k): (&Flag, usize),
@@ -41,39 +42,6 @@ fn set_by_callers(
     sources: &SourceMap,
 ) -> bool {
     let callers = |c: usize| c != k && map.reach.get(c).is_none_or(|r| r.crates.contains(&k));
-    let mut files: Vec<FileId> = (parsed.files.iter())
-        .filter_map(|((_, c), f)| callers(*c).then_some(f.file))
-        .collect();
-    files.sort_unstable();
-    files.dedup();
-    // Peeked, not read into the source map: on a warm run most of these texts are not in
-    // memory (their stamps vouch for them), and nothing else needs them.
-    files.par_iter().any(|&f| {
-        let text = &sources.file(f).text;
-        text.peek(|text| flag.setter_names().any(|name| names(text, name)))
-    })
-}
-
-/// Whether `text` holds the identifier `name` (not inside a longer identifier).
-fn names(text: &str, name: &str) -> bool {
-    let ident = |c: char| c == '_' || c.is_alphanumeric();
-    text.match_indices(name).any(|(i, _)| {
-        let before = text[..i].chars().next_back();
-        let after = text[i + name.len()..].chars().next();
-        !before.is_some_and(ident) && !after.is_some_and(ident)
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::names;
-
-    #[test]
-    fn a_name_is_a_whole_identifier() {
-        assert!(names("set_force_dmmv(true);", "set_force_dmmv"));
-        assert!(names("cuda::set_force_dmmv", "set_force_dmmv"));
-        assert!(!names("reset_force_dmmv()", "set_force_dmmv"));
-        assert!(!names("set_force_dmmv2()", "set_force_dmmv"));
-        assert!(!names("", "set_force_dmmv"));
-    }
+    let mask = setters::of(flag);
+    (parsed.files.iter()).any(|((_, c), f)| callers(*c) && sources.file(f.file).setters & mask != 0)
 }

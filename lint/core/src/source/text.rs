@@ -72,16 +72,6 @@ impl Text {
     pub fn is_read(&self) -> bool {
         self.0.text.get().is_some()
     }
-
-    /// `f` of the text, without keeping it: a late text not read yet is read for the call,
-    /// checked as when it is read for good, and freed after it.
-    pub fn peek<R>(&self, f: impl FnOnce(&str) -> R) -> R {
-        match (self.0.text.get(), &self.0.late) {
-            (Some(text), _) => f(text),
-            (None, Some(late)) => f(&late.read()),
-            (None, None) => f(""),
-        }
-    }
 }
 
 impl Late {
@@ -116,12 +106,14 @@ impl fmt::Debug for Text {
 }
 
 /// What the stamp table keeps of a file read by an earlier run: its stamp then, and its
-/// text's hash and line count.
+/// text's hash, line count and the shipped flags' setters it names
+/// ([`crate::known::models::setters`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Known {
     pub stamp: Stamp,
     pub hash: u128,
     pub lines: u64,
+    pub setters: u64,
 }
 
 #[cfg(test)]
@@ -148,25 +140,6 @@ mod tests {
         assert!(text.is_read());
         assert_eq!(calls.load(Ordering::Relaxed), 1);
         assert!(!stale.load(Ordering::Relaxed));
-    }
-
-    #[test]
-    fn a_peeked_late_text_is_checked_and_not_kept() {
-        let stale = Staleness::default();
-        let text = Text::late(
-            Path::new("/w/a.rs"),
-            reader("fn a() {}"),
-            hash("fn a() {}"),
-            &stale,
-        );
-        assert_eq!(text.peek(str::len), 9);
-        assert!(!text.is_read());
-        assert!(!stale.load(Ordering::Relaxed));
-        let changed = Text::late(Path::new("/w/a.rs"), reader("fn b() {}"), hash("x"), &stale);
-        assert_eq!(changed.peek(str::to_owned), "fn b() {}");
-        assert!(!changed.is_read());
-        assert!(stale.load(Ordering::Relaxed));
-        assert_eq!(Text::read("x".into()).peek(str::to_owned), "x");
     }
 
     #[test]

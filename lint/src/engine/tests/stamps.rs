@@ -176,8 +176,53 @@ fn the_search_for_a_flag_setter_keeps_no_text_it_was_not_otherwise_to_read() {
     let (first, _, caches) = run_crates(crates.clone(), (files(), files()), Default::default());
     let (second, stale, _) = run_crates(crates, (files(), files()), caches);
     assert_eq!(second.diagnostics, first.diagnostics);
-    // quiet.rs is searched for `set_force_dmmv` (its crate can call candle_core) but not
-    // kept: its text is read for the search alone.
+    // quiet.rs is searched for `set_force_dmmv` (its crate can call candle_core) by the
+    // mask the stamp table kept of its text, which is not read.
     assert_eq!(read(&second), ["src/lib.rs", "src/helper.rs"]);
     assert!(!stale);
+}
+
+/// [`CANDLE`] whose `matmul` waits on the arm its flag's default does not take.
+const CANDLE_MATMUL: &str = "pub mod quantized { pub mod cuda {\n\
+use std::sync::atomic::{AtomicBool, Ordering};\n\
+static FORCE_DMMV: AtomicBool = AtomicBool::new(false);\n\
+pub fn set_force_dmmv(f: bool) { FORCE_DMMV.store(f, Ordering::Relaxed) }\n\
+pub fn matmul() { if FORCE_DMMV.load(Ordering::Relaxed) { wait(); } }\n\
+#[nosync::synchronizes]\nfn wait() {}\n\
+} }\n";
+
+/// Two runs of a crate whose root calls candle's `matmul` and whose quiet.rs is `quiet`:
+/// each run's diagnostics and the files the second read.
+fn flag_runs(quiet: &str) -> (usize, usize, Vec<String>) {
+    let candle = Path::new(ROOT).join("candle/src/lib.rs");
+    let lib = LIB.replace("helper::wait();", "candle_core::quantized::cuda::matmul();");
+    let quiet_rs = Path::new(ROOT).join("src/quiet.rs");
+    let files = || (files(&lib).with(&candle, CANDLE_MATMUL)).with(&quiet_rs, quiet);
+    let mut crates = vec![spec("t", Path::new(ROOT).join("src/lib.rs"))];
+    crates.push(spec("candle_core", candle.clone()));
+    crates[0]
+        .deps
+        .push(("candle_core".into(), DepTarget::Analysed(1)));
+    let (first, _, caches) = run_crates(crates.clone(), (files(), files()), Default::default());
+    let (second, stale, _) = run_crates(crates, (files(), files()), caches);
+    assert!(!stale);
+    assert_eq!(second.diagnostics, first.diagnostics);
+    (
+        first.diagnostics.len(),
+        second.diagnostics.len(),
+        read(&second),
+    )
+}
+
+#[test]
+fn a_setter_named_in_a_text_a_warm_run_does_not_read_still_sets_its_flag() {
+    // Nothing names the setter: the flag keeps its default, matmul does not wait.
+    let (first, second, _) = flag_runs(QUIET);
+    assert_eq!((first, second), (0, 0));
+    // quiet.rs names it, in a comment: both arms, in the first run and in the second,
+    // which knows it from the stamp table without reading quiet.rs.
+    let named = format!("// candle_core::quantized::cuda::set_force_dmmv(true) first\n{QUIET}");
+    let (first, second, read) = flag_runs(&named);
+    assert_eq!((first, second), (1, 1));
+    assert!(!read.contains(&"src/quiet.rs".to_owned()), "{read:?}");
 }

@@ -11,6 +11,7 @@
 //! the call site by the model's [`When`].
 
 mod read;
+pub mod setters;
 
 pub use read::{ReadError, read_entries, read_file};
 
