@@ -168,11 +168,7 @@ pub fn set_force_dmmv(f: bool) { FORCE_DMMV.store(f, std::sync::atomic::Ordering
 fn the_search_for_a_flag_setter_keeps_no_text_it_was_not_otherwise_to_read() {
     let candle = Path::new(ROOT).join("candle/src/lib.rs");
     let files = || files(LIB).with(&candle, CANDLE);
-    let mut crates = vec![spec("t", Path::new(ROOT).join("src/lib.rs"))];
-    crates.push(spec("candle_core", candle.clone()));
-    crates[0]
-        .deps
-        .push(("candle_core".into(), DepTarget::Analysed(1)));
+    let crates = with_candle(&candle);
     let (first, _, caches) = run_crates(crates.clone(), (files(), files()), Default::default());
     let (second, stale, _) = run_crates(crates, (files(), files()), caches);
     assert_eq!(second.diagnostics, first.diagnostics);
@@ -180,6 +176,16 @@ fn the_search_for_a_flag_setter_keeps_no_text_it_was_not_otherwise_to_read() {
     // mask the stamp table kept of its text, which is not read.
     assert_eq!(read(&second), ["src/lib.rs", "src/helper.rs"]);
     assert!(!stale);
+}
+
+/// Crate `t` (`src/lib.rs`) depending on a `candle_core` rooted at `candle`.
+fn with_candle(candle: &Path) -> Vec<CrateSpec> {
+    let mut crates = vec![spec("t", Path::new(ROOT).join("src/lib.rs"))];
+    crates.push(spec("candle_core", candle.to_path_buf()));
+    crates[0]
+        .deps
+        .push(("candle_core".into(), DepTarget::Analysed(1)));
+    crates
 }
 
 /// [`CANDLE`] whose `matmul` waits on the arm its flag's default does not take.
@@ -198,11 +204,7 @@ fn flag_runs(quiet: &str) -> (usize, usize, Vec<String>) {
     let lib = LIB.replace("helper::wait();", "candle_core::quantized::cuda::matmul();");
     let quiet_rs = Path::new(ROOT).join("src/quiet.rs");
     let files = || (files(&lib).with(&candle, CANDLE_MATMUL)).with(&quiet_rs, quiet);
-    let mut crates = vec![spec("t", Path::new(ROOT).join("src/lib.rs"))];
-    crates.push(spec("candle_core", candle.clone()));
-    crates[0]
-        .deps
-        .push(("candle_core".into(), DepTarget::Analysed(1)));
+    let crates = with_candle(&candle);
     let (first, _, caches) = run_crates(crates.clone(), (files(), files()), Default::default());
     let (second, stale, _) = run_crates(crates, (files(), files()), caches);
     assert!(!stale);
