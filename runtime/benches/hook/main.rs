@@ -22,10 +22,11 @@
 //!
 //! `cargo bench -p nosync --bench hook [-- ROUNDS [--step PROGRAM ARGS..]]` (ROUNDS: 100, at least
 //! 12; or a time for the whole run, setup included, such as `300s`: as many rounds as fit, from
-//! the time of the first six); without a GPU it says so and exits 0. With `NOSYNC_REPORT=summary` (or `trace:PATH`), the children with
-//! the hook have the report on. `--step PROGRAM ARGS..` adds the rows of another program that
-//! speaks the same protocol (see `hook/pingpong.rs`): a step of a library this workspace does not
-//! build (burn: `runtime/probes/burn`), measured in the same rounds.
+//! the time of the first six); without a GPU it says so and exits 0. With
+//! `NOSYNC_REPORT=summary` (or `trace:PATH`), the children with the hook have the report on.
+//! `--step PROGRAM ARGS..` adds the rows of another program that speaks the same protocol (see
+//! `hook/pingpong.rs`): a step of a library this workspace does not build (burn:
+//! `runtime/probes/burn`), measured in the same rounds.
 
 mod pingpong;
 mod stats;
