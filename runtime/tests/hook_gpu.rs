@@ -467,6 +467,7 @@ fn other_threads_are_not_affected_and_uninstall_stops_the_checks() {
         "the other thread's call is not this thread's: {here}"
     );
     drop(hook);
+    drop(gpu_support::take_early_hook());
     assert!(!nosync::hook::is_installed());
     let (_, after) = measure(Box::new(move || Ok(e.cs.synchronize()?)));
     assert!(after.is_empty(), "after uninstall: {after}");

@@ -1,4 +1,4 @@
-//! The CUPTI hook's cost, on a GPU: loops of raw cudarc (and, with `--step`, another program's
+//! The hook's cost, on a GPU (the interposer, or CUPTI with `NOSYNC_HOOK_BENCH_BACKEND=cupti`): loops of raw cudarc (and, with `--step`, another program's
 //! step) without and with the hook, measured in turns so that the pairs see the same machine.
 //!
 //! The bench starts three long-lived children of the same program, each set up and warmed up:
@@ -151,9 +151,10 @@ impl Loops {
     }
 }
 
-/// Installs the hook, with the report the parent was asked for (`NOSYNC_REPORT`).
+/// Installs the hook with the bench's backend, with the report the parent was asked for
+/// (`NOSYNC_REPORT`).
 fn install() -> nosync::hook::Hook {
-    let hook = nosync::hook::install().expect("install the hook");
+    let hook = nosync::hook::install_with(pingpong::backend()).expect("install the hook");
     let report = std::env::var(CHILD_REPORT).unwrap_or_default();
     if !report.is_empty() {
         nosync::hook::start_report(&report).expect("a valid NOSYNC_REPORT");
@@ -164,6 +165,11 @@ fn install() -> nosync::hook::Hook {
 /// A child: sets up, warms up, then answers the parent's commands (`hook/pingpong.rs`).
 fn child(mode: &str) -> ExitCode {
     let mut hook = (mode == "on").then(install);
+    if mode == "control" && pingpong::backend() == nosync::hook::Backend::Interpose {
+        // The interposer sees what is looked up after its install: rewrite the slots before the
+        // first CUDA call, and leave the wrappers off (calling straight through) until INSTALL.
+        drop(install());
+    }
     nosync::set_mode(nosync::Mode::Panic);
     let mut loops = Loops::new().expect("GPU setup");
     for _ in 0..3 {
@@ -274,8 +280,9 @@ fn main() -> ExitCode {
     }
     pingpong::dump(&programs);
     println!(
-        "{round} rounds; medians over rounds with 95 % intervals; the control has the hook from \
-         round {}",
+        "{round} rounds; backend {:?}; medians over rounds with 95 % intervals; the control has \
+         the hook from round {}",
+        pingpong::backend(),
         round / 2
     );
     pingpong::table(&programs);

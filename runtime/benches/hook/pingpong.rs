@@ -2,8 +2,10 @@
 //! time, and the table of paired figures.
 //!
 //! Protocol (this bench's own children and the `--step` program speak it): the child is started
-//! with `NOSYNC_HOOK_BENCH_CHILD` set to `off` (no hook) or `on` (the hook installed first),
-//! sets itself up, warms up, may print `STEP <row name>` lines (one per figure it measures), then
+//! with `NOSYNC_HOOK_BENCH_CHILD` set to `off` (no hook), `on` (the hook installed first) or
+//! `control` (no hook until `INSTALL`; with the interposer, its slots are rewritten first and its
+//! wrappers left off), and `NOSYNC_HOOK_BENCH_BACKEND` to `interpose` (the default) or `cupti`
+//! (the backend the children install), sets itself up, warms up, may print `STEP <row name>` lines (one per figure it measures), then
 //! prints `READY`. Then it answers each line on its stdin: `BLOCK` with `RESULT <figure>..` (one
 //! block of its loops), `INSTALL` with `OK` (installs the hook, then runs one block untimed). It
 //! exits at the end of its stdin.
@@ -15,6 +17,15 @@ use super::stats::{self, Estimate};
 
 pub(crate) const CHILD: &str = "NOSYNC_HOOK_BENCH_CHILD";
 pub(crate) const CHILD_REPORT: &str = "NOSYNC_HOOK_BENCH_REPORT";
+pub(crate) const BACKEND: &str = "NOSYNC_HOOK_BENCH_BACKEND";
+
+/// The backend the children install: `NOSYNC_HOOK_BENCH_BACKEND`, the interposer unless `cupti`.
+pub(crate) fn backend() -> nosync::hook::Backend {
+    match std::env::var(BACKEND).as_deref() {
+        Ok("cupti") => nosync::hook::Backend::Cupti,
+        _ => nosync::hook::Backend::Interpose,
+    }
+}
 
 /// One child process and its pipes.
 pub(crate) struct Child {
@@ -105,7 +116,7 @@ impl Drop for Child {
 pub(crate) const OFF: usize = 0;
 pub(crate) const ON: usize = 1;
 pub(crate) const CTL: usize = 2;
-const MODES: [&str; 3] = ["off", "on", "off"];
+const MODES: [&str; 3] = ["off", "on", "control"];
 
 /// One program's three children and every round's figures per role (each the mean of the
 /// role's two blocks in that round).

@@ -23,37 +23,61 @@ pub(super) unsafe extern "C" fn on_api(
 ) {
     #[cfg(not(nosync_off))]
     {
-        // Outside any scope (not counting, not capturing) there is nothing to decide unless a
-        // report is on, a capture begins, or this is a device runner while some thread checks
-        // waits: one thread-local read and two relaxed loads (a third read on a runner).
-        let runner = || super::enable::checking() && super::runner::is_runner();
-        let idle = crate::state::flags() == 0
-            && !super::summary::on()
-            && !super::capture::Watched::begins(cbid)
-            && !runner();
-        if idle || data.is_null() {
+        if data.is_null() || idle(cbid) {
             return;
         }
+        let domain = match domain {
+            ffi::DOMAIN_DRIVER => Domain::Driver,
+            ffi::DOMAIN_RUNTIME => Domain::Runtime,
+            _ => return,
+        };
+        // SAFETY: `data` is not null (checked above) and, by `on_api`'s contract, CUPTI's
+        // `CUpti_CallbackData` for this call, alive during the callback; `CallbackData`
+        // declares its layout (checked against cudarc's bindings in `ffi`'s tests). Its
+        // `functionParams` is the parameter struct of that call, `correlationData` the call's
+        // slot and `functionReturnValue` its result (or null), as `check_interposed` requires.
+        unsafe { check_interposed(domain, cbid, &*data.cast::<CallbackData>()) };
+    }
+    #[cfg(nosync_off)]
+    let _ = (domain, cbid, data);
+}
+
+/// Whether a call has nothing to decide: outside any scope (not counting, not capturing), no
+/// report on, no capture beginning, and not a device runner while some thread checks waits. One
+/// thread-local read and two relaxed loads (a third read on a runner).
+#[cfg(not(nosync_off))]
+#[inline(always)]
+pub(super) fn idle(cbid: u32) -> bool {
+    let runner = || super::enable::checking() && super::runner::is_runner();
+    crate::state::flags() == 0
+        && !super::summary::on()
+        && !super::capture::Watched::begins(cbid)
+        && !runner()
+}
+
+/// Without checks there is never anything to decide.
+#[cfg(nosync_off)]
+#[inline(always)]
+pub(super) fn idle(_cbid: u32) -> bool {
+    true
+}
+
+/// Checks one call with the live driver, under `catch_unwind`: a bug in nosync must not unwind
+/// into the driver or the program's FFI call (it is already printed by the panic hook).
+///
+/// # Safety
+/// As [`check_call`].
+pub(super) unsafe fn check_interposed(domain: Domain, cbid: u32, data: &CallbackData) {
+    #[cfg(not(nosync_off))]
+    {
         let run = std::panic::AssertUnwindSafe(|| {
-            // SAFETY: `data` is not null (checked above) and, by `on_api`'s contract, CUPTI's
-            // `CUpti_CallbackData` for this call, alive during the callback; `CallbackData`
-            // declares its layout (checked against cudarc's bindings in `ffi`'s tests).
-            let data = unsafe { &*data.cast::<CallbackData>() };
-            let domain = match domain {
-                ffi::DOMAIN_DRIVER => Domain::Driver,
-                ffi::DOMAIN_RUNTIME => Domain::Runtime,
-                _ => return,
-            };
             // The hook is installed only once the driver is loaded.
-            let Some(libs) = super::load::loaded() else {
+            let Some(driver) = super::load::driver() else {
                 return;
             };
-            // SAFETY: CUPTI's data for callback `cbid` of `domain`: its `functionParams` is the
-            // parameter struct of that call, `correlationData` the call's slot and
-            // `functionReturnValue` its result (or null), as `check_call` requires.
-            unsafe { check_call(domain, cbid, data, &Driver(&libs.driver)) };
+            // SAFETY: this fn's contract.
+            unsafe { check_call(domain, cbid, data, &Driver(driver)) };
         });
-        // A bug in nosync must not unwind into the driver; it is already printed by the panic hook.
         let _ = std::panic::catch_unwind(run);
     }
     #[cfg(nosync_off)]

@@ -143,6 +143,8 @@ pub(super) struct Driver {
     /// `cuPointerGetAttribute`.
     pub pointer_attribute:
         unsafe extern "C" fn(data: *mut c_void, attribute: c_uint, ptr: DevicePtr) -> CuResult,
+    /// `cuCtxGetCurrent`: `CUDA_ERROR_NOT_INITIALIZED` until some code called `cuInit`.
+    pub ctx_current: unsafe extern "C" fn(ctx: *mut *mut c_void) -> CuResult,
 }
 
 /// CUPTI's entry points for the callback API.
@@ -182,7 +184,18 @@ pub(super) unsafe fn static_str(text: *const c_char) -> Option<String> {
     })
 }
 
+/// `CUDA_ERROR_NOT_INITIALIZED`.
+pub(super) const NOT_INITIALIZED: CuResult = 3;
+
 impl Driver {
+    /// Whether some code of the process has called `cuInit` (and may hold the driver's
+    /// functions).
+    pub(super) fn initialized(&self) -> bool {
+        let mut ctx: *mut c_void = std::ptr::null_mut();
+        // SAFETY: the loaded driver's `cuCtxGetCurrent` writes one `CUcontext` into `ctx`.
+        unsafe { (self.ctx_current)(&mut ctx) != NOT_INITIALIZED }
+    }
+
     /// `cuDriverGetVersion`, 0 when it fails.
     pub(super) fn version(&self) -> i32 {
         let mut v = 0;

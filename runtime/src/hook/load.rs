@@ -1,6 +1,7 @@
 //! Loading the CUDA driver and libcupti with `libloading`, and resolving the entry points of
-//! [`ffi`](super::ffi). Nothing is called before both libraries and every symbol are found, so
-//! a missing piece is a [`HookError`] naming where it looked, never a panic.
+//! [`ffi`](super::ffi). Nothing is called before a library and every symbol it must have are
+//! found, so a missing piece is a [`HookError`] naming where it looked, never a panic. The
+//! interposer needs the driver only; CUPTI's hook both.
 //!
 //! The driver is `libcuda.so.1` (the name the driver package installs; `libcuda.so` too). In a
 //! program that links the driver (cudarc's `dynamic-linking`, as candle asks for) loading it
@@ -32,43 +33,61 @@ pub(super) const CUPTI_NAMES: [&str; 4] = [
     "libcupti.so.11.8",
 ];
 
-/// Both libraries and their entry points, loaded once and kept for the life of the process.
+/// The driver and its entry points, loaded once and kept for the life of the process.
 #[derive(Debug)]
-pub(super) struct Loaded {
+pub(super) struct DriverLib {
     pub(super) driver: Driver,
+    pub(super) library: Library,
+}
+
+/// libcupti and its entry points, loaded once and kept for the life of the process.
+#[derive(Debug)]
+pub(super) struct CuptiLib {
     pub(super) cupti: Cupti,
     /// Where libcupti was found (its name on the loader's path, or the file).
-    pub(super) cupti_from: String,
-    _libraries: [Library; 2],
+    pub(super) from: String,
+    _library: Library,
 }
 
-static LOADED: OnceLock<Loaded> = OnceLock::new();
+static DRIVER: OnceLock<DriverLib> = OnceLock::new();
+static CUPTI: OnceLock<CuptiLib> = OnceLock::new();
 
-/// The loaded libraries, once [`load`] succeeded.
+/// The driver's entry points, once [`driver_lib`] succeeded.
 #[inline]
-pub(super) fn loaded() -> Option<&'static Loaded> {
-    LOADED.get()
+pub(super) fn driver() -> Option<&'static Driver> {
+    DRIVER.get().map(|d| &d.driver)
 }
 
-/// Loads both libraries (once; a failure is retried on the next call).
-pub(super) fn load() -> Result<&'static Loaded, HookError> {
-    if let Some(loaded) = LOADED.get() {
+/// libcupti's entry points, once [`cupti_lib`] succeeded.
+#[inline]
+pub(super) fn cupti() -> Option<&'static CuptiLib> {
+    CUPTI.get()
+}
+
+/// Loads the driver (once; a failure is retried on the next call).
+pub(super) fn driver_lib() -> Result<&'static DriverLib, HookError> {
+    if let Some(loaded) = DRIVER.get() {
         return Ok(loaded);
     }
-    let (driver_lib, driver_from) =
-        open_by_name(&DRIVER_NAMES).ok_or_else(|| HookError::NoDriver {
-            looked_for: DRIVER_NAMES.iter().map(|n| n.to_string()).collect(),
-        })?;
-    let driver = driver_symbols(&driver_lib, &driver_from)?;
-    let (cupti_lib, cupti_from) = open_cupti()?;
-    let cupti = cupti_symbols(&cupti_lib, &cupti_from)?;
-    let loaded = Loaded {
-        driver,
+    let (library, from) = open_by_name(&DRIVER_NAMES).ok_or_else(|| HookError::NoDriver {
+        looked_for: DRIVER_NAMES.iter().map(|n| n.to_string()).collect(),
+    })?;
+    let driver = driver_symbols(&library, &from)?;
+    Ok(DRIVER.get_or_init(|| DriverLib { driver, library }))
+}
+
+/// Loads libcupti (once; a failure is retried on the next call).
+pub(super) fn cupti_lib() -> Result<&'static CuptiLib, HookError> {
+    if let Some(loaded) = CUPTI.get() {
+        return Ok(loaded);
+    }
+    let (library, from) = open_cupti()?;
+    let cupti = cupti_symbols(&library, &from)?;
+    Ok(CUPTI.get_or_init(|| CuptiLib {
         cupti,
-        cupti_from,
-        _libraries: [driver_lib, cupti_lib],
-    };
-    Ok(LOADED.get_or_init(|| loaded))
+        from,
+        _library: library,
+    }))
 }
 
 /// The first of `names` the loader opens, with the name that did.
@@ -124,6 +143,7 @@ fn driver_symbols(lib: &Library, from: &str) -> Result<Driver, HookError> {
             get_version: symbol(lib, from, "cuDriverGetVersion")?,
             error_name: symbol(lib, from, "cuGetErrorName")?,
             pointer_attribute: symbol(lib, from, "cuPointerGetAttribute")?,
+            ctx_current: symbol(lib, from, "cuCtxGetCurrent")?,
         })
     }
 }

@@ -42,6 +42,8 @@ mod ffi;
 #[cfg(all(test, not(nosync_off)))]
 mod flow_tests;
 mod frame;
+#[cfg(target_os = "linux")]
+mod interpose;
 mod load;
 mod runner;
 mod stack;
@@ -130,27 +132,65 @@ pub enum HookError {
         /// `cuDriverGetVersion`.
         version: i32,
     },
+    /// [`Backend::Interpose`] was asked for where it cannot see every call.
+    #[error("the interposer cannot serve here: {reason}")]
+    Interpose {
+        /// Why (the platform, or the driver already initialized).
+        reason: String,
+    },
     /// Built with `--cfg nosync_off`: there is no check to run.
     #[error("nosync was built with --cfg nosync_off: every check is compiled out")]
     CompiledOut,
 }
 
-/// The installed hook. `install` is process-wide and idempotent: every `Hook` shares one CUPTI
-/// subscription, which ends when the last one is dropped or [`uninstall`](Hook::uninstall)ed.
+/// How the hook sees the driver calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Backend {
+    /// [`Interpose`](Backend::Interpose) when the driver is not initialized yet (no code of the
+    /// process has called `cuInit`, so none holds a driver function it did not look up since),
+    /// else [`Cupti`](Backend::Cupti). What [`install`] uses.
+    Auto,
+    /// CUPTI's callback API: every driver and runtime call of the process, from any library and
+    /// any time, also the calls CUDA's own libraries make; attached, CUPTI adds about 35 ns to
+    /// every driver call (measured in `docs/gpu.md`), and it admits one subscriber (no profiler
+    /// beside it).
+    Cupti,
+    /// nosync's wrappers in the program's import slots and in what its `dlsym` and `dlopen`
+    /// return (Linux, x86-64 and AArch64): the calls of code that links or loads the driver
+    /// itself (cudarc in either linking mode: candle, cubecl, burn), resolved after the install;
+    /// not the calls CUDA's own libraries make. A call outside every scope costs a thread-local
+    /// read. Install it before the first CUDA call.
+    Interpose,
+}
+
+/// The installed hook. `install` is process-wide and idempotent: every `Hook` shares one
+/// installation, which ends when the last one is dropped or [`uninstall`](Hook::uninstall)ed.
 #[derive(Debug)]
 #[must_use = "the hook is uninstalled when the last `Hook` is dropped"]
 pub struct Hook {
     _shared: (),
 }
 
-/// The subscription, shared by every live [`Hook`].
+/// The installation, shared by every live [`Hook`].
 struct Subscription {
-    handle: ffi::Subscriber,
+    /// CUPTI's subscriber; `None` for the interposer.
+    handle: Option<ffi::Subscriber>,
     hooks: usize,
     enabled: Vec<&'static Hooked>,
     /// How many captures and `capture_safe` scopes want the watched queries and launches.
     #[cfg_attr(nosync_off, allow(dead_code))]
     watching: usize,
+}
+
+impl Subscription {
+    fn backend(&self) -> Backend {
+        if self.handle.is_some() {
+            Backend::Cupti
+        } else {
+            Backend::Interpose
+        }
+    }
 }
 
 // SAFETY: the handle is an opaque token CUPTI accepts from any thread.
@@ -162,23 +202,93 @@ fn subscription() -> std::sync::MutexGuard<'static, Option<Subscription>> {
     SUBSCRIPTION.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Installs the hook (or shares the installed one). Looks for the driver and libcupti first:
-/// without them it returns the error and changes nothing.
+/// Installs the hook (or shares the installed one) with [`Backend::Auto`]. Looks for what it
+/// needs first (the driver; libcupti for CUPTI): without it, it returns the error and changes
+/// nothing.
 pub fn install() -> Result<Hook, HookError> {
+    install_with(Backend::Auto)
+}
+
+/// Installs the hook with a chosen backend (or shares the installed one, whatever its backend).
+pub fn install_with(backend: Backend) -> Result<Hook, HookError> {
     if cfg!(nosync_off) {
         return Err(HookError::CompiledOut);
     }
-    let libs = load::load()?;
+    let driver = load::driver_lib()?;
     summary::start_from_env();
     let mut sub = subscription();
     if let Some(sub) = sub.as_mut() {
         sub.hooks += 1;
         return Ok(Hook { _shared: () });
     }
-    *sub = Some(subscribe::start(libs)?);
+    let started = match choose(backend, &driver.driver) {
+        Backend::Interpose => match start_interposer(driver) {
+            // Auto falls back to CUPTI where the interposer cannot serve.
+            Err(HookError::Interpose { .. }) if backend == Backend::Auto => {
+                subscribe::start(&driver.driver, load::cupti_lib()?)?
+            }
+            started => started?,
+        },
+        _ => subscribe::start(&driver.driver, load::cupti_lib()?)?,
+    };
+    *sub = Some(started);
     drop(sub);
     enable::installed();
     Ok(Hook { _shared: () })
+}
+
+/// The backend `Auto` stands for now.
+fn choose(backend: Backend, driver: &ffi::Driver) -> Backend {
+    match backend {
+        Backend::Auto if interposer_unsupported().is_none() && !driver.initialized() => {
+            Backend::Interpose
+        }
+        Backend::Auto => Backend::Cupti,
+        chosen => chosen,
+    }
+}
+
+fn interposer_unsupported() -> Option<&'static str> {
+    #[cfg(target_os = "linux")]
+    return interpose::unsupported();
+    #[cfg(not(target_os = "linux"))]
+    return Some("the interposer rewrites ELF import slots: Linux only");
+}
+
+fn start_interposer(driver: &'static load::DriverLib) -> Result<Subscription, HookError> {
+    subscribe::start_driver(&driver.driver)?;
+    #[cfg(target_os = "linux")]
+    {
+        let installed = interpose::install(&driver.library)
+            .map_err(|reason| HookError::Interpose { reason })?;
+        log::debug!(
+            target: "nosync",
+            "hook: interposer installed, {} import slots rewritten, {} calls found in the driver",
+            installed.slots,
+            installed.resolved.len()
+        );
+        // A runtime call's function is learned when the runtime is looked up (`dlsym`).
+        let enabled = HOOKED
+            .iter()
+            .filter(|row| {
+                row.domain == table::Domain::Runtime
+                    || installed
+                        .resolved
+                        .iter()
+                        .any(|e| e.domain == row.domain && e.cbid == row.cbid)
+            })
+            .collect();
+        Ok(Subscription {
+            handle: None,
+            hooks: 1,
+            enabled,
+            watching: 0,
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    Err(HookError::Interpose {
+        reason: interposer_unsupported().unwrap_or_default().to_owned(),
+    })
 }
 
 /// Whether a hook is installed in this process.
@@ -186,13 +296,24 @@ pub fn is_installed() -> bool {
     subscription().is_some()
 }
 
+/// The backend of the installed hook, if one is.
+pub fn backend() -> Option<Backend> {
+    subscription().as_ref().map(Subscription::backend)
+}
+
 impl Hook {
-    /// The rows whose callbacks this CUPTI enabled (a row it does not know is left out).
+    /// The rows it sees: those whose callbacks this CUPTI enabled, or whose functions the
+    /// interposer found in the driver (a row they do not know is left out).
     pub fn hooked(&self) -> Vec<&'static Hooked> {
         subscription()
             .as_ref()
             .map(|s| s.enabled.clone())
             .unwrap_or_default()
+    }
+
+    /// How it sees the calls: [`Backend::Cupti`] or [`Backend::Interpose`].
+    pub fn backend(&self) -> Backend {
+        backend().unwrap_or(Backend::Cupti)
     }
 
     /// Drops this handle; the last one unsubscribes.
@@ -209,14 +330,20 @@ impl Drop for Hook {
             s.hooks == 0
         });
         if last && let Some(s) = sub.take() {
-            subscribe::stop(s.handle);
+            match s.handle {
+                Some(handle) => subscribe::stop(handle),
+                #[cfg(target_os = "linux")]
+                None => interpose::uninstall(),
+                #[cfg(not(target_os = "linux"))]
+                None => {}
+            }
         }
     }
 }
 
 /// A capture began or a `capture_safe` scope opened (`true`), or one of them ended: the watched
-/// calls that are frequent (stream queries, launches) have callbacks only while one is live, and
-/// the hooked calls' callbacks are kept on (a capture is checked outside forbid scopes too).
+/// calls that are frequent (stream queries, launches) are checked only while one is live, and
+/// the hooked calls are kept on (a capture is checked outside forbid scopes too).
 #[cfg_attr(nosync_off, allow(dead_code))]
 pub(crate) fn watch(on: bool) {
     let mut sub = subscription();
@@ -230,8 +357,13 @@ pub(crate) fn watch(on: bool) {
         before.saturating_sub(1)
     };
     let switched = (before == 0) != (s.watching == 0);
-    if switched && let Some(libs) = load::loaded() {
-        subscribe::set_watched(libs, s.handle, s.watching > 0);
+    if switched {
+        match (s.handle, load::cupti()) {
+            (Some(handle), Some(cupti)) => subscribe::set_watched(cupti, handle, s.watching > 0),
+            #[cfg(target_os = "linux")]
+            (None, _) => interpose::watch(s.watching > 0),
+            _ => {}
+        }
     }
     drop(sub); // `enable` takes its own lock, then this one
     if switched {
@@ -239,12 +371,15 @@ pub(crate) fn watch(on: bool) {
     }
 }
 
-/// Enables (or disables) every hooked callback this CUPTI knows; nothing without a subscription.
+/// Enables (or disables) every hooked callback this CUPTI knows; nothing without a subscription
+/// (the interposer's wrappers check the scopes themselves).
 fn set_callbacks(on: bool) {
     let sub = subscription();
-    if let (Some(s), Some(libs)) = (sub.as_ref(), load::loaded()) {
+    if let (Some(s), Some(cupti)) = (sub.as_ref(), load::cupti())
+        && let Some(handle) = s.handle
+    {
         for row in &s.enabled {
-            subscribe::enable(libs, s.handle, row.domain, row.cbid, on);
+            subscribe::enable(cupti, handle, row.domain, row.cbid, on);
         }
     }
 }
@@ -274,75 +409,98 @@ fn install_from_env() {
             Err(e) => format!("{REPORT_ENV} is set but the hook was not installed: {e}"),
         },
         "" | "0" => return,
-        "1" => match install() {
-            Ok(hook) => {
-                std::mem::forget(hook); // kept for the process
-                return;
+        v @ ("1" | "cupti" | "interpose") => {
+            let backend = match v {
+                "cupti" => Backend::Cupti,
+                "interpose" => Backend::Interpose,
+                _ => Backend::Auto,
+            };
+            match install_with(backend) {
+                Ok(hook) => {
+                    std::mem::forget(hook); // kept for the process
+                    return;
+                }
+                Err(e) => format!("{HOOK_ENV}={v} but the hook was not installed: {e}"),
             }
-            Err(e) => format!("{HOOK_ENV}=1 but the hook was not installed: {e}"),
-        },
-        other => format!("{HOOK_ENV}={other:?} is not 0 or 1; the hook was not installed"),
+        }
+        other => format!(
+            "{HOOK_ENV}={other:?} is not 0, 1, cupti or interpose; the hook was not installed"
+        ),
     };
     let _ = writeln!(std::io::stderr().lock(), "nosync: {message}");
 }
 
 mod subscribe {
-    use super::ffi::{self, CUPTI_MULTIPLE_SUBSCRIBERS, CuptiResult};
-    use super::load::{self, Loaded};
+    use super::ffi::{self, CUPTI_MULTIPLE_SUBSCRIBERS, CuptiResult, Driver};
+    use super::load::{self, CuptiLib};
     use super::{HOOKED, HookError, Subscription, table::Domain};
 
-    fn cupti_error(libs: &Loaded, call: &'static str, r: CuptiResult) -> HookError {
+    fn cupti_error(
+        driver: &Driver,
+        cupti: &CuptiLib,
+        call: &'static str,
+        r: CuptiResult,
+    ) -> HookError {
         if r == CUPTI_MULTIPLE_SUBSCRIBERS {
             return HookError::OtherSubscriber;
         }
         HookError::Cupti {
             call,
-            code: libs.cupti.describe(r),
-            library: libs.cupti_from.clone(),
-            version: libs.driver.version(),
+            code: cupti.cupti.describe(r),
+            library: cupti.from.clone(),
+            version: driver.version(),
         }
     }
 
-    /// Starts the driver, subscribes, enables every row CUPTI knows.
-    pub(super) fn start(libs: &'static Loaded) -> Result<Subscription, HookError> {
+    /// Starts the driver (`cuInit`): a driver without a usable device is an error here.
+    pub(super) fn start_driver(driver: &Driver) -> Result<(), HookError> {
         // SAFETY: a loaded driver's `cuInit`.
-        let r = unsafe { (libs.driver.init)(0) };
+        let r = unsafe { (driver.init)(0) };
         if r != 0 {
             return Err(HookError::Driver {
                 call: "cuInit",
-                code: libs.driver.describe(r),
-                version: libs.driver.version(),
+                code: driver.describe(r),
+                version: driver.version(),
             });
         }
+        Ok(())
+    }
+
+    /// Starts the driver, subscribes, enables every row CUPTI knows.
+    pub(super) fn start(
+        driver: &Driver,
+        cupti: &'static CuptiLib,
+    ) -> Result<Subscription, HookError> {
+        start_driver(driver)?;
         let mut handle: ffi::Subscriber = std::ptr::null_mut();
         // SAFETY: `on_api` has CUPTI's callback signature and lives for the whole program.
         let r = unsafe {
-            (libs.cupti.subscribe)(&mut handle, super::callback::on_api, std::ptr::null_mut())
+            (cupti.cupti.subscribe)(&mut handle, super::callback::on_api, std::ptr::null_mut())
         };
         if r != 0 {
-            return Err(cupti_error(libs, "cuptiSubscribe", r));
+            return Err(cupti_error(driver, cupti, "cuptiSubscribe", r));
         }
         let enabled: Vec<_> = HOOKED
             .iter()
-            .filter(|row| enable(libs, handle, row.domain, row.cbid, true))
+            .filter(|row| enable(cupti, handle, row.domain, row.cbid, true))
             .collect();
         for w in super::capture::WATCHED
             .iter()
             .filter(|w| !w.while_capturing())
         {
-            enable(libs, handle, w.domain, w.cbid, true);
+            enable(cupti, handle, w.domain, w.cbid, true);
         }
         if enabled.is_empty() {
             stop(handle);
             return Err(HookError::Cupti {
                 call: "cuptiEnableCallback",
                 code: String::from("every hooked callback id was refused: this CUPTI knows none"),
-                library: libs.cupti_from.clone(),
-                version: libs.driver.version(),
+                library: cupti.from.clone(),
+                version: driver.version(),
             });
         }
         Ok(Subscription {
-            handle,
+            handle: Some(handle),
             hooks: 1,
             enabled,
             watching: 0,
@@ -351,18 +509,18 @@ mod subscribe {
 
     /// Turns the callbacks of the watched queries and launches on or off.
     #[cfg_attr(nosync_off, allow(dead_code))]
-    pub(super) fn set_watched(libs: &Loaded, handle: ffi::Subscriber, on: bool) {
+    pub(super) fn set_watched(cupti: &CuptiLib, handle: ffi::Subscriber, on: bool) {
         for w in super::capture::WATCHED
             .iter()
             .filter(|w| w.while_capturing())
         {
-            enable(libs, handle, w.domain, w.cbid, on);
+            enable(cupti, handle, w.domain, w.cbid, on);
         }
     }
 
     /// Enables or disables one callback; whether CUPTI accepted.
     pub(super) fn enable(
-        libs: &Loaded,
+        cupti: &CuptiLib,
         handle: ffi::Subscriber,
         domain: Domain,
         cbid: u32,
@@ -373,13 +531,13 @@ mod subscribe {
             Domain::Runtime => ffi::DOMAIN_RUNTIME,
         };
         // SAFETY: `handle` is a live subscriber; an unknown id is refused with an error.
-        unsafe { (libs.cupti.enable_callback)(u32::from(on), handle, domain, cbid) == 0 }
+        unsafe { (cupti.cupti.enable_callback)(u32::from(on), handle, domain, cbid) == 0 }
     }
 
     pub(super) fn stop(handle: ffi::Subscriber) {
-        if let Some(libs) = load::loaded() {
+        if let Some(cupti) = load::cupti() {
             // SAFETY: `handle` is the live subscriber, unsubscribed once.
-            let _ = unsafe { (libs.cupti.unsubscribe)(handle) };
+            let _ = unsafe { (cupti.cupti.unsubscribe)(handle) };
         }
     }
 }

@@ -16,6 +16,7 @@ pub(crate) fn say(line: &str) {
 /// GPU) lists them as ignored, with that reason; on a GPU machine run them with `--include-ignored`. These tests run only when asked for (`--ignored`/`--include-ignored`), so a
 /// missing GPU is a failure that says why, never a silent pass.
 pub(crate) fn gpu(test: &str) -> Gpu {
+    early_hook();
     match nosync::gpu::probe() {
         Ok(_) => match Gpu::new(0) {
             Ok(gpu) => gpu,
@@ -26,6 +27,36 @@ pub(crate) fn gpu(test: &str) -> Gpu {
              without --ignored/--include-ignored these tests are skipped as ignored"
         ),
     }
+}
+
+/// `NOSYNC_TEST_HOOK=interpose|cupti`: the GPU tests' hook takes this backend, installed before
+/// the first CUDA call of the process (`Auto`, what `install()` uses, takes the interposer only
+/// then; the tests set up the GPU first). The handle stays here until [`take_early_hook`].
+pub(crate) const HOOK_BACKEND_ENV: &str = "NOSYNC_TEST_HOOK";
+
+static EARLY: Mutex<Option<nosync::hook::Hook>> = Mutex::new(None);
+
+fn early_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let backend = match std::env::var(HOOK_BACKEND_ENV).as_deref() {
+            Ok("interpose") => nosync::hook::Backend::Interpose,
+            Ok("cupti") => nosync::hook::Backend::Cupti,
+            _ => return,
+        };
+        let hook = nosync::hook::install_with(backend)
+            .unwrap_or_else(|e| panic!("{HOOK_BACKEND_ENV}: the hook must install: {e}"));
+        say(&format!(
+            "hook: {:?}, installed before the first CUDA call",
+            hook.backend()
+        ));
+        *EARLY.lock().unwrap_or_else(|e| e.into_inner()) = Some(hook);
+    });
+}
+
+/// The hook installed by `NOSYNC_TEST_HOOK`, for a test that uninstalls.
+pub(crate) fn take_early_hook() -> Option<nosync::hook::Hook> {
+    EARLY.lock().unwrap_or_else(|e| e.into_inner()).take()
 }
 
 static GLOBAL: Mutex<()> = Mutex::new(());

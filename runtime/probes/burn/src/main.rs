@@ -125,8 +125,17 @@ const BLOCK: usize = 40;
 /// A child of the hook bench (its protocol: `runtime/benches/hook/pingpong.rs`): set up and warm
 /// up, then one block per `BLOCK` line, the hook installed at `INSTALL`.
 fn bench_child(mode: &str) -> ExitCode {
-    let install = || nosync::hook::install().expect("install the hook");
+    // The bench's backend (`NOSYNC_HOOK_BENCH_BACKEND`): the interposer unless `cupti`.
+    let backend = match std::env::var("NOSYNC_HOOK_BENCH_BACKEND").as_deref() {
+        Ok("cupti") => nosync::hook::Backend::Cupti,
+        _ => nosync::hook::Backend::Interpose,
+    };
+    let install = || nosync::hook::install_with(backend).expect("install the hook");
     let mut hook = (mode == "on").then(install);
+    if mode == "control" && backend == nosync::hook::Backend::Interpose {
+        // Slots rewritten before the first CUDA call, wrappers off until INSTALL.
+        drop(install());
+    }
     nosync::set_mode(Mode::Panic);
     let model = Model::new();
     for _ in 0..20 {
@@ -169,6 +178,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    println!("hook backend: {:?} (installed before the first CUDA call)", _hook.backend());
     let model = Model::new();
     // Warm-up outside any scope: kernels compile (NVRTC) and autotune on first use.
     for _ in 0..3 {

@@ -152,6 +152,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    println!("hook backend: {:?} (installed before the first CUDA call)", _hook.backend());
     let model = Model::new().expect("candle CUDA device");
     let mut checks = Checks { failed: 0 };
     first_use(&model, &mut checks);

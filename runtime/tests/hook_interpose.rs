@@ -1,0 +1,249 @@
+//! The interposer end to end without a GPU: a stand-in driver (`libcuda.so.1`, a few C functions
+//! built with the system's C compiler) on `LD_LIBRARY_PATH` of a child process. The child installs
+//! the hook before any driver call, then calls the driver as cudarc 0.19 does (`dynamic-loading`:
+//! `libloading`, each entry point at its first call) and as a library that links the driver does
+//! (an import slot), loaded before the install and after it through `dlopen`, and through
+//! `cuGetProcAddress`. Each hooked call inside a forbid scope is reported, outside it is not, and
+//! every call reaches the stand-in. The GPU runs (`hook_gpu.rs`) prove the same on the real driver.
+#![cfg(target_os = "linux")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const FAKE_DRIVER: &str = r#"
+#include <string.h>
+#include <dlfcn.h>
+static int initialized, syncs, queries;
+int cuInit(unsigned f) { (void)f; initialized = 1; return 0; }
+int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+int cuGetErrorName(int e, const char **s) { (void)e; *s = "CUDA_ERROR_STAND_IN"; return 0; }
+int cuPointerGetAttribute(void *d, unsigned a, unsigned long long p) { (void)d; (void)a; (void)p; return 1; }
+int cuCtxGetCurrent(void **c) { *c = 0; return initialized ? 0 : 3; }
+int cuStreamSynchronize(void *s) { (void)s; syncs++; return 0; }
+int cuStreamQuery(void *s) { (void)s; queries++; return 0; }
+int cuGetProcAddress_v2(const char *name, void **pfn, int v, unsigned long long f, void *st) {
+  (void)v; (void)f; (void)st;
+  *pfn = dlsym(RTLD_DEFAULT, name);
+  if (!*pfn && strcmp(name, "cuStreamSynchronize") == 0) *pfn = (void *)cuStreamSynchronize;
+  return *pfn ? 0 : 500;
+}
+int stand_in_syncs(void) { return syncs; }
+int stand_in_queries(void) { return queries; }
+"#;
+
+const APP: &str = r#"
+int cuStreamSynchronize(void *s);
+int app_sync(void) { return cuStreamSynchronize((void *)0); }
+"#;
+
+/// Builds the stand-in driver and two libraries that link it into a fresh directory.
+fn build(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let c = |name: &str, text: &str, args: &[&str]| {
+        let src = dir.join(format!("{name}.c"));
+        std::fs::write(&src, text).unwrap();
+        let out = Command::new("cc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(dir.join(name))
+            .arg(&src)
+            .args(args)
+            .output()
+            .expect("the system's C compiler, `cc` (the Rust toolchain links with it)");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    c(
+        "libcuda.so.1",
+        FAKE_DRIVER,
+        &["-Wl,-soname,libcuda.so.1", "-ldl"],
+    );
+    std::os::unix::fs::symlink("libcuda.so.1", dir.join("libcuda.so")).unwrap();
+    let driver = dir.join("libcuda.so.1").display().to_string();
+    c("libapp_early.so", APP, &[&driver]);
+    c("libapp_late.so", APP, &[&driver, "-Wl,-z,now"]);
+}
+
+/// Runs the ignored test `name` of this binary in a child with the stand-in driver.
+fn in_child(name: &str) {
+    let dir = std::env::temp_dir().join(format!("nosync-interpose-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    build(&dir);
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            name,
+            "--test-threads=1",
+            "--nocapture",
+        ])
+        .env("LD_LIBRARY_PATH", &dir)
+        .env("NOSYNC_STAND_IN", &dir)
+        .env_remove("NOSYNC_HOOK")
+        .env_remove("NOSYNC_REPORT")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}\n{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn stand_in() -> PathBuf {
+    PathBuf::from(std::env::var_os("NOSYNC_STAND_IN").expect("run by `in_child`"))
+}
+
+type Fn0 = unsafe extern "C" fn() -> i32;
+type Sync = unsafe extern "C" fn(*mut std::ffi::c_void) -> i32;
+
+/// A library from the stand-in directory, loaded with `libloading` (through nosync's `dlopen`).
+fn open(name: &str) -> libloading::Library {
+    // SAFETY: the stand-in libraries run no initialisers.
+    unsafe { libloading::Library::new(stand_in().join(name)) }.unwrap()
+}
+
+fn get<T: Copy>(lib: &libloading::Library, name: &str) -> T {
+    // SAFETY: each name's type is its C signature above.
+    unsafe { *lib.get::<T>(name.as_bytes()).unwrap() }
+}
+
+/// How many hooked calls of `api` a forbid scope around `f` reported.
+fn forbidden(api: &str, f: impl FnOnce()) -> usize {
+    let ((), report) = nosync::count_syncs(|| {
+        nosync::with_mode(nosync::Mode::Log, || {
+            let _hot = nosync::forbid();
+            f();
+        })
+    });
+    report
+        .sites()
+        .iter()
+        .filter(|s| s.site().api == api)
+        .map(|s| s.forbidden())
+        .sum()
+}
+
+#[test]
+fn the_interposer_sees_calls_through_dlsym_import_slots_and_get_proc_address() {
+    in_child("child_sees_every_path");
+}
+
+#[test]
+#[ignore = "run in a child process with the stand-in driver on LD_LIBRARY_PATH by `the_interposer_sees_calls_through_dlsym_import_slots_and_get_proc_address`"]
+fn child_sees_every_path() {
+    // Loaded before the install: its slot is rewritten by the install's pass.
+    let early = open("libapp_early.so");
+    let hook = nosync::hook::install().expect("install");
+    assert_eq!(
+        hook.backend(),
+        nosync::hook::Backend::Interpose,
+        "Auto before cuInit"
+    );
+    let driver = open("libcuda.so.1");
+    let syncs = || get::<Fn0>(&driver, "stand_in_syncs");
+    // SAFETY: the stand-in's functions, with their C signatures; a null stream is accepted.
+    unsafe {
+        assert_eq!(
+            get::<unsafe extern "C" fn(u32) -> i32>(&driver, "cuInit")(0),
+            0
+        );
+        // cudarc 0.19 with dynamic loading: the entry point is looked up at its first call.
+        let before = syncs()();
+        let n = forbidden("cuStreamSynchronize", || {
+            let _ = cudarc::driver::sys::cuStreamSynchronize(std::ptr::null_mut());
+        });
+        assert_eq!((n, syncs()() - before), (1, 1), "cudarc's dynamic loading");
+        // Outside every scope: not reported, still called.
+        let (_, report) = nosync::count_syncs(|| {
+            let _ = cudarc::driver::sys::cuStreamSynchronize(std::ptr::null_mut());
+        });
+        assert_eq!((report.forbidden(), syncs()() - before), (0, 2));
+        // Import slots: a library loaded before the install, and one loaded after it.
+        let late = open("libapp_late.so");
+        for (lib, what) in [(&early, "before"), (&late, "after")] {
+            let app = get::<Fn0>(lib, "app_sync");
+            let n = forbidden("cuStreamSynchronize", || {
+                let _ = app();
+            });
+            assert_eq!(
+                n, 1,
+                "a library that links the driver, loaded {what} the install"
+            );
+        }
+        // cuGetProcAddress, looked up with dlsym, answers with the wrapper too.
+        type GetProc = unsafe extern "C" fn(
+            *const i8,
+            *mut *mut std::ffi::c_void,
+            i32,
+            u64,
+            *mut std::ffi::c_void,
+        ) -> i32;
+        let get_proc = get::<GetProc>(&driver, "cuGetProcAddress_v2");
+        let mut f: *mut std::ffi::c_void = std::ptr::null_mut();
+        assert_eq!(
+            get_proc(
+                c"cuStreamSynchronize".as_ptr(),
+                &mut f,
+                13000,
+                0,
+                std::ptr::null_mut()
+            ),
+            0
+        );
+        let via_proc: Sync = std::mem::transmute(f);
+        assert_eq!(
+            forbidden("cuStreamSynchronize", || {
+                let _ = via_proc(std::ptr::null_mut());
+            }),
+            1
+        );
+        // Launches and queries are watched only while a capture is live: not reported here.
+        let query = get::<Sync>(&driver, "cuStreamQuery");
+        assert_eq!(
+            forbidden("cuStreamQuery", || {
+                let _ = query(std::ptr::null_mut());
+            }),
+            0
+        );
+    }
+    // Uninstalled, the wrappers call straight through.
+    drop(hook);
+    // SAFETY: the stand-in's counter.
+    let before = unsafe { syncs()() };
+    let n = forbidden("cuStreamSynchronize", || {
+        // SAFETY: as above.
+        let _ = unsafe { cudarc::driver::sys::cuStreamSynchronize(std::ptr::null_mut()) };
+    });
+    // SAFETY: as above.
+    let after = unsafe { syncs()() };
+    assert_eq!((n, after - before), (0, 1));
+}
+
+#[test]
+fn auto_chooses_cupti_once_the_driver_is_initialized() {
+    in_child("child_after_cu_init");
+}
+
+#[test]
+#[ignore = "run in a child process with the stand-in driver on LD_LIBRARY_PATH by `auto_chooses_cupti_once_the_driver_is_initialized`"]
+fn child_after_cu_init() {
+    let driver = open("libcuda.so.1");
+    let init = get::<unsafe extern "C" fn(u32) -> i32>(&driver, "cuInit");
+    // SAFETY: the stand-in's `cuInit`.
+    assert_eq!(unsafe { init(0) }, 0);
+    // Some code may hold driver functions now: Auto takes CUPTI, which the stand-in lacks.
+    // SAFETY: this child runs one test on one thread; nothing reads the environment meanwhile.
+    unsafe { std::env::set_var("NOSYNC_CUPTI", stand_in()) };
+    match nosync::hook::install() {
+        Err(nosync::hook::HookError::NoCupti { .. }) => {}
+        other => panic!("expected NoCupti, got {other:?}"),
+    }
+    // Asked for, the interposer installs all the same.
+    let hook = nosync::hook::install_with(nosync::hook::Backend::Interpose).expect("install");
+    assert_eq!(hook.backend(), nosync::hook::Backend::Interpose);
+}
