@@ -128,6 +128,16 @@ fn forbidden(api: &str, f: impl FnOnce()) -> usize {
         .sum()
 }
 
+/// The line of `stand_in_sync`'s driver call.
+const STAND_IN_SYNC_LINE: u32 = line!() + 5;
+
+#[nosync::no_sync]
+fn stand_in_sync() -> Result<(), nosync::SyncViolation> {
+    // SAFETY: the stand-in's `cuStreamSynchronize` accepts a null stream.
+    let _ = unsafe { cudarc::driver::sys::cuStreamSynchronize(std::ptr::null_mut()) };
+    Ok(())
+}
+
 #[test]
 fn the_interposer_sees_calls_through_dlsym_import_slots_and_get_proc_address() {
     in_child("child_sees_every_path");
@@ -158,11 +168,19 @@ fn child_sees_every_path() {
             let _ = cudarc::driver::sys::cuStreamSynchronize(std::ptr::null_mut());
         });
         assert_eq!((n, syncs()() - before), (1, 1), "cudarc's dynamic loading");
+        // A violation names the caller, below the wrapper (debug builds: full names).
+        let err = nosync::with_mode(nosync::Mode::Error, stand_in_sync).unwrap_err();
+        let first = err
+            .frames()
+            .first()
+            .expect("a frame outside cudarc and nosync");
+        assert!(first.function.ends_with("stand_in_sync"), "{first}");
+        assert_eq!(first.line, Some(STAND_IN_SYNC_LINE), "{first}");
         // Outside every scope: not reported, still called.
         let (_, report) = nosync::count_syncs(|| {
             let _ = cudarc::driver::sys::cuStreamSynchronize(std::ptr::null_mut());
         });
-        assert_eq!((report.forbidden(), syncs()() - before), (0, 2));
+        assert_eq!((report.forbidden(), syncs()() - before), (0, 3));
         // Import slots: a library loaded before the install, and one loaded after it.
         let late = open("libapp_late.so");
         for (lib, what) in [(&early, "before"), (&late, "after")] {
@@ -211,8 +229,12 @@ fn child_sees_every_path() {
             0
         );
     }
-    // Uninstalled, the wrappers call straight through.
+    // Uninstalled, the wrappers call straight through; installed again (the driver is
+    // initialized by now), Auto takes the interposer, which has seen every lookup.
     drop(hook);
+    let again = nosync::hook::install().expect("install again");
+    assert_eq!(again.backend(), nosync::hook::Backend::Interpose);
+    drop(again);
     // SAFETY: the stand-in's counter.
     let before = unsafe { syncs()() };
     let n = forbidden("cuStreamSynchronize", || {
@@ -243,7 +265,14 @@ fn child_after_cu_init() {
         Err(nosync::hook::HookError::NoCupti { .. }) => {}
         other => panic!("expected NoCupti, got {other:?}"),
     }
-    // Asked for, the interposer installs all the same.
-    let hook = nosync::hook::install_with(nosync::hook::Backend::Interpose).expect("install");
-    assert_eq!(hook.backend(), nosync::hook::Backend::Interpose);
+    // Asked for, the interposer refuses: what was looked up before would go unseen.
+    match nosync::hook::install_with(nosync::hook::Backend::Interpose) {
+        Err(nosync::hook::HookError::Interpose { reason }) => {
+            assert!(
+                reason.contains("install before the first CUDA call"),
+                "{reason}"
+            )
+        }
+        other => panic!("expected HookError::Interpose, got {other:?}"),
+    }
 }

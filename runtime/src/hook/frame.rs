@@ -130,16 +130,26 @@ fn is_foreign(frame: &Frame) -> bool {
     crate_of(&frame.function).is_none() && frame.file.is_none()
 }
 
+/// The interposer's wrapper of a driver call: the frames below it are the caller's.
+fn is_wrapper(frame: &Frame) -> bool {
+    frame
+        .function
+        .starts_with("nosync::hook::interpose::wrappers::")
+}
+
 /// The first [`MAX_FRAMES`] of a stack's frames (innermost first) below the driver (the first
-/// frame without a Rust path or file; the hook's own frames are above it) that belong to none
-/// of the skipped crates.
+/// frame without a Rust path or file; the hook's own frames are above it) or below the
+/// interposer's wrapper, that belong to none of the skipped crates.
 ///
 /// A `#[no_sync]` fn's body runs in a closure (the attribute's expansion), whose frame is named
 /// `f::{{closure}}` or, with line tables only, `{closure#0}`: it is shown as the fn itself, at the
 /// closure's line (where the body made the call), and the fn's own frame (its first line) is
 /// dropped.
 fn outside_machinery(frames: Vec<Frame>) -> Vec<Frame> {
-    let below_driver = frames.iter().position(is_foreign).unwrap_or(0);
+    let below_driver = match frames.iter().position(is_wrapper) {
+        Some(wrapper) => wrapper + 1,
+        None => frames.iter().position(is_foreign).unwrap_or(0),
+    };
     let mut kept: Vec<Frame> = Vec::new();
     let mut frames = frames.into_iter().skip(below_driver).peekable();
     while let Some(frame) = frames.next() {
@@ -226,6 +236,45 @@ mod tests {
                 "`<cubecl_cuda::compute::server::CudaServer as cubecl_runtime::server::ComputeServer>::read` \
                  (/users/u/.cargo/registry/src/index/cubecl-cuda-0.9.0/src/compute/server.rs:201)",
                 "`probe::step::{{closure}}` (/src/probe/src/main.rs:40)",
+            ]
+        );
+    }
+
+    /// The interposer's stack: nosync's check inlined into the wrapper, no driver frame above
+    /// the caller, and the C start-up code without symbols at the bottom.
+    #[test]
+    fn below_the_interposers_wrapper_come_the_callers_frames() {
+        let stack = [
+            (
+                "nosync::hook::frame::capture",
+                "/src/nosync/runtime/src/hook/frame.rs:27",
+            ),
+            (
+                "nosync::hook::callback::check_call",
+                "/src/nosync/runtime/src/hook/callback.rs:90",
+            ),
+            (
+                "checked<..>",
+                "/src/nosync/runtime/src/hook/interpose/mod.rs:320",
+            ),
+            (
+                "nosync::hook::interpose::wrappers::cuStreamSynchronize::wrapper",
+                "/src/nosync/runtime/src/hook/interpose/wrappers.rs:78",
+            ),
+            (
+                "cudarc::driver::result::stream::synchronize",
+                "/users/u/.cargo/registry/src/index/cudarc-0.19.10/src/driver/result.rs:430",
+            ),
+            ("probe::step", "/src/probe/src/main.rs:40"),
+            ("main", "/src/probe/src/main.rs:90"),
+            ("__libc_start_call_main", ""),
+            ("<unknown>", ""),
+        ];
+        assert_eq!(
+            shown(&outside_machinery(stack_of(&stack))),
+            [
+                "`probe::step` (/src/probe/src/main.rs:40)",
+                "`main` (/src/probe/src/main.rs:90)"
             ]
         );
     }

@@ -147,9 +147,10 @@ pub enum HookError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Backend {
-    /// [`Interpose`](Backend::Interpose) when the driver is not initialized yet (no code of the
-    /// process has called `cuInit`, so none holds a driver function it did not look up since),
-    /// else [`Cupti`](Backend::Cupti). What [`install`] uses.
+    /// [`Interpose`](Backend::Interpose) where it sees every call: the driver is not initialized
+    /// yet (no code of the process has called `cuInit`, so none holds a driver function it did
+    /// not look up since), or the interposer was installed before it was; else
+    /// [`Cupti`](Backend::Cupti). What [`install`] uses.
     Auto,
     /// CUPTI's callback API: every driver and runtime call of the process, from any library and
     /// any time, also the calls CUDA's own libraries make; attached, CUPTI adds about 35 ns to
@@ -159,8 +160,9 @@ pub enum Backend {
     /// nosync's wrappers in the program's import slots and in what its `dlsym` and `dlopen`
     /// return (Linux, x86-64 and AArch64): the calls of code that links or loads the driver
     /// itself (cudarc in either linking mode: candle, cubecl, burn), resolved after the install;
-    /// not the calls CUDA's own libraries make. A call outside every scope costs a thread-local
-    /// read. Install it before the first CUDA call.
+    /// not the driver calls the CUDA runtime makes itself. A call outside every scope costs a
+    /// thread-local read. It must be installed before the first CUDA call of the process (or
+    /// have been, earlier): else it is an error, as it would miss what was looked up before.
     Interpose,
 }
 
@@ -221,8 +223,9 @@ pub fn install_with(backend: Backend) -> Result<Hook, HookError> {
         sub.hooks += 1;
         return Ok(Hook { _shared: () });
     }
-    let started = match choose(backend, &driver.driver) {
-        Backend::Interpose => match start_interposer(driver) {
+    let initialized = driver.driver.initialized();
+    let started = match choose(backend, initialized) {
+        Backend::Interpose => match start_interposer(driver, initialized) {
             // Auto falls back to CUPTI where the interposer cannot serve.
             Err(HookError::Interpose { .. }) if backend == Backend::Auto => {
                 subscribe::start(&driver.driver, load::cupti_lib()?)?
@@ -237,14 +240,25 @@ pub fn install_with(backend: Backend) -> Result<Hook, HookError> {
     Ok(Hook { _shared: () })
 }
 
-/// The backend `Auto` stands for now.
-fn choose(backend: Backend, driver: &ffi::Driver) -> Backend {
+/// The backend `Auto` stands for now: the interposer where it sees every call (installed before
+/// the driver was initialized, now or earlier in the process), else CUPTI.
+fn choose(backend: Backend, initialized: bool) -> Backend {
     match backend {
-        Backend::Auto if interposer_unsupported().is_none() && !driver.initialized() => {
+        Backend::Auto if interposer_unsupported().is_none() && interposer_complete(initialized) => {
             Backend::Interpose
         }
         Backend::Auto => Backend::Cupti,
         chosen => chosen,
+    }
+}
+
+fn interposer_complete(initialized: bool) -> bool {
+    #[cfg(target_os = "linux")]
+    return interpose::complete(initialized);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = initialized;
+        false
     }
 }
 
@@ -255,11 +269,14 @@ fn interposer_unsupported() -> Option<&'static str> {
     return Some("the interposer rewrites ELF import slots: Linux only");
 }
 
-fn start_interposer(driver: &'static load::DriverLib) -> Result<Subscription, HookError> {
-    subscribe::start_driver(&driver.driver)?;
+fn start_interposer(
+    driver: &'static load::DriverLib,
+    initialized: bool,
+) -> Result<Subscription, HookError> {
     #[cfg(target_os = "linux")]
     {
-        let installed = interpose::install(&driver.library)
+        // Decided before `cuInit` below: whether some code had initialized the driver.
+        let installed = interpose::install(&driver.library, initialized)
             .map_err(|reason| HookError::Interpose { reason })?;
         log::debug!(
             target: "nosync",
@@ -267,6 +284,7 @@ fn start_interposer(driver: &'static load::DriverLib) -> Result<Subscription, Ho
             installed.slots,
             installed.resolved.len()
         );
+        subscribe::start_driver(&driver.driver)?;
         // A runtime call's function is learned when the runtime is looked up (`dlsym`).
         let enabled = HOOKED
             .iter()
@@ -286,9 +304,12 @@ fn start_interposer(driver: &'static load::DriverLib) -> Result<Subscription, Ho
         })
     }
     #[cfg(not(target_os = "linux"))]
-    Err(HookError::Interpose {
-        reason: interposer_unsupported().unwrap_or_default().to_owned(),
-    })
+    {
+        let _ = (driver, initialized);
+        Err(HookError::Interpose {
+            reason: interposer_unsupported().unwrap_or_default().to_owned(),
+        })
+    }
 }
 
 /// Whether a hook is installed in this process.

@@ -269,5 +269,11 @@ pub(super) fn is_cuda_library(name: &str) -> bool {
     .any(|p| file.starts_with(p))
 }
 
+/// The CUDA runtime's own library.
+pub(super) fn is_cuda_runtime(name: &str) -> bool {
+    let file = name.rsplit('/').next().unwrap_or(name);
+    file.starts_with("libcudart.so")
+}
+
 /// The objects patched so far, by base, so a later pass (after a `dlopen`) visits only new ones.
 pub(super) type Seen = HashSet<usize>;

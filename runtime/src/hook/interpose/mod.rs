@@ -59,6 +59,10 @@ struct Table {
 }
 
 static TABLE: OnceLock<Table> = OnceLock::new();
+/// Whether the interposer was first installed before the driver was initialized: then every
+/// lookup of a driver function since went through it, and a later install sees every call.
+static FROM_THE_START: AtomicBool = AtomicBool::new(false);
+
 /// Whether `dlsym` in nosync's object goes through [`dlsym_hook`].
 static OWN_DLSYM: AtomicBool = AtomicBool::new(false);
 static SEEN: Mutex<Option<elf::Seen>> = Mutex::new(None);
@@ -83,10 +87,25 @@ pub(super) fn unsupported() -> Option<&'static str> {
     None
 }
 
+/// Whether an install now sees every call: the interposer was installed before the driver was
+/// initialized (now or earlier in the process).
+pub(super) fn complete(initialized: bool) -> bool {
+    !initialized || FROM_THE_START.load(Relaxed)
+}
+
 /// Resolves the real functions in `driver` (once), rewrites the slots, and turns the wrappers on.
-pub(super) fn install(driver: &libloading::Library) -> Result<Installed, String> {
+/// `initialized`: whether the driver was initialized before this install.
+pub(super) fn install(
+    driver: &libloading::Library,
+    initialized: bool,
+) -> Result<Installed, String> {
     if let Some(why) = unsupported() {
         return Err(why.to_owned());
+    }
+    if !complete(initialized) {
+        return Err(String::from(
+            "the driver was initialized before the install, and driver functions looked up since would go unseen: install before the first CUDA call, or use Backend::Cupti",
+        ));
     }
     let table = table(driver)?;
     let slots = patch_new_objects(table);
@@ -96,6 +115,9 @@ pub(super) fn install(driver: &libloading::Library) -> Result<Installed, String>
         ));
     }
     ACTIVE.store(true, Relaxed);
+    if !initialized {
+        FROM_THE_START.store(true, Relaxed);
+    }
     let resolved = table
         .entries
         .iter()
@@ -169,8 +191,24 @@ fn patch_new_objects(table: &Table) -> usize {
             continue;
         }
         count += patch_object(table, &object);
+        if elf::is_cuda_runtime(&object.name) {
+            warn_runtime_once(&object.name);
+        }
     }
     count
+}
+
+/// The CUDA runtime reaches the driver by a path the interposer does not rewrite (measured on
+/// the H200: `cudaStreamSynchronize` and `cudaMemcpy` wait unseen): said once, where a logger is.
+#[cold]
+fn warn_runtime_once(name: &str) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        log::warn!(
+            target: "nosync",
+            "hook: {name} is loaded: the interposer does not see the driver calls the CUDA runtime makes itself (cudaStreamSynchronize, cudaMemcpy); for runtime-API code install with Backend::Cupti (NOSYNC_HOOK=cupti)"
+        );
+    });
 }
 
 fn patch_object(table: &Table, object: &elf::Object) -> usize {
