@@ -164,8 +164,13 @@ fn install() -> nosync::hook::Hook {
 
 /// A child: sets up, warms up, then answers the parent's commands (`hook/pingpong.rs`).
 fn child(mode: &str) -> ExitCode {
-    let mut hook = (mode == "on").then(install);
-    if mode == "control" && pingpong::backend() == nosync::hook::Backend::Interpose {
+    // NOSYNC_HOOK_BENCH_LATE=1: `on` installs (interposer) before the first CUDA call, leaves
+    // the wrappers off through the setup and the warm-up, and turns them on before READY.
+    let late = std::env::var_os("NOSYNC_HOOK_BENCH_LATE").is_some();
+    let mut hook = (mode == "on" && !late).then(install);
+    if (mode == "control" || (mode == "on" && late))
+        && pingpong::backend() == nosync::hook::Backend::Interpose
+    {
         // The interposer sees what is looked up after its install: rewrite the slots before the
         // first CUDA call, and leave the wrappers off (calling straight through) until INSTALL.
         drop(install());
@@ -174,6 +179,9 @@ fn child(mode: &str) -> ExitCode {
     let mut loops = Loops::new().expect("GPU setup");
     for _ in 0..3 {
         loops.block();
+    }
+    if mode == "on" && late {
+        hook = Some(install());
     }
     for name in NAMES {
         println!("STEP {name}");

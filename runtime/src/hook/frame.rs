@@ -130,11 +130,17 @@ fn is_foreign(frame: &Frame) -> bool {
     crate_of(&frame.function).is_none() && frame.file.is_none()
 }
 
-/// The interposer's wrapper of a driver call: the frames below it are the caller's.
+/// The interposer's wrapper of a driver call: the frames below it are the caller's. Named by
+/// its path, or (line tables only: `wrapper`) by its file among nosync's sources.
 fn is_wrapper(frame: &Frame) -> bool {
+    const FILE: &str = concat!("hook", "/", "interpose", "/", "wrappers.rs");
     frame
         .function
         .starts_with("nosync::hook::interpose::wrappers::")
+        || frame
+            .file
+            .as_deref()
+            .is_some_and(|f| f.starts_with(OWN_SOURCES) && f.ends_with(FILE))
 }
 
 /// The first [`MAX_FRAMES`] of a stack's frames (innermost first) below the driver (the first
@@ -276,6 +282,24 @@ mod tests {
                 "`probe::step` (/src/probe/src/main.rs:40)",
                 "`main` (/src/probe/src/main.rs:90)"
             ]
+        );
+    }
+
+    /// With line tables only the wrapper's frame is `wrapper`, told by its file.
+    #[test]
+    fn the_wrapper_is_told_by_its_file_with_line_tables_only() {
+        let wrappers = format!("{OWN_SOURCES}hook/interpose/wrappers.rs:78");
+        let mod_rs = format!("{OWN_SOURCES}hook/interpose/mod.rs:320");
+        let stack = [
+            ("check_call", "/x/callback.rs:90"),
+            ("checked<..>", mod_rs.as_str()),
+            ("wrapper", wrappers.as_str()),
+            ("step", "/src/probe/src/main.rs:40"),
+            ("<unknown>", ""),
+        ];
+        assert_eq!(
+            shown(&outside_machinery(stack_of(&stack))),
+            ["`step` (/src/probe/src/main.rs:40)"]
         );
     }
 
