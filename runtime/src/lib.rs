@@ -87,14 +87,15 @@
 //! (counts, may/does, violation or not; nested calls work) and [`assert_no_sync`] panics with that
 //! report if anything declared a sync at all.
 //!
-//! # The CUPTI hook
+//! # The hook
 //!
 //! With the feature `cupti`, `hook::install` (or `NOSYNC_HOOK=1`) checks every blocking CUDA
 //! call in the process, from any library (cudarc, candle, cubecl, C++), against the calling
-//! thread's scope, through CUPTI's callback API; see the `hook` module. Its violations carry
-//! the first stack frames outside cudarc and nosync ([`SyncViolation::frames`]); in `Mode::Error`
-//! and `Mode::Panic` they surface when the forbid scope ends (the callback runs inside the
-//! driver, where nothing may panic).
+//! thread's scope: through nosync's own wrappers of the driver's calls when it is installed
+//! before the first CUDA call (Linux), else through CUPTI's callback API; see the `hook` module.
+//! Its violations carry the first stack frames outside cudarc and nosync
+//! ([`SyncViolation::frames`]); in `Mode::Error` and `Mode::Panic` they surface when the forbid
+//! scope ends (the check runs inside the driver call, where nothing may panic).
 //!
 //! # Async
 //!

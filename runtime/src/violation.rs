@@ -34,7 +34,7 @@ struct Inner {
 }
 
 /// One stack frame of the code that made a blocking CUDA call, as the CUPTI hook
-/// ([`hook`](crate#the-cupti-hook)) captured it on a violation.
+/// ([`hook`](crate#the-hook)) captured it on a violation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
     /// The demangled function, without its hash: `candle_core::cuda_backend::..::to_cpu_storage`.

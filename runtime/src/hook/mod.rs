@@ -2,10 +2,11 @@
 //! checked against the calling thread's scope.
 //!
 //! `nosync::gpu` checks the calls it makes; code that calls cudarc or the driver directly
-//! (candle, cubecl, burn, C++ libraries) is not seen by it. The hook subscribes to CUPTI's
-//! callback API, which calls nosync at the entry of each enabled driver- and runtime-API function
-//! on the calling thread, whoever made the call (also through `dlopen`/`dlsym`, as cudarc's
-//! dynamic loading does). Each hooked call is decided from its arguments by the rules of
+//! (candle, cubecl, burn, C++ libraries) is not seen by it. The hook sees those calls on the
+//! calling thread, whoever made them, in one of two ways ([`Backend`]): its own wrappers of the
+//! driver's calls, put in the program's import slots and handed out by its `dlsym` (the
+//! interposer, Linux, installed before the first CUDA call), or CUPTI's callback API, which calls
+//! nosync at the entry and exit of each enabled driver- and runtime-API function. Each hooked call is decided from its arguments by the rules of
 //! [`HOOKED`] (a copy into page-locked memory does not wait, into pageable memory it does) and,
 //! when the host waits, checked like any declared site: the same modes, `allow_sync`,
 //! `allow_sync_once`, `set_enabled`, `count_syncs`/`assert_no_sync`, `NoSync<F>`, and the same
@@ -29,8 +30,9 @@
 //! the CUDA calls for threads that wait for it on a channel, counts in the forbid scopes open on
 //! other threads meanwhile (see [`runner_thread`] and `SyncViolation::runner_thread`).
 //!
-//! Failure is explicit: without the driver or libcupti, or when another CUPTI subscriber holds
-//! the callback API (Nsight, a profiler: CUPTI before 13.2 allows one), [`install`] returns a
+//! Failure is explicit: without the driver, without libcupti for CUPTI, when another CUPTI
+//! subscriber holds the callback API (Nsight, a profiler: CUPTI before 13.2 allows one), or
+//! when the interposer is asked for where it cannot see every call, [`install`] returns a
 //! [`HookError`] naming the cause and where it looked; nothing else changes.
 
 mod callback;
@@ -47,6 +49,7 @@ mod interpose;
 mod load;
 mod runner;
 mod stack;
+mod subscribe;
 pub(crate) mod summary;
 mod table;
 #[cfg(all(test, not(nosync_off)))]
@@ -449,118 +452,6 @@ fn install_from_env() {
         ),
     };
     let _ = writeln!(std::io::stderr().lock(), "nosync: {message}");
-}
-
-mod subscribe {
-    use super::ffi::{self, CUPTI_MULTIPLE_SUBSCRIBERS, CuptiResult, Driver};
-    use super::load::{self, CuptiLib};
-    use super::{HOOKED, HookError, Subscription, table::Domain};
-
-    fn cupti_error(
-        driver: &Driver,
-        cupti: &CuptiLib,
-        call: &'static str,
-        r: CuptiResult,
-    ) -> HookError {
-        if r == CUPTI_MULTIPLE_SUBSCRIBERS {
-            return HookError::OtherSubscriber;
-        }
-        HookError::Cupti {
-            call,
-            code: cupti.cupti.describe(r),
-            library: cupti.from.clone(),
-            version: driver.version(),
-        }
-    }
-
-    /// Starts the driver (`cuInit`): a driver without a usable device is an error here.
-    pub(super) fn start_driver(driver: &Driver) -> Result<(), HookError> {
-        // SAFETY: a loaded driver's `cuInit`.
-        let r = unsafe { (driver.init)(0) };
-        if r != 0 {
-            return Err(HookError::Driver {
-                call: "cuInit",
-                code: driver.describe(r),
-                version: driver.version(),
-            });
-        }
-        Ok(())
-    }
-
-    /// Starts the driver, subscribes, enables every row CUPTI knows.
-    pub(super) fn start(
-        driver: &Driver,
-        cupti: &'static CuptiLib,
-    ) -> Result<Subscription, HookError> {
-        start_driver(driver)?;
-        let mut handle: ffi::Subscriber = std::ptr::null_mut();
-        // SAFETY: `on_api` has CUPTI's callback signature and lives for the whole program.
-        let r = unsafe {
-            (cupti.cupti.subscribe)(&mut handle, super::callback::on_api, std::ptr::null_mut())
-        };
-        if r != 0 {
-            return Err(cupti_error(driver, cupti, "cuptiSubscribe", r));
-        }
-        let enabled: Vec<_> = HOOKED
-            .iter()
-            .filter(|row| enable(cupti, handle, row.domain, row.cbid, true))
-            .collect();
-        for w in super::capture::WATCHED
-            .iter()
-            .filter(|w| !w.while_capturing())
-        {
-            enable(cupti, handle, w.domain, w.cbid, true);
-        }
-        if enabled.is_empty() {
-            stop(handle);
-            return Err(HookError::Cupti {
-                call: "cuptiEnableCallback",
-                code: String::from("every hooked callback id was refused: this CUPTI knows none"),
-                library: cupti.from.clone(),
-                version: driver.version(),
-            });
-        }
-        Ok(Subscription {
-            handle: Some(handle),
-            hooks: 1,
-            enabled,
-            watching: 0,
-        })
-    }
-
-    /// Turns the callbacks of the watched queries and launches on or off.
-    #[cfg_attr(nosync_off, allow(dead_code))]
-    pub(super) fn set_watched(cupti: &CuptiLib, handle: ffi::Subscriber, on: bool) {
-        for w in super::capture::WATCHED
-            .iter()
-            .filter(|w| w.while_capturing())
-        {
-            enable(cupti, handle, w.domain, w.cbid, on);
-        }
-    }
-
-    /// Enables or disables one callback; whether CUPTI accepted.
-    pub(super) fn enable(
-        cupti: &CuptiLib,
-        handle: ffi::Subscriber,
-        domain: Domain,
-        cbid: u32,
-        on: bool,
-    ) -> bool {
-        let domain = match domain {
-            Domain::Driver => ffi::DOMAIN_DRIVER,
-            Domain::Runtime => ffi::DOMAIN_RUNTIME,
-        };
-        // SAFETY: `handle` is a live subscriber; an unknown id is refused with an error.
-        unsafe { (cupti.cupti.enable_callback)(u32::from(on), handle, domain, cbid) == 0 }
-    }
-
-    pub(super) fn stop(handle: ffi::Subscriber) {
-        if let Some(cupti) = load::cupti() {
-            // SAFETY: `handle` is the live subscriber, unsubscribed once.
-            let _ = unsafe { (cupti.cupti.unsubscribe)(handle) };
-        }
-    }
 }
 
 /// Runs the `#[ignore]`d test `path` of this test binary alone in a child process, and fails
