@@ -233,8 +233,7 @@ fn page_size() -> usize {
 /// Objects the interposer leaves alone: the driver itself (its calls into itself are its own),
 /// the loader, the C library, CUPTI and the kernel's vDSO.
 pub(super) fn is_exempt(name: &str) -> bool {
-    let file = name.rsplit('/').next().unwrap_or(name);
-    [
+    const EXEMPT: [&str; 9] = [
         "libcuda.so",
         "libcupti.so",
         "ld-linux",
@@ -244,16 +243,14 @@ pub(super) fn is_exempt(name: &str) -> bool {
         "libnvidia-",
         "linux-vdso",
         "linux-gate",
-    ]
-    .iter()
-    .any(|p| file.starts_with(p))
+    ];
+    file_starts_with(name, &EXEMPT)
 }
 
 /// CUDA's own libraries, which load the driver and look its functions up with `dlsym` (the
 /// runtime, also linked statically into the math libraries).
 pub(super) fn is_cuda_library(name: &str) -> bool {
-    let file = name.rsplit('/').next().unwrap_or(name);
-    [
+    const CUDA: [&str; 10] = [
         "libcudart.so",
         "libcublas",
         "libcurand.so",
@@ -264,15 +261,19 @@ pub(super) fn is_cuda_library(name: &str) -> bool {
         "libnccl.so",
         "libnvjpeg",
         "libnpp",
-    ]
-    .iter()
-    .any(|p| file.starts_with(p))
+    ];
+    file_starts_with(name, &CUDA)
 }
 
 /// The CUDA runtime's own library.
 pub(super) fn is_cuda_runtime(name: &str) -> bool {
-    let file = name.rsplit('/').next().unwrap_or(name);
-    file.starts_with("libcudart.so")
+    file_starts_with(name, &["libcudart.so"])
+}
+
+/// Whether the file name of the object at `path` begins with one of `prefixes`.
+fn file_starts_with(path: &str, prefixes: &[&str]) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    prefixes.iter().any(|p| file.starts_with(p))
 }
 
 /// The objects patched so far, by base, so a later pass (after a `dlopen`) visits only new ones.
