@@ -247,24 +247,6 @@ pub(super) fn is_exempt(name: &str) -> bool {
     file_starts_with(name, &EXEMPT)
 }
 
-/// CUDA's own libraries, which load the driver and look its functions up with `dlsym` (the
-/// runtime, also linked statically into the math libraries).
-pub(super) fn is_cuda_library(name: &str) -> bool {
-    const CUDA: [&str; 10] = [
-        "libcudart.so",
-        "libcublas",
-        "libcurand.so",
-        "libcufft",
-        "libcusparse",
-        "libcusolver",
-        "libcudnn",
-        "libnccl.so",
-        "libnvjpeg",
-        "libnpp",
-    ];
-    file_starts_with(name, &CUDA)
-}
-
 /// The CUDA runtime's own library.
 pub(super) fn is_cuda_runtime(name: &str) -> bool {
     file_starts_with(name, &["libcudart.so"])

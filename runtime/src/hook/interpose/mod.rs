@@ -11,10 +11,10 @@
 //! - in the object nosync is linked into, the slots of `dlsym` and `dlopen`: a hooked name that
 //!   `dlsym` finds (cudarc's `dynamic-loading` resolves each entry point at its first call, through
 //!   `libloading`) is answered with the wrapper, and an object `dlopen` loads later is patched as
-//!   above. `dlsym` is also taken over in CUDA's own libraries (the runtime, cuBLAS, cuDNN..., by
-//!   their file names), which load the driver themselves and look up `cuGetProcAddress`. Nowhere
-//!   else: the hook calls `dlsym` from nosync's object, so a lookup with `RTLD_NEXT` (next after
-//!   the caller's object) keeps its meaning only there and in libraries that do not make one;
+//!   above. `dlsym` is taken over there only: the hook calls the C library's `dlsym` from nosync's
+//!   object, so a lookup with `RTLD_NEXT` (next after the caller's object) keeps its meaning only
+//!   for callers in that object. (Taking it over in the CUDA runtime's library too did not make
+//!   its internal driver calls visible on the H200, so it is not done);
 //! - `cuGetProcAddress`(`_v2`) wherever it is imported or looked up: the address it returns for a
 //!   hooked call is swapped for the wrapper.
 //!
@@ -213,10 +213,9 @@ fn warn_runtime_once(name: &str) {
 
 fn patch_object(table: &Table, object: &elf::Object) -> usize {
     let own = object.base == table.own;
-    let lookups = own || elf::is_cuda_library(&object.name);
     let mut count = 0;
     for slot in elf::slots(object) {
-        let Some(value) = replacement(table, slot.name.to_bytes(), own, lookups) else {
+        let Some(value) = replacement(table, slot.name.to_bytes(), own) else {
             continue;
         };
         // SAFETY: a slot of `object` naming the function `value` stands in for, with its
@@ -234,11 +233,11 @@ fn patch_object(table: &Table, object: &elf::Object) -> usize {
     count
 }
 
-/// What a slot naming `name` should hold, if nosync stands in for it. `dlsym` is taken over
-/// where its lookups are answered (`lookups`), `dlopen` in nosync's own object (`own`).
-fn replacement(table: &Table, name: &[u8], own: bool, lookups: bool) -> Option<usize> {
+/// What a slot naming `name` should hold, if nosync stands in for it. `dlsym` and `dlopen` are
+/// taken over in nosync's own object (`own`) only.
+fn replacement(table: &Table, name: &[u8], own: bool) -> Option<usize> {
     match name {
-        b"dlsym" if lookups => Some(dlsym_hook as *const () as usize),
+        b"dlsym" if own => Some(dlsym_hook as *const () as usize),
         b"dlopen" if own => Some(dlopen_hook as *const () as usize),
         b"cuGetProcAddress" if REAL_GET_PROC.load(Relaxed) != 0 => {
             Some(get_proc_hook as *const () as usize)
