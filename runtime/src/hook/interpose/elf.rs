@@ -40,8 +40,10 @@ pub(super) fn objects() -> Vec<Object> {
         let phdrs = if info.dlpi_phdr.is_null() {
             &[][..]
         } else {
-            // SAFETY: `dlpi_phnum` headers at `dlpi_phdr`, mapped while the object is loaded;
-            // objects the interposer patches are never unloaded (see `Interposer`).
+            // SAFETY: `dlpi_phnum` headers at `dlpi_phdr`, mapped while the object is loaded.
+            // The interposer reads them in the same pass (an install, or a `dlopen` that just
+            // returned); an object another thread `dlclose`s during that pass is the one case
+            // this does not guard against (the loader's lock is held only inside this callback).
             unsafe { std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) }
         };
         out.push(Object {
