@@ -68,7 +68,8 @@ fn build(dir: &Path) {
 
 /// Runs the ignored test `name` of this binary in a child with the stand-in driver.
 fn in_child(name: &str) {
-    let dir = std::env::temp_dir().join(format!("nosync-interpose-{}-{name}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("interpose-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     build(&dir);
     let out = Command::new(std::env::current_exe().unwrap())
