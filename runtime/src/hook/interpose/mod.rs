@@ -58,6 +58,15 @@ struct Table {
     own: usize,
 }
 
+impl Table {
+    /// A hooked call's entry by name: where its real function is kept, and its wrapper.
+    fn entry(&self, name: &[u8]) -> Option<(&'static AtomicUsize, usize)> {
+        let &i = self.by_name.get(name)?;
+        let (entry, wrapper) = self.entries[i];
+        Some((&entry.real, wrapper))
+    }
+}
+
 static TABLE: OnceLock<Table> = OnceLock::new();
 /// Whether the interposer was first installed before the driver was initialized: then every
 /// lookup of a driver function since went through it, and a later install sees every call.
@@ -221,11 +230,10 @@ fn patch_object(table: &Table, object: &elf::Object) -> usize {
         // SAFETY: a slot of `object` naming the function `value` stands in for, with its
         // signature (the wrappers have their call's; the hooks have dlsym's, dlopen's, and
         // cuGetProcAddress's).
-        let stored = unsafe { elf::load(slot.at) } == value
-            || unsafe { elf::store(object, slot.at, value) } && {
-                count += 1;
-                true
-            };
+        let held = unsafe { elf::load(slot.at) } == value;
+        // SAFETY: as above.
+        let stored = held || unsafe { elf::store(object, slot.at, value) };
+        count += usize::from(stored && !held);
         if own && stored && slot.name.to_bytes() == b"dlsym" {
             OWN_DLSYM.store(true, Relaxed);
         }
@@ -236,20 +244,20 @@ fn patch_object(table: &Table, object: &elf::Object) -> usize {
 /// What a slot naming `name` should hold, if nosync stands in for it. `dlsym` and `dlopen` are
 /// taken over in nosync's own object (`own`) only.
 fn replacement(table: &Table, name: &[u8], own: bool) -> Option<usize> {
+    let (real, stand_in) = match name {
+        b"dlsym" if own => return Some(dlsym_hook as *const () as usize),
+        b"dlopen" if own => return Some(dlopen_hook as *const () as usize),
+        _ => get_proc(name).or_else(|| table.entry(name))?,
+    };
+    (real.load(Relaxed) != 0).then_some(stand_in)
+}
+
+/// `cuGetProcAddress`'s two names: where the driver's function is kept, and nosync's hook.
+fn get_proc(name: &[u8]) -> Option<(&'static AtomicUsize, usize)> {
     match name {
-        b"dlsym" if own => Some(dlsym_hook as *const () as usize),
-        b"dlopen" if own => Some(dlopen_hook as *const () as usize),
-        b"cuGetProcAddress" if REAL_GET_PROC.load(Relaxed) != 0 => {
-            Some(get_proc_hook as *const () as usize)
-        }
-        b"cuGetProcAddress_v2" if REAL_GET_PROC_V2.load(Relaxed) != 0 => {
-            Some(get_proc_v2_hook as *const () as usize)
-        }
-        _ => {
-            let &i = table.by_name.get(name)?;
-            let (entry, wrapper) = table.entries[i];
-            (entry.real.load(Relaxed) != 0).then_some(wrapper)
-        }
+        b"cuGetProcAddress" => Some((&REAL_GET_PROC, get_proc_hook as *const () as usize)),
+        b"cuGetProcAddress_v2" => Some((&REAL_GET_PROC_V2, get_proc_v2_hook as *const () as usize)),
+        _ => None,
     }
 }
 
@@ -258,26 +266,15 @@ fn substitute_named(name: &[u8], found: usize) -> usize {
     let Some(table) = TABLE.get() else {
         return found;
     };
-    match name {
-        b"cuGetProcAddress" if found == REAL_GET_PROC.load(Relaxed) => {
-            get_proc_hook as *const () as usize
-        }
-        b"cuGetProcAddress_v2" if found == REAL_GET_PROC_V2.load(Relaxed) => {
-            get_proc_v2_hook as *const () as usize
-        }
-        _ => {
-            let Some(&i) = table.by_name.get(name) else {
-                return found;
-            };
-            let (entry, wrapper) = table.entries[i];
-            // A runtime entry's function is learned here; another copy of a call (a second
-            // driver or runtime) is left alone.
-            match entry.real.compare_exchange(0, found, Relaxed, Relaxed) {
-                Ok(_) => wrapper,
-                Err(real) if real == found => wrapper,
-                Err(_) => found,
-            }
-        }
+    let Some((real, stand_in)) = get_proc(name).or_else(|| table.entry(name)) else {
+        return found;
+    };
+    // A runtime entry's function is learned here (cuGetProcAddress's is set at install); another
+    // copy of a call (a second driver or runtime) is left alone.
+    match real.compare_exchange(0, found, Relaxed, Relaxed) {
+        Ok(_) => stand_in,
+        Err(real) if real == found => stand_in,
+        Err(_) => found,
     }
 }
 
@@ -332,13 +329,7 @@ unsafe extern "C" fn get_proc_hook(
     // SAFETY: set to the driver's function before this hook was handed out.
     let real: GetProc = unsafe { std::mem::transmute(REAL_GET_PROC.load(Relaxed)) };
     // SAFETY: the caller's arguments, passed on; `pfn` is written by the driver on success.
-    unsafe {
-        let r = real(symbol, pfn, version, flags);
-        if r == 0 && !pfn.is_null() {
-            *pfn = substitute_address(*pfn as usize) as *mut c_void;
-        }
-        r
-    }
+    unsafe { swap_found(real(symbol, pfn, version, flags), pfn) }
 }
 
 /// `cuGetProcAddress_v2` (CUDA 12 on).
@@ -352,13 +343,20 @@ unsafe extern "C" fn get_proc_v2_hook(
     // SAFETY: set to the driver's function before this hook was handed out.
     let real: GetProcV2 = unsafe { std::mem::transmute(REAL_GET_PROC_V2.load(Relaxed)) };
     // SAFETY: the caller's arguments, passed on; `pfn` is written by the driver on success.
-    unsafe {
-        let r = real(symbol, pfn, version, flags, status);
-        if r == 0 && !pfn.is_null() {
-            *pfn = substitute_address(*pfn as usize) as *mut c_void;
-        }
-        r
+    unsafe { swap_found(real(symbol, pfn, version, flags, status), pfn) }
+}
+
+/// After `cuGetProcAddress` answered `result`: the function it wrote into `pfn`, swapped for its
+/// wrapper if it is a hooked call's.
+///
+/// # Safety
+/// `pfn` is null or the pointer the caller passed, which the driver wrote on success.
+unsafe fn swap_found(result: i32, pfn: *mut *mut c_void) -> i32 {
+    if result == 0 && !pfn.is_null() {
+        // SAFETY: this fn's contract.
+        unsafe { *pfn = substitute_address(*pfn as usize) as *mut c_void };
     }
+    result
 }
 
 /// Runs a wrapper's call: checked at its entry and exit like a CUPTI callback, unless there is
