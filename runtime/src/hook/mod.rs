@@ -39,6 +39,7 @@ mod callback;
 #[cfg(not(nosync_off))]
 mod calls;
 pub mod capture;
+mod coverage;
 mod enable;
 mod ffi;
 #[cfg(all(test, not(nosync_off)))]
@@ -60,6 +61,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, Once, PoisonError};
 
 pub use crate::granularity::{GRANULARITY_ENV, Granularity, granularity, set_granularity};
+pub use coverage::{Coverage, PatchedObject, Skipped};
 #[cfg(not(nosync_off))]
 pub(crate) use enable::{Demand, demand};
 pub use enable::{IDLE, callbacks_on, keep_enabled};
@@ -72,8 +74,10 @@ pub use summary::{REPORT_ENV, start_report, waits};
 pub use table::{Domain, HOOKED, Hooked, Params, Rule};
 pub use waits::{WaitSite, Waited};
 
-/// `NOSYNC_HOOK=1` installs the hook when the first forbid scope opens (and keeps it for the
-/// process); `0` or unset does nothing.
+/// `NOSYNC_HOOK=1` (or `auto`, `cupti`, `interpose`) installs the hook when the first forbid
+/// scope opens (and keeps it for the process); `0` or unset does nothing. `cupti` and
+/// `interpose` also pick the backend of every [`install`] (which does not name one); any other
+/// value makes `install` an error.
 pub const HOOK_ENV: &str = "NOSYNC_HOOK";
 
 /// Why the hook could not be installed. Nothing else changed: the rest of nosync works as before.
@@ -141,6 +145,12 @@ pub enum HookError {
         /// Why (the platform, or the driver already initialized).
         reason: String,
     },
+    /// `NOSYNC_HOOK` holds a value nosync does not know.
+    #[error("{HOOK_ENV}={value:?} is not 0, 1, auto, cupti or interpose")]
+    Env {
+        /// The variable's value.
+        value: String,
+    },
     /// Built with `--cfg nosync_off`: there is no check to run.
     #[error("nosync was built with --cfg nosync_off: every check is compiled out")]
     CompiledOut,
@@ -207,11 +217,30 @@ fn subscription() -> std::sync::MutexGuard<'static, Option<Subscription>> {
     SUBSCRIPTION.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Installs the hook (or shares the installed one) with [`Backend::Auto`]. Looks for what it
-/// needs first (the driver; libcupti for CUPTI): without it, it returns the error and changes
-/// nothing.
+/// Installs the hook (or shares the installed one) with the backend `NOSYNC_HOOK` names
+/// (`cupti`, `interpose`), else [`Backend::Auto`]. Looks for what it needs first (the driver;
+/// libcupti for CUPTI): without it, it returns the error and changes nothing.
 pub fn install() -> Result<Hook, HookError> {
-    install_with(Backend::Auto)
+    install_with(env_backend()?.unwrap_or(Backend::Auto))
+}
+
+/// What `NOSYNC_HOOK` says: `None` for "do not install on the first scope" (unset, empty, `0`),
+/// else the backend it asks for.
+fn env_backend() -> Result<Option<Backend>, HookError> {
+    let value = std::env::var(HOOK_ENV).unwrap_or_default();
+    match value.trim() {
+        "" | "0" => Ok(None),
+        "1" | "auto" => Ok(Some(Backend::Auto)),
+        "cupti" => Ok(Some(Backend::Cupti)),
+        "interpose" => Ok(Some(Backend::Interpose)),
+        _ => Err(HookError::Env { value }),
+    }
+}
+
+/// A line for the user on stderr, like nosync's other messages (no logger needed).
+pub(crate) fn say(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "nosync: {message}");
 }
 
 /// Installs the hook with a chosen backend (or shares the installed one, whatever its backend).
@@ -281,28 +310,21 @@ fn start_interposer(
         // Decided before `cuInit` below: whether some code had initialized the driver.
         let installed = interpose::install(&driver.library, initialized)
             .map_err(|reason| HookError::Interpose { reason })?;
+        if let Err(e) = subscribe::start_driver(&driver.driver) {
+            interpose::abort();
+            return Err(e);
+        }
+        interpose::commit(initialized);
         log::debug!(
             target: "nosync",
-            "hook: interposer installed, {} import slots rewritten, {} calls found in the driver",
+            "hook: interposer installed, {} import slots rewritten, {} calls found",
             installed.slots,
             installed.resolved.len()
         );
-        subscribe::start_driver(&driver.driver)?;
-        // A runtime call's function is learned when the runtime is looked up (`dlsym`).
-        let enabled = HOOKED
-            .iter()
-            .filter(|row| {
-                row.domain == table::Domain::Runtime
-                    || installed
-                        .resolved
-                        .iter()
-                        .any(|e| e.domain == row.domain && e.cbid == row.cbid)
-            })
-            .collect();
         Ok(Subscription {
             handle: None,
             hooks: 1,
-            enabled,
+            enabled: Vec::new(),
             watching: 0,
         })
     }
@@ -327,12 +349,32 @@ pub fn backend() -> Option<Backend> {
 
 impl Hook {
     /// The rows it sees: those whose callbacks this CUPTI enabled, or whose functions the
-    /// interposer found in the driver (a row they do not know is left out).
+    /// interposer knows now (found in the driver, or bound in a patched object; a runtime row
+    /// only once a CUDA runtime is loaded). A row they do not know is left out.
     pub fn hooked(&self) -> Vec<&'static Hooked> {
-        subscription()
-            .as_ref()
-            .map(|s| s.enabled.clone())
-            .unwrap_or_default()
+        let sub = subscription();
+        match sub.as_ref() {
+            Some(s) if s.handle.is_some() => s.enabled.clone(),
+            #[cfg(target_os = "linux")]
+            Some(_) => interpose::hooked(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// What it sees and what it does not: for the interposer, the objects and slots it patched,
+    /// what it left alone and why, and the calls it cannot see (print it: its `Display` is
+    /// written for users).
+    pub fn coverage(&self) -> Coverage {
+        match self.backend() {
+            #[cfg(target_os = "linux")]
+            Backend::Interpose => interpose::coverage(),
+            backend => Coverage {
+                backend,
+                objects: Vec::new(),
+                skipped: Vec::new(),
+                unseen: Vec::new(),
+            },
+        }
     }
 
     /// How it sees the calls: [`Backend::Cupti`] or [`Backend::Interpose`].
@@ -420,38 +462,23 @@ pub(crate) fn install_from_env_once() {
 
 #[cold]
 fn install_from_env() {
-    use std::io::Write;
-    let value = std::env::var(HOOK_ENV).unwrap_or_default();
     // A report asks for the hook too.
     let report = std::env::var_os(REPORT_ENV).is_some_and(|v| !v.is_empty());
-    let message = match value.trim() {
-        "" if report => match install() {
+    let message = match env_backend() {
+        Ok(None) if !report => return,
+        Ok(backend) => match install_with(backend.unwrap_or(Backend::Auto)) {
             Ok(hook) => {
                 std::mem::forget(hook); // kept for the process
                 return;
             }
-            Err(e) => format!("{REPORT_ENV} is set but the hook was not installed: {e}"),
-        },
-        "" | "0" => return,
-        v @ ("1" | "cupti" | "interpose") => {
-            let backend = match v {
-                "cupti" => Backend::Cupti,
-                "interpose" => Backend::Interpose,
-                _ => Backend::Auto,
-            };
-            match install_with(backend) {
-                Ok(hook) => {
-                    std::mem::forget(hook); // kept for the process
-                    return;
-                }
-                Err(e) => format!("{HOOK_ENV}={v} but the hook was not installed: {e}"),
+            Err(e) if backend.is_none() => {
+                format!("{REPORT_ENV} is set but the hook was not installed: {e}")
             }
-        }
-        other => format!(
-            "{HOOK_ENV}={other:?} is not 0, 1, cupti or interpose; the hook was not installed"
-        ),
+            Err(e) => format!("{HOOK_ENV} is set but the hook was not installed: {e}"),
+        },
+        Err(e) => format!("{e}; the hook was not installed"),
     };
-    let _ = writeln!(std::io::stderr().lock(), "nosync: {message}");
+    say(&message);
 }
 
 /// Runs the `#[ignore]`d test `path` of this test binary alone in a child process, and fails

@@ -5,12 +5,10 @@
 //!
 //! The objects come from `dl_iterate_phdr`; each object's dynamic section names its symbol and
 //! string tables and its relocations (`DT_RELA`, `DT_JMPREL`). A slot is a `JUMP_SLOT`,
-//! `GLOB_DAT` or absolute 64-bit relocation of a named symbol. Slots in the read-only-after-load
-//! region (`PT_GNU_RELRO`) are made writable for the one aligned store, then read-only again; a
-//! store of one pointer-sized word is atomic on the supported targets, so a thread calling through
-//! the slot meanwhile sees the old or the new address.
+//! `GLOB_DAT` or absolute 64-bit relocation of a named symbol. The loader's own copy of the
+//! program headers is read only under its lock (`dl_iterate_phdr`); an object's tables only
+//! while the caller holds a reference to it, so that no `dlclose` unmaps them meanwhile.
 
-use std::collections::HashSet;
 use std::ffi::{CStr, c_int, c_void};
 
 /// One loaded object: its load base, its program headers and its name.
@@ -20,53 +18,87 @@ pub(super) struct Object {
     pub(super) base: usize,
     /// The path the loader opened, empty for the main program.
     pub(super) name: String,
-    phdrs: &'static [libc::Elf64_Phdr],
+    /// A copy of its program headers: the loader's are read only while it holds its lock.
+    phdrs: Vec<libc::Elf64_Phdr>,
 }
 
-/// Every object loaded now, in the loader's order (the program first).
-pub(super) fn objects() -> Vec<Object> {
-    unsafe extern "C" fn each(info: *mut libc::dl_phdr_info, _: usize, data: *mut c_void) -> c_int {
-        // SAFETY: `dl_iterate_phdr` passes a valid `info` for the duration of this call, and
-        // `data` is the `Vec<Object>` handed to it below.
-        let (info, out) = unsafe { (&*info, &mut *data.cast::<Vec<Object>>()) };
-        let name = if info.dlpi_name.is_null() {
+/// The loaded objects, in the loader's order (the program first), and the loader's counters of
+/// objects added and removed so far in the process.
+#[derive(Debug, Default)]
+pub(super) struct Census {
+    pub(super) objects: Vec<Object>,
+    /// `dlpi_adds`, `dlpi_subs`: a change in `subs` means an object was unloaded, and a later
+    /// one may have been loaded at its address.
+    pub(super) adds: u64,
+    pub(super) subs: u64,
+}
+
+/// glibc's `struct dl_phdr_info`, with the two counters (the `libc` crate leaves them out);
+/// the loader says by the size it passes how much of it is there.
+#[repr(C)]
+struct PhdrInfo {
+    addr: usize,
+    name: *const libc::c_char,
+    phdr: *const libc::Elf64_Phdr,
+    phnum: u16,
+    adds: u64,
+    subs: u64,
+}
+
+/// Every object loaded now, copied while the loader holds its lock.
+pub(super) fn census() -> Census {
+    unsafe extern "C" fn each(
+        info: *mut libc::dl_phdr_info,
+        size: usize,
+        data: *mut c_void,
+    ) -> c_int {
+        // SAFETY: `dl_iterate_phdr` passes a valid `info` of `size` bytes for the duration of
+        // this call, and `data` is the `Census` handed to it below.
+        let (info, out) = unsafe { (&*info.cast::<PhdrInfo>(), &mut *data.cast::<Census>()) };
+        if size >= size_of::<PhdrInfo>() {
+            (out.adds, out.subs) = (info.adds, info.subs);
+        }
+        let name = if info.name.is_null() {
             String::new()
         } else {
             // SAFETY: the loader's NUL-terminated name of a loaded object.
-            unsafe { CStr::from_ptr(info.dlpi_name) }
+            unsafe { CStr::from_ptr(info.name) }
                 .to_string_lossy()
                 .into_owned()
         };
-        let phdrs = if info.dlpi_phdr.is_null() {
-            &[][..]
+        let phdrs = if info.phdr.is_null() {
+            Vec::new()
         } else {
-            // SAFETY: `dlpi_phnum` headers at `dlpi_phdr`, mapped while the object is loaded.
-            // The interposer reads them in the same pass (an install, or a `dlopen` that just
-            // returned); an object another thread `dlclose`s during that pass is the one case
-            // this does not guard against (the loader's lock is held only inside this callback).
-            unsafe { std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) }
+            // SAFETY: `phnum` headers at `phdr`, mapped while the loader's lock is held (during
+            // this callback); copied out.
+            unsafe { std::slice::from_raw_parts(info.phdr, usize::from(info.phnum)) }.to_vec()
         };
-        out.push(Object {
-            base: info.dlpi_addr as usize,
+        out.objects.push(Object {
+            base: info.addr,
             name,
             phdrs,
         });
         0
     }
-    let mut out: Vec<Object> = Vec::new();
+    let mut out = Census::default();
     // SAFETY: `each` matches the callback type and only reads what the loader passes.
     unsafe { libc::dl_iterate_phdr(Some(each), (&raw mut out).cast()) };
     out
 }
 
-/// The object that holds `addr` (a function of this crate: the object nosync is linked into).
-pub(super) fn object_of(addr: usize) -> Option<Object> {
-    objects().into_iter().find(|o| {
-        o.phdrs.iter().any(|p| {
-            let start = o.base + p.p_vaddr as usize;
+impl Object {
+    /// Whether `addr` lies in one of the object's loaded segments.
+    pub(super) fn contains(&self, addr: usize) -> bool {
+        self.phdrs.iter().any(|p| {
+            let start = self.base.wrapping_add(p.p_vaddr as usize);
             p.p_type == libc::PT_LOAD && (start..start + p.p_memsz as usize).contains(&addr)
         })
-    })
+    }
+}
+
+/// The object that holds `addr` (a function of this crate: the object nosync is linked into).
+pub(super) fn object_of(addr: usize) -> Option<Object> {
+    census().objects.into_iter().find(|o| o.contains(addr))
 }
 
 /// A named import slot of an object.
@@ -74,7 +106,7 @@ pub(super) fn object_of(addr: usize) -> Option<Object> {
 pub(super) struct Slot {
     /// Where the address is kept.
     pub(super) at: *mut usize,
-    /// The symbol's name (in the object's string table, mapped while it is loaded).
+    /// The symbol's name (in the object's string table, valid while it is loaded).
     pub(super) name: &'static CStr,
 }
 
@@ -85,6 +117,8 @@ const DT_RELA: i64 = 7;
 const DT_RELASZ: i64 = 8;
 const DT_PLTRELSZ: i64 = 2;
 const DT_JMPREL: i64 = 23;
+const DT_RPATH: i64 = 15;
+const DT_RUNPATH: i64 = 29;
 
 /// The relocation types that hold a function's address: jump slot, global data, absolute.
 #[cfg(target_arch = "x86_64")]
@@ -115,46 +149,69 @@ struct Sym {
     size: u64,
 }
 
-/// The named import slots of `object` (none when it has no dynamic section).
-pub(super) fn slots(object: &Object) -> Vec<Slot> {
-    let Some(dynamic) = object.phdrs.iter().find(|p| p.p_type == libc::PT_DYNAMIC) else {
-        return Vec::new();
-    };
-    let mut table = [0u64; 24];
-    let mut entry = (object.base + dynamic.p_vaddr as usize) as *const Dyn;
-    // SAFETY: the dynamic section of a loaded object, an array ended by `DT_NULL`.
+/// The object's dynamic section as a table by tag (tags below 32), with addresses made
+/// absolute; `None` without one.
+///
+/// # Safety
+/// The object stays loaded during the call.
+unsafe fn dynamic(object: &Object) -> Option<[usize; 32]> {
+    let dynamic = object.phdrs.iter().find(|p| p.p_type == libc::PT_DYNAMIC)?;
+    let mut table = [0usize; 32];
+    let mut entry = object.base.wrapping_add(dynamic.p_vaddr as usize) as *const Dyn;
+    // SAFETY: the dynamic section of a loaded object (this fn's contract), ended by `DT_NULL`.
     unsafe {
         while (*entry).tag != DT_NULL {
             if let Ok(i) = usize::try_from((*entry).tag)
                 && i < table.len()
             {
-                table[i] = (*entry).val;
+                table[i] = (*entry).val as usize;
             }
             entry = entry.add(1);
         }
     }
     // glibc stores the tables' addresses relocated, other loaders as offsets from the base.
-    let at = |v: u64| {
-        let v = v as usize;
-        if v != 0 && v < object.base {
-            v + object.base
-        } else {
-            v
+    for tag in [DT_STRTAB, DT_SYMTAB, DT_RELA, DT_JMPREL] {
+        let v = &mut table[tag as usize];
+        if *v != 0 && *v < object.base {
+            *v += object.base;
         }
+    }
+    Some(table)
+}
+
+/// Whether the object names its own library search path (`DT_RPATH` or `DT_RUNPATH`): a
+/// `dlopen` it makes of a bare name may find another file than one made from elsewhere.
+///
+/// # Safety
+/// The object stays loaded during the call.
+pub(super) unsafe fn has_search_path(object: &Object) -> bool {
+    // SAFETY: this fn's contract.
+    unsafe { dynamic(object) }
+        .is_some_and(|t| t[DT_RPATH as usize] != 0 || t[DT_RUNPATH as usize] != 0)
+}
+
+/// The named import slots of `object` (none when it has no dynamic section).
+///
+/// # Safety
+/// The object stays loaded while the slots are used (the caller holds a reference to it).
+pub(super) unsafe fn slots(object: &Object) -> Vec<Slot> {
+    // SAFETY: this fn's contract.
+    let Some(table) = (unsafe { dynamic(object) }) else {
+        return Vec::new();
     };
-    let (strtab, symtab) = (at(table[DT_STRTAB as usize]), at(table[DT_SYMTAB as usize]));
+    let (strtab, symtab) = (table[DT_STRTAB as usize], table[DT_SYMTAB as usize]);
     if strtab == 0 || symtab == 0 {
         return Vec::new();
     }
     let mut out = Vec::new();
     for (rela, size) in [(DT_RELA, DT_RELASZ), (DT_JMPREL, DT_PLTRELSZ)] {
-        let (start, bytes) = (at(table[rela as usize]), table[size as usize] as usize);
+        let (start, bytes) = (table[rela as usize], table[size as usize]);
         if start == 0 {
             continue;
         }
-        let count = bytes / size_of::<Rela>();
-        // SAFETY: the object's relocation table, `count` entries, mapped while it is loaded.
-        let relas = unsafe { std::slice::from_raw_parts(start as *const Rela, count) };
+        // SAFETY: the object's relocation table, `bytes` long, mapped while it is loaded.
+        let relas =
+            unsafe { std::slice::from_raw_parts(start as *const Rela, bytes / size_of::<Rela>()) };
         for r in relas {
             let (sym, kind) = ((r.info >> 32) as usize, r.info as u32);
             if sym == 0 || !SLOT_TYPES.contains(&kind) || r.addend != 0 {
@@ -166,70 +223,11 @@ pub(super) fn slots(object: &Object) -> Vec<Slot> {
                 let s = &*(symtab as *const Sym).add(sym);
                 CStr::from_ptr((strtab + s.name as usize) as *const libc::c_char)
             };
-            let slot = (object.base + r.offset as usize) as *mut usize;
-            out.push(Slot { at: slot, name });
+            let at = object.base.wrapping_add(r.offset as usize) as *mut usize;
+            out.push(Slot { at, name });
         }
     }
     out
-}
-
-/// Stores `value` into `slot`, making its page writable for the store if it is not; whether it
-/// was stored. A page in the object's `PT_GNU_RELRO` region is made read-only again.
-///
-/// # Safety
-/// `slot` is an import slot of `object` (from [`slots`]) and `value` the address of a function
-/// with the signature of the symbol the slot names.
-pub(super) unsafe fn store(object: &Object, slot: *mut usize, value: usize) -> bool {
-    let page = page_size();
-    let start = (slot as usize) & !(page - 1);
-    let relro = object.phdrs.iter().any(|p| {
-        let from = object.base + p.p_vaddr as usize;
-        p.p_type == libc::PT_GNU_RELRO
-            && (from..from + p.p_memsz as usize).contains(&(slot as usize))
-    });
-    // SAFETY: `start` is the page of a slot of a loaded object; adding write access to a mapped
-    // data page changes no byte of it.
-    let writable = unsafe {
-        libc::mprotect(
-            start as *mut c_void,
-            page,
-            libc::PROT_READ | libc::PROT_WRITE,
-        ) == 0
-    };
-    if !writable {
-        return false;
-    }
-    // SAFETY: an aligned, pointer-sized slot (the loader writes it the same way); atomic, so a
-    // concurrent call through the slot reads the old or the new address.
-    unsafe {
-        (*slot.cast::<std::sync::atomic::AtomicUsize>())
-            .store(value, std::sync::atomic::Ordering::SeqCst)
-    };
-    if relro {
-        // SAFETY: as above; the page goes back to what the loader left it.
-        unsafe { libc::mprotect(start as *mut c_void, page, libc::PROT_READ) };
-    }
-    true
-}
-
-/// Reads a slot.
-///
-/// # Safety
-/// `slot` is an import slot of a loaded object.
-pub(super) unsafe fn load(slot: *mut usize) -> usize {
-    // SAFETY: an aligned, pointer-sized, mapped slot (this fn's contract).
-    unsafe {
-        (*slot.cast::<std::sync::atomic::AtomicUsize>()).load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-fn page_size() -> usize {
-    // SAFETY: `sysconf` has no preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size)
-        .ok()
-        .filter(|s| s.is_power_of_two())
-        .unwrap_or(4096)
 }
 
 /// Objects the interposer leaves alone: the driver itself (its calls into itself are its own),
@@ -259,6 +257,3 @@ fn file_starts_with(path: &str, prefixes: &[&str]) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
     prefixes.iter().any(|p| file.starts_with(p))
 }
-
-/// The objects patched so far, by base, so a later pass (after a `dlopen`) visits only new ones.
-pub(super) type Seen = HashSet<usize>;

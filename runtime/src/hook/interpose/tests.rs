@@ -4,16 +4,12 @@
 use super::super::capture::WATCHED;
 use super::super::table::HOOKED;
 use super::*;
+use std::collections::HashMap;
 
 #[test]
 fn every_hooked_and_watched_call_has_a_wrapper_with_its_callback_id() {
-    let entries = wrappers::all();
-    let keyed = |name: &str| {
-        entries
-            .iter()
-            .find(|(e, _)| e.name() == name)
-            .map(|(e, _)| *e)
-    };
+    let entries = wrappers::ALL;
+    let keyed = |name: &str| entries.iter().find(|e| e.name() == name).copied();
     for row in &HOOKED {
         let e = keyed(row.does.api).unwrap_or_else(|| panic!("no wrapper for {}", row.does.api));
         assert_eq!(
@@ -95,19 +91,19 @@ fn this_binary_imports_dlsym_and_dlopen_through_slots() {
     let own =
         elf::object_of(this_binary_imports_dlsym_and_dlopen_through_slots as *const () as usize)
             .expect("the test binary is a loaded object");
-    let names: Vec<_> = elf::slots(&own)
-        .iter()
-        .map(|s| s.name.to_bytes().to_vec())
-        .collect();
+    // SAFETY: the test binary stays loaded.
+    let slots = unsafe { elf::slots(&own) };
+    let names: Vec<_> = slots.iter().map(|s| s.name.to_bytes().to_vec()).collect();
     assert!(names.iter().any(|n| n == b"dlsym"), "no dlsym slot");
     assert!(names.iter().any(|n| n == b"dlopen"), "no dlopen slot");
     // Each slot holds what the loader resolved: `dlsym`'s is the C library's function.
-    let slot = elf::slots(&own)
+    let slot = slots
         .into_iter()
         .find(|s| s.name.to_bytes() == b"dlsym")
         .unwrap();
-    // SAFETY: a slot of a loaded object.
-    let held = unsafe { elf::load(slot.at) };
+    assert!(protect::aligned(slot.at));
+    // SAFETY: an aligned slot of a loaded object.
+    let held = unsafe { protect::load(slot.at) };
     assert_eq!(held, libc::dlsym as *const () as usize);
 }
 
@@ -129,4 +125,31 @@ fn exempt_objects_are_the_driver_the_loader_and_the_c_library() {
     ] {
         assert!(!elf::is_exempt(name), "{name}");
     }
+}
+
+/// Stand-in targets for the variant tests: distinct addresses, never called.
+static PROBE: wrappers::Targets = wrappers::Targets::new(wrappers::variants!(probe));
+
+unsafe extern "C" fn probe<const K: usize>() -> i32 {
+    K as i32
+}
+
+#[test]
+fn each_target_gets_its_own_wrapper_until_the_variants_run_out() {
+    let wrappers: Vec<_> = (1..=4)
+        .map(|t| PROBE.wrapper_for(t * 16).unwrap())
+        .collect();
+    let mut distinct = wrappers.clone();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 4, "one wrapper a target");
+    // The same target is answered with its wrapper again; a fifth one with none.
+    assert_eq!(PROBE.wrapper_for(32), Some(wrappers[1]));
+    assert_eq!(PROBE.wrapper_for(80), None);
+    // A null address (a lookup's "not found") and a wrapper itself are never wrapped.
+    assert_eq!(PROBE.wrapper_for(0), None);
+    assert_eq!(PROBE.wrapper_for(wrappers[0]), None);
+    assert_eq!(PROBE.wrapper_of(48), Some(wrappers[2]));
+    assert_eq!(PROBE.wrapper_of(0), None);
+    assert_eq!(PROBE.target_of_wrapper(wrappers[3]), Some(64));
+    assert_eq!(PROBE.target_of_wrapper(64), None);
 }

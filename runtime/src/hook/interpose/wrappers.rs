@@ -1,13 +1,19 @@
 //! One `extern "C"` function per hooked or watched call, with the call's C signature: the
 //! interposer hands these out instead of the driver's. Each packs its arguments into the struct
 //! CUPTI would pass (`generated_cuda_api_meta.h`: the arguments in order) and runs the same
-//! check as the CUPTI callback, at the call's entry and exit, around the real call.
+//! check as the CUPTI callback, at the call's entry and exit, around the call of the function
+//! its slot (or lookup) held before: a preloaded shim stays in the call path.
+//!
+//! A name has four wrappers (variants), each calling its own target: the driver's function, and
+//! what other objects had bound the name to. A slot bound to a fifth function is left alone and
+//! listed in the coverage.
 //!
 //! Outside every scope, with no report and no capture, a wrapper is one thread-local read and
-//! two relaxed loads before it calls the driver.
+//! two relaxed loads before it calls its target.
 
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 
 use super::super::table::Domain;
 
@@ -17,6 +23,94 @@ type Res = i32;
 type P = *mut c_void;
 /// `CUdeviceptr`.
 type D = u64;
+
+/// How many functions one name's wrappers can call at once.
+pub(in crate::hook) const VARIANTS: usize = 4;
+
+/// The functions one name's wrappers call, one per variant, and the wrappers.
+#[derive(Debug)]
+pub(in crate::hook) struct Targets {
+    /// The function each variant's wrapper calls; 0 while the variant is free. Set once, before
+    /// the wrapper is handed out, and never changed.
+    slots: [AtomicUsize; VARIANTS],
+    /// The wrappers' addresses, by variant.
+    wrappers: fn() -> [usize; VARIANTS],
+}
+
+impl Targets {
+    pub(in crate::hook) const fn new(wrappers: fn() -> [usize; VARIANTS]) -> Targets {
+        Targets {
+            slots: [const { AtomicUsize::new(0) }; VARIANTS],
+            wrappers,
+        }
+    }
+
+    /// The wrapper that calls `target`, claiming a free variant for it; `None` when `target` is
+    /// null, is one of these wrappers, or every variant calls another function.
+    pub(in crate::hook) fn wrapper_for(&self, target: usize) -> Option<usize> {
+        let wrappers = (self.wrappers)();
+        if target == 0 || wrappers.contains(&target) {
+            return None;
+        }
+        for (k, t) in self.slots.iter().enumerate() {
+            match t.compare_exchange(0, target, AcqRel, Acquire) {
+                Ok(_) => return Some(wrappers[k]),
+                Err(held) if held == target => return Some(wrappers[k]),
+                Err(_) => {}
+            }
+        }
+        None
+    }
+
+    /// The wrapper already calling `target`, without claiming a variant.
+    pub(in crate::hook) fn wrapper_of(&self, target: usize) -> Option<usize> {
+        let k = self
+            .slots
+            .iter()
+            .position(|t| target != 0 && t.load(Acquire) == target)?;
+        Some((self.wrappers)()[k])
+    }
+
+    /// What the wrapper at `addr` calls, if it is one of these wrappers.
+    pub(in crate::hook) fn target_of_wrapper(&self, addr: usize) -> Option<usize> {
+        let k = (self.wrappers)().iter().position(|&w| w == addr)?;
+        Some(self.slots[k].load(Acquire))
+    }
+
+    /// Whether some variant calls a function (the call can be seen through some path).
+    pub(in crate::hook) fn claimed(&self) -> bool {
+        self.slots.iter().any(|t| t.load(Relaxed) != 0)
+    }
+
+    /// Variant `k`'s target as a function pointer of type `F`.
+    ///
+    /// # Safety
+    /// `F` is a function pointer type with the signature of the function these wrappers stand
+    /// for, and variant `k`'s wrapper has been handed out (its target is set).
+    #[inline(always)]
+    pub(in crate::hook) unsafe fn get<F: Copy>(&self, k: usize) -> F {
+        const { assert!(size_of::<F>() == size_of::<usize>()) };
+        let real = self.slots[k].load(Acquire);
+        debug_assert_ne!(real, 0, "a wrapper handed out before its target");
+        // SAFETY: this fn's contract: `F` is a function pointer of the target's signature.
+        unsafe { std::mem::transmute_copy(&real) }
+    }
+}
+
+/// The addresses of variants 0 to 3 of a wrapper generic over its variant.
+macro_rules! variants {
+    ($f:ident) => {
+        || {
+            [
+                $f::<0> as *const () as usize,
+                $f::<1> as *const () as usize,
+                $f::<2> as *const () as usize,
+                $f::<3> as *const () as usize,
+            ]
+        }
+    };
+}
+pub(super) use variants;
 
 /// What a wrapper knows of its call.
 #[derive(Debug)]
@@ -30,13 +124,12 @@ pub(in crate::hook) struct Entry {
     /// A call made so often (launches, stream queries) that it is checked only while a capture
     /// or a `capture_safe` scope is live.
     pub(in crate::hook) frequent: bool,
-    /// The real function's address; 0 until found. A wrapper is handed out only once it is set.
-    pub(in crate::hook) real: AtomicUsize,
+    /// What its wrappers call.
+    pub(in crate::hook) targets: Targets,
 }
 
 impl Entry {
     /// The exported name.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(in crate::hook) fn name(&self) -> &'static str {
         let bytes = &self.cname[..self.cname.len() - 1];
         std::str::from_utf8(bytes).unwrap_or("")
@@ -55,34 +148,30 @@ macro_rules! interposed {
                     domain: Domain::$domain,
                     cbid: $cbid,
                     frequent: $frequent,
-                    real: AtomicUsize::new(0),
+                    targets: Targets::new(variants!(wrapper)),
                 };
 
                 /// The call's arguments as CUPTI's parameter struct lays them out.
                 #[repr(C)]
                 pub(in crate::hook) struct Params { $( pub(in crate::hook) $arg: $ty ),* }
 
-                /// The wrapper.
+                /// The wrapper of variant `K`: checks around a call of `ENTRY.targets[K]`.
                 ///
                 /// # Safety
-                /// As the driver's function of the same name; called only once `ENTRY.real` is set.
-                pub(in crate::hook) unsafe extern "C" fn wrapper($( $arg: $ty ),*) -> Res {
-                    let real = ENTRY.real.load(Relaxed);
-                    debug_assert_ne!(real, 0, "a wrapper handed out before its real function");
-                    // SAFETY: `real` is the address of the function named `ENTRY.cname`, whose
-                    // C signature this wrapper has (set by the interposer, never 0 once handed out).
-                    let real: unsafe extern "C" fn($($ty),*) -> Res = unsafe { std::mem::transmute(real) };
+                /// As the driver's function of the same name; handed out only once its target is set.
+                pub(in crate::hook) unsafe extern "C" fn wrapper<const K: usize>($( $arg: $ty ),*) -> Res {
+                    // SAFETY: the type is this call's C signature; variant `K` was handed out.
+                    let real: unsafe extern "C" fn($($ty),*) -> Res = unsafe { ENTRY.targets.get(K) };
                     let params = Params { $($arg),* };
-                    // SAFETY: `params` is this call's parameter struct; the closure makes the call.
+                    // SAFETY: `params` is this call's parameter struct; the closure makes the call
+                    // with the caller's arguments, to the function the slot held before.
                     unsafe { super::super::around(&ENTRY, (&raw const params).cast(), || real($($arg),*)) }
                 }
             }
         )*
 
-        /// Every entry with its wrapper's address.
-        pub(in crate::hook) fn all() -> Vec<(&'static Entry, usize)> {
-            vec![$( (&$name::ENTRY, $name::wrapper as *const () as usize) ),*]
-        }
+        /// Every entry.
+        pub(in crate::hook) static ALL: &[&Entry] = &[$( &$name::ENTRY ),*];
 
         /// The size of each wrapper's parameter struct, by name (for the layout tests).
         #[cfg(test)]

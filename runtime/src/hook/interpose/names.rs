@@ -1,0 +1,192 @@
+//! What the interposer stands in for, by name, and the loader's functions its hooks call.
+//!
+//! The loader's `dlsym`, `dlvsym` and `dlopen` are what nosync's own import slots held before the
+//! install (a preloaded shim of them stays in the path), resolved through the C library's handle
+//! where a slot was not bound yet: never the address of a Rust function pointer, which in a
+//! program built without position independence is the program's own PLT stub, and would jump
+//! back into the rewritten slot.
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+use super::elf::{self, Object};
+use super::wrappers::{self, Entry, Targets};
+use crate::hook::table::Domain;
+
+/// What a slot or a lookup of a name gets instead.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Stand {
+    /// A hooked or watched call: its wrappers check.
+    Call(&'static Entry),
+    /// `cuGetProcAddress` or `cuGetProcAddress_v2`: its wrappers swap what it returns.
+    GetProc(&'static Targets),
+    /// `dlsym`, `dlvsym` (nosync's object only) and `dlopen` (every object): one hook each.
+    Loader(Loader),
+}
+
+/// The loader's functions nosync stands in for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Loader {
+    Dlsym,
+    Dlvsym,
+    Dlopen,
+}
+
+impl Loader {
+    /// The real function, as nosync's object had it bound.
+    pub(super) fn real(self) -> usize {
+        self.cell().load(Relaxed)
+    }
+
+    fn cell(self) -> &'static AtomicUsize {
+        static CELLS: [AtomicUsize; 3] = [const { AtomicUsize::new(0) }; 3];
+        &CELLS[self as usize]
+    }
+
+    /// The hook that stands in for it.
+    pub(super) fn hook(self) -> usize {
+        match self {
+            Loader::Dlsym => super::lookup::dlsym_hook as *const () as usize,
+            Loader::Dlvsym => super::lookup::dlvsym_hook as *const () as usize,
+            Loader::Dlopen => super::dlopen::dlopen_entry as *const () as usize,
+        }
+    }
+
+    /// Whether nosync takes it over in objects other than its own: `dlsym`'s answer to
+    /// `RTLD_NEXT` depends on its caller's object, so it is taken over in nosync's only.
+    pub(super) fn everywhere(self) -> bool {
+        self == Loader::Dlopen
+    }
+}
+
+pub(super) type Dlsym = unsafe extern "C" fn(*mut c_void, *const c_char) -> *mut c_void;
+pub(super) type Dlopen = unsafe extern "C" fn(*const c_char, c_int) -> *mut c_void;
+
+/// The real `dlsym`.
+pub(super) fn dlsym(handle: *mut c_void, name: &[u8]) -> usize {
+    debug_assert_eq!(name.last(), Some(&0));
+    // SAFETY: set at `init` to the loader's `dlsym`, before any hook could run.
+    let real: Dlsym = unsafe { std::mem::transmute(Loader::Dlsym.real()) };
+    // SAFETY: a NUL-terminated name (asserted) and a handle the caller got from the loader.
+    unsafe { real(handle, name.as_ptr().cast()) as usize }
+}
+
+/// The real `dlopen`.
+pub(super) fn dlopen(file: *const c_char, flags: c_int) -> *mut c_void {
+    // SAFETY: set at `init` to the loader's `dlopen`, before any hook could run.
+    let real: Dlopen = unsafe { std::mem::transmute(Loader::Dlopen.real()) };
+    // SAFETY: the caller's arguments.
+    unsafe { real(file, flags) }
+}
+
+/// The names, and the object nosync is linked into.
+#[derive(Debug)]
+pub(super) struct Names {
+    by_name: HashMap<&'static [u8], Stand>,
+    pub(super) own: Object,
+}
+
+impl Names {
+    /// What stands in for `name` (without its NUL).
+    pub(super) fn get(&self, name: &[u8]) -> Option<Stand> {
+        self.by_name.get(name).copied()
+    }
+}
+
+static NAMES: OnceLock<Names> = OnceLock::new();
+
+/// The names, once `init` ran.
+pub(super) fn names() -> Option<&'static Names> {
+    NAMES.get()
+}
+
+/// Finds the loader's functions and each call's function in `driver`, once; nothing is written
+/// to any slot here, so an error leaves the process as it was.
+pub(super) fn init(driver: &libloading::Library) -> Result<&'static Names, String> {
+    if let Some(names) = NAMES.get() {
+        return Ok(names);
+    }
+    let own = elf::object_of(init as *const () as usize)
+        .ok_or("the object nosync is linked into is not among the loaded objects")?;
+    bind_loader(&own)?;
+    let mut by_name = HashMap::new();
+    for &entry in wrappers::ALL {
+        let real = match entry.domain {
+            Domain::Driver => symbol(driver, entry.cname),
+            Domain::Runtime => dlsym(libc::RTLD_DEFAULT, entry.cname),
+        };
+        let _ = entry.targets.wrapper_for(real);
+        by_name.insert(&entry.cname[..entry.cname.len() - 1], Stand::Call(entry));
+    }
+    for (name, targets) in super::lookup::GET_PROC {
+        let _ = targets.wrapper_for(symbol(driver, name));
+        by_name.insert(&name[..name.len() - 1], Stand::GetProc(targets));
+    }
+    for (name, loader) in [
+        (&b"dlsym"[..], Loader::Dlsym),
+        (b"dlvsym", Loader::Dlvsym),
+        (b"dlopen", Loader::Dlopen),
+    ] {
+        by_name.insert(name, Stand::Loader(loader));
+    }
+    Ok(NAMES.get_or_init(|| Names { by_name, own }))
+}
+
+/// Reads what nosync's own slots of `dlsym`, `dlvsym` and `dlopen` are bound to.
+fn bind_loader(own: &Object) -> Result<(), String> {
+    // SAFETY: nosync's own object stays loaded while its code runs.
+    let slots = unsafe { elf::slots(own) };
+    for (name, loader) in [
+        (&b"dlsym\0"[..], Loader::Dlsym),
+        (b"dlvsym\0", Loader::Dlvsym),
+        (b"dlopen\0", Loader::Dlopen),
+    ] {
+        let Some(slot) = slots.iter().find(|s| s.name.to_bytes_with_nul() == name) else {
+            continue;
+        };
+        if !super::protect::aligned(slot.at) {
+            continue;
+        }
+        // SAFETY: an aligned import slot of nosync's object.
+        let held = unsafe { super::protect::load(slot.at) };
+        loader.cell().store(bound_in_libc(own, held, name), Relaxed);
+    }
+    if Loader::Dlsym.real() == 0 || Loader::Dlopen.real() == 0 {
+        return Err(String::from(
+            "nosync's object has no `dlsym` or `dlopen` import slot the loader can tell the target of: what cudarc loads at run time would go unseen",
+        ));
+    }
+    Ok(())
+}
+
+/// What a slot of nosync's object holding `held` calls: `held` once bound, else the C library's
+/// function of that name (found through its handle, so never a PLT stub of the program).
+fn bound_in_libc(own: &Object, held: usize, name: &[u8]) -> usize {
+    if held != 0 && !own.contains(held) {
+        return held;
+    }
+    for lib in [&b"libc.so.6\0"[..], b"libdl.so.2\0"] {
+        // SAFETY: NUL-terminated names; RTLD_NOLOAD only looks among the loaded objects. No slot
+        // is rewritten yet, so these calls reach the loader.
+        let found = unsafe {
+            let handle = libc::dlopen(lib.as_ptr().cast(), libc::RTLD_LAZY | libc::RTLD_NOLOAD);
+            if handle.is_null() {
+                continue;
+            }
+            let f = libc::dlsym(handle, name.as_ptr().cast()) as usize;
+            libc::dlclose(handle);
+            f
+        };
+        if found != 0 && !own.contains(found) {
+            return found;
+        }
+    }
+    0
+}
+
+fn symbol(lib: &libloading::Library, name: &[u8]) -> usize {
+    // SAFETY: the address is only read, as an integer; `name` is NUL-terminated.
+    unsafe { lib.get::<*mut c_void>(name) }.map_or(0, |s| *s as usize)
+}
