@@ -12,6 +12,7 @@
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 
 use super::names::{self, Names};
+use super::patch::Pin;
 
 /// The hook's entry: the C signature of `dlopen`, with the caller's return address added as a
 /// third argument to [`dlopen_from`], which it tail-calls (so the stack is the caller's).
@@ -28,12 +29,57 @@ pub(super) unsafe extern "C" fn dlopen_entry(file: *const c_char, flags: c_int) 
     core::arch::naked_asm!("mov x2, x30", "b {from}", from = sym dlopen_from)
 }
 
+/// `dlmopen`'s entry, as `dlopen_entry`: the return address becomes a fourth argument.
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
+pub(super) unsafe extern "C" fn dlmopen_entry(
+    lmid: libc::Lmid_t,
+    file: *const c_char,
+    flags: c_int,
+) -> *mut c_void {
+    core::arch::naked_asm!("mov rcx, [rsp]", "jmp {from}", from = sym dlmopen_from)
+}
+
+/// `dlmopen`'s entry, as `dlopen_entry`.
+#[cfg(target_arch = "aarch64")]
+#[unsafe(naked)]
+pub(super) unsafe extern "C" fn dlmopen_entry(
+    lmid: libc::Lmid_t,
+    file: *const c_char,
+    flags: c_int,
+) -> *mut c_void {
+    core::arch::naked_asm!("mov x3, x30", "b {from}", from = sym dlmopen_from)
+}
+
 /// `dlopen` from the code at `caller`.
 unsafe extern "C" fn dlopen_from(file: *const c_char, flags: c_int, caller: usize) -> *mut c_void {
+    // SAFETY: the caller's arguments.
+    unsafe { opened(file, flags, caller, &|f, fl| names::dlopen(f, fl)) }
+}
+
+/// `dlmopen` from the code at `caller`: into namespace `lmid`, asked the same way.
+unsafe extern "C" fn dlmopen_from(
+    lmid: libc::Lmid_t,
+    file: *const c_char,
+    flags: c_int,
+    caller: usize,
+) -> *mut c_void {
+    // SAFETY: the caller's arguments.
+    unsafe { opened(file, flags, caller, &|f, fl| names::dlmopen(lmid, f, fl)) }
+}
+
+/// The loader's `dlopen` (or `dlmopen` into one namespace), taking a file and flags.
+type Open<'a> = &'a dyn Fn(*const c_char, c_int) -> *mut c_void;
+
+/// Opens `file` as the code at `caller` would, then patches what is new.
+///
+/// # Safety
+/// `file` is null or NUL-terminated.
+unsafe fn opened(file: *const c_char, flags: c_int, caller: usize, open: Open<'_>) -> *mut c_void {
     let handle = match names::names() {
-        // SAFETY: the caller's arguments.
-        Some(names) => unsafe { open_as(names, file, flags, caller) },
-        None => names::dlopen(file, flags),
+        // SAFETY: this fn's contract.
+        Some(names) => unsafe { open_as(names, file, flags, caller, open) },
+        None => open(file, flags),
     };
     if !handle.is_null() {
         // A panic must not unwind into C; a failed pass leaves the object as loaded.
@@ -42,62 +88,80 @@ unsafe extern "C" fn dlopen_from(file: *const c_char, flags: c_int, caller: usiz
     handle
 }
 
-/// The loader's answer to `dlopen(file, flags)` made from the object holding `caller`.
+/// The loader's answer to `open(file, flags)` made from the object holding `caller`.
 ///
 /// # Safety
 /// `file` is null or NUL-terminated.
-unsafe fn open_as(names: &Names, file: *const c_char, flags: c_int, caller: usize) -> *mut c_void {
+unsafe fn open_as(
+    names: &Names,
+    file: *const c_char,
+    flags: c_int,
+    caller: usize,
+    open: Open<'_>,
+) -> *mut c_void {
     if file.is_null() || names.own.contains(caller) {
-        return names::dlopen(file, flags);
+        return open(file, flags);
     }
     // SAFETY: this fn's contract.
     let name = unsafe { CStr::from_ptr(file) }.to_bytes();
     let origin = name.contains(&b'$');
     if name.contains(&b'/') && !origin {
-        return names::dlopen(file, flags);
+        return open(file, flags);
     }
-    let Some(object) = super::elf::census()
-        .objects
-        .into_iter()
-        .find(|o| o.contains(caller))
-    else {
-        return names::dlopen(file, flags);
+    let census = super::elf::census();
+    let Some(object) = census.objects.iter().find(|o| o.contains(caller)) else {
+        return open(file, flags);
     };
-    let pin = super::patch::Pin::new(&object);
-    // SAFETY: the caller's object is pinned (or it is the program) while its headers are read.
-    let own_path = pin.is_ok() && unsafe { super::elf::has_search_path(&object) };
-    // SAFETY: as above.
-    let ours = unsafe { super::elf::has_search_path(&names.own) };
-    let Ok(pin) = pin else {
-        return names::dlopen(file, flags);
+    let Ok(pin) = Pin::new(object) else {
+        return open(file, flags);
     };
-    if !own_path && !ours && !origin {
-        return names::dlopen(file, flags);
-    }
     if origin {
-        let Some(expanded) = expand_origin(name, &object.name) else {
-            return names::dlopen(file, flags);
+        return match expand_origin(name, &object.name) {
+            Some(expanded) => open(expanded.as_ptr(), flags),
+            None => open(file, flags),
         };
-        return names::dlopen(expanded.as_ptr(), flags);
     }
-    let loaded = names::dlopen(file, flags | libc::RTLD_NOLOAD);
+    // SAFETY: the caller's object is pinned while its headers are read; nosync's stays loaded.
+    let paths =
+        unsafe { super::elf::has_search_path(object) || super::elf::has_search_path(&names.own) };
+    if !paths {
+        // Neither object names a search path of its own: the loader searches alike for both.
+        return open(file, flags);
+    }
+    // SAFETY: as this fn's contract.
+    unsafe { search_as(&pin, file, name, flags, open) }
+}
+
+/// A bare `name` opened as the object of `pin` would: the object of that name if one is loaded,
+/// else the first that opens along the object's search path, else the loader's cache and system
+/// directories.
+///
+/// # Safety
+/// `file` is `name`, NUL-terminated.
+unsafe fn search_as(
+    pin: &Pin,
+    file: *const c_char,
+    name: &[u8],
+    flags: c_int,
+    open: Open<'_>,
+) -> *mut c_void {
+    let loaded = open(file, flags | libc::RTLD_NOLOAD);
     if !loaded.is_null() {
         return loaded;
     }
     for dir in search_path(pin.handle()) {
-        let path = [dir.as_slice(), b"/", name].concat();
-        let Ok(path) = CString::new(path) else {
+        let Ok(path) = CString::new([dir.as_slice(), b"/", name].concat()) else {
             continue;
         };
         // SAFETY: a NUL-terminated path.
         if unsafe { libc::access(path.as_ptr(), libc::F_OK) } == 0 {
-            let handle = names::dlopen(path.as_ptr(), flags);
+            let handle = open(path.as_ptr(), flags);
             if !handle.is_null() {
                 return handle;
             }
         }
     }
-    names::dlopen(file, flags)
+    open(file, flags)
 }
 
 /// `name` with `$ORIGIN` (or `${ORIGIN}`) replaced by the directory of the object at `object`

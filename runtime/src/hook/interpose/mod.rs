@@ -93,6 +93,12 @@ pub(super) fn install(
     }
     let names = names::init(driver)?;
     let slots = patch::begin(names);
+    if !patch::holds_hook(names, b"dlsym", names::Loader::Dlsym.hook()) {
+        patch::abort();
+        return Err(String::from(
+            "nosync's `dlsym` import slot could not be rewritten (Hook::coverage() says why): what cudarc loads at run time would go unseen",
+        ));
+    }
     let resolved = wrappers::ALL
         .iter()
         .copied()
@@ -138,10 +144,10 @@ pub(super) fn hooked() -> Vec<&'static super::Hooked> {
 
 /// What the interposer sees now.
 pub(super) fn coverage() -> super::coverage::Coverage {
-    let guard = patch::state();
-    let (objects, skipped) = guard
+    let skipped = patch::skipped();
+    let objects = patch::state()
         .as_ref()
-        .map(|s| (s.objects.clone(), s.skipped.clone()))
+        .map(|s| s.objects.clone())
         .unwrap_or_default();
     super::coverage::Coverage {
         backend: super::Backend::Interpose,
@@ -155,7 +161,10 @@ pub(super) fn coverage() -> super::coverage::Coverage {
 /// matters in this process: a loaded CUDA runtime, whose own driver calls go unseen, and slots
 /// it left alone. Called at the install and after each later pass.
 pub(super) fn tell_once() {
-    let mut guard = patch::state();
+    // Never waits: this may run inside the loader (see `patch::after_dlopen`); the next call tells.
+    let Ok(mut guard) = patch::try_state() else {
+        return;
+    };
     let Some(state) = guard.as_mut() else { return };
     let mut lines = Vec::new();
     if let Some((name, told)) = state.runtime.as_mut().filter(|(_, told)| !*told) {

@@ -32,6 +32,7 @@ pub(super) enum Loader {
     Dlsym,
     Dlvsym,
     Dlopen,
+    Dlmopen,
 }
 
 impl Loader {
@@ -41,7 +42,7 @@ impl Loader {
     }
 
     fn cell(self) -> &'static AtomicUsize {
-        static CELLS: [AtomicUsize; 3] = [const { AtomicUsize::new(0) }; 3];
+        static CELLS: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
         &CELLS[self as usize]
     }
 
@@ -51,18 +52,21 @@ impl Loader {
             Loader::Dlsym => super::lookup::dlsym_hook as *const () as usize,
             Loader::Dlvsym => super::lookup::dlvsym_hook as *const () as usize,
             Loader::Dlopen => super::dlopen::dlopen_entry as *const () as usize,
+            Loader::Dlmopen => super::dlopen::dlmopen_entry as *const () as usize,
         }
     }
 
     /// Whether nosync takes it over in objects other than its own: `dlsym`'s answer to
-    /// `RTLD_NEXT` depends on its caller's object, so it is taken over in nosync's only.
+    /// `RTLD_NEXT` depends on its caller's object, so it is taken over in nosync's only; the
+    /// `dlopen` hooks ask as their caller would (`dlopen.rs`).
     pub(super) fn everywhere(self) -> bool {
-        self == Loader::Dlopen
+        matches!(self, Loader::Dlopen | Loader::Dlmopen)
     }
 }
 
 pub(super) type Dlsym = unsafe extern "C" fn(*mut c_void, *const c_char) -> *mut c_void;
 pub(super) type Dlopen = unsafe extern "C" fn(*const c_char, c_int) -> *mut c_void;
+type Dlmopen = unsafe extern "C" fn(libc::Lmid_t, *const c_char, c_int) -> *mut c_void;
 
 /// The real `dlsym`.
 pub(super) fn dlsym(handle: *mut c_void, name: &[u8]) -> usize {
@@ -79,6 +83,14 @@ pub(super) fn dlopen(file: *const c_char, flags: c_int) -> *mut c_void {
     let real: Dlopen = unsafe { std::mem::transmute(Loader::Dlopen.real()) };
     // SAFETY: the caller's arguments.
     unsafe { real(file, flags) }
+}
+
+/// The real `dlmopen`.
+pub(super) fn dlmopen(lmid: libc::Lmid_t, file: *const c_char, flags: c_int) -> *mut c_void {
+    // SAFETY: set at `init` to the C library's `dlmopen` (the hook is stored only where it is).
+    let real: Dlmopen = unsafe { std::mem::transmute(Loader::Dlmopen.real()) };
+    // SAFETY: the caller's arguments.
+    unsafe { real(lmid, file, flags) }
 }
 
 /// The names, and the object nosync is linked into.
@@ -124,38 +136,35 @@ pub(super) fn init(driver: &libloading::Library) -> Result<&'static Names, Strin
         let _ = targets.wrapper_for(symbol(driver, name));
         by_name.insert(&name[..name.len() - 1], Stand::GetProc(targets));
     }
-    for (name, loader) in [
-        (&b"dlsym"[..], Loader::Dlsym),
-        (b"dlvsym", Loader::Dlvsym),
-        (b"dlopen", Loader::Dlopen),
-    ] {
-        by_name.insert(name, Stand::Loader(loader));
+    for (name, loader) in LOADERS {
+        by_name.insert(&name[..name.len() - 1], Stand::Loader(loader));
     }
     Ok(NAMES.get_or_init(|| Names { by_name, own }))
 }
 
-/// Reads what nosync's own slots of `dlsym`, `dlvsym` and `dlopen` are bound to.
+/// The loader's functions nosync stands in for, by name.
+const LOADERS: [(&[u8], Loader); 4] = [
+    (b"dlsym\0", Loader::Dlsym),
+    (b"dlvsym\0", Loader::Dlvsym),
+    (b"dlopen\0", Loader::Dlopen),
+    (b"dlmopen\0", Loader::Dlmopen),
+];
+
+/// Reads what nosync's own slots of the loader's functions are bound to (the C library's
+/// function, for one it does not import).
 fn bind_loader(own: &Object) -> Result<(), String> {
     // SAFETY: nosync's own object stays loaded while its code runs.
     let slots = unsafe { elf::slots(own) };
-    for (name, loader) in [
-        (&b"dlsym\0"[..], Loader::Dlsym),
-        (b"dlvsym\0", Loader::Dlvsym),
-        (b"dlopen\0", Loader::Dlopen),
-    ] {
-        let Some(slot) = slots.iter().find(|s| s.name.to_bytes_with_nul() == name) else {
-            continue;
-        };
-        if !super::protect::aligned(slot.at) {
-            continue;
-        }
+    for (name, loader) in LOADERS {
+        let slot = slots.iter().find(|s| s.name.to_bytes_with_nul() == name);
+        let slot = slot.filter(|s| super::protect::aligned(s.at));
         // SAFETY: an aligned import slot of nosync's object.
-        let held = unsafe { super::protect::load(slot.at) };
+        let held = slot.map_or(0, |s| unsafe { super::protect::load(s.at) });
         loader.cell().store(bound_in_libc(own, held, name), Relaxed);
     }
     if Loader::Dlsym.real() == 0 || Loader::Dlopen.real() == 0 {
         return Err(String::from(
-            "nosync's object has no `dlsym` or `dlopen` import slot the loader can tell the target of: what cudarc loads at run time would go unseen",
+            "the C library's `dlsym` or `dlopen` was not found: the interposer cannot follow what is loaded at run time",
         ));
     }
     Ok(())

@@ -9,7 +9,9 @@
 
 use std::collections::HashSet;
 use std::ffi::{CString, c_void};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 
 use super::elf::{self, Object};
 use super::names::{self, Names, Stand};
@@ -138,17 +140,25 @@ pub(super) fn abort() {
     state.skipped.clear();
 }
 
-/// After a `dlopen` returned an object: patch what is new.
+/// Set by an `after_dlopen` that found a pass running: the pass runs once more before it ends.
+static PENDING: AtomicBool = AtomicBool::new(false);
+
+/// After a `dlopen` returned an object: patch what is new. Never waits for the lock: this may
+/// run inside another `dlopen` (an object's constructor loading another), holding the loader's
+/// lock, while a pass on another thread waits for that lock; the running pass goes round again.
 pub(super) fn after_dlopen() {
     let Some(names) = names::names() else { return };
+    let Ok(mut guard) = try_state() else {
+        PENDING.store(true, SeqCst);
+        return;
+    };
     let mut pins = Vec::new();
-    let mut guard = state();
     if let Some(state) = guard.as_mut().filter(|s| s.on) {
         pass(names, state, &mut pins);
     }
     drop(guard);
     drop(pins);
-    if super::ACTIVE.load(std::sync::atomic::Ordering::Relaxed) {
+    if super::ACTIVE.load(Relaxed) {
         super::tell_once();
     }
 }
@@ -156,6 +166,14 @@ pub(super) fn after_dlopen() {
 /// Patches every object not patched since the loader last unloaded one; how many slots.
 /// The objects stay pinned until the caller drops `pins`, after it let go of the lock.
 fn pass(names: &Names, state: &mut State, pins: &mut Vec<Pin>) -> usize {
+    let mut count = pass_once(names, state, pins);
+    while PENDING.swap(false, SeqCst) {
+        count += pass_once(names, state, pins);
+    }
+    count
+}
+
+fn pass_once(names: &Names, state: &mut State, pins: &mut Vec<Pin>) -> usize {
     let census = elf::census();
     if census.subs != state.subs {
         state.seen.clear();
@@ -249,7 +267,9 @@ unsafe fn rewrite(
         Stand::GetProc(targets) => wrap(targets, held, object, pin, name)?,
         Stand::Loader(loader) if !(own || loader.everywhere()) || held == loader.hook() => None,
         Stand::Loader(loader) => {
-            let target = bound(held, object, pin, name)?;
+            // Not bound yet: the loader binds it as it bound nosync's own.
+            let bound = held != 0 && !object.contains(held);
+            let target = if bound { held } else { loader.real() };
             if target != loader.real() {
                 return Err(String::from(
                     "bound to another function than nosync's object (another interposer's): left alone, so what it loads is patched at the next pass",
@@ -316,14 +336,57 @@ fn skip(state: &mut State, object: &str, symbol: &str, reason: String) {
     }
 }
 
+/// Lookups answered without a wrapper. Kept apart from the passes' state: a lookup may run
+/// inside the loader (an object's constructor) while a pass waits for the loader's lock.
+static LOOKUPS: Mutex<Vec<Skipped>> = Mutex::new(Vec::new());
+
 /// A lookup answered without a wrapper: listed in the coverage.
 pub(super) fn unseen_lookup(name: &[u8], why: &str) {
-    let mut guard = state();
-    let state = guard.get_or_insert_with(State::default);
-    skip(
-        state,
-        "(lookup)",
-        &String::from_utf8_lossy(name),
-        why.to_owned(),
+    let mut lookups = LOOKUPS.lock().unwrap_or_else(PoisonError::into_inner);
+    let s = Skipped {
+        object: String::from("(lookup)"),
+        symbol: String::from_utf8_lossy(name).into_owned(),
+        reason: why.to_owned(),
+    };
+    if !lookups.contains(&s) {
+        lookups.push(s);
+    }
+}
+
+/// What the passes left alone, then the lookups answered without a wrapper.
+pub(super) fn skipped() -> Vec<Skipped> {
+    let mut out = state()
+        .as_ref()
+        .map(|s| s.skipped.clone())
+        .unwrap_or_default();
+    out.extend(
+        LOOKUPS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned(),
     );
+    out
+}
+
+/// The state if no one holds it now.
+pub(super) fn try_state() -> Result<MutexGuard<'static, Option<State>>, ()> {
+    match STATE.try_lock() {
+        Ok(guard) => Ok(guard),
+        Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+        Err(TryLockError::WouldBlock) => Err(()),
+    }
+}
+
+/// Whether nosync's own slot of `name` holds `hook`.
+pub(super) fn holds_hook(names: &Names, name: &[u8], hook: usize) -> bool {
+    // SAFETY: nosync's own object stays loaded while its code runs.
+    let slots = unsafe { elf::slots(&names.own) };
+    slots
+        .iter()
+        .filter(|s| s.name.to_bytes() == name && protect::aligned(s.at))
+        .any(|s| {
+            // SAFETY: an aligned slot of nosync's object.
+            (unsafe { protect::load(s.at) }) == hook
+        })
 }
