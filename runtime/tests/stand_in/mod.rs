@@ -24,6 +24,8 @@
 //! (`via_<name>`), the arguments taken from an array of 64-bit values.
 #![allow(dead_code)] // each test binary uses a part
 
+pub(crate) mod elf;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -467,7 +469,13 @@ pub(crate) fn cc_with(dir: &Path, name: &str, text: &str, first: &[&str], args: 
 pub(crate) fn build(dir: &Path) {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).unwrap();
-    cc(dir, "libcuda.so.1", &driver_c(), &["-Wl,-soname,libcuda.so.1"]);
+    // Bound at load: no slot of the stand-in changes when it first calls the C library.
+    cc(
+        dir,
+        "libcuda.so.1",
+        &driver_c(),
+        &["-Wl,-soname,libcuda.so.1", "-Wl,-z,now"],
+    );
     std::os::unix::fs::symlink("libcuda.so.1", dir.join("libcuda.so")).unwrap();
     let driver = path_of(dir, "libcuda.so.1");
     cc(
