@@ -464,6 +464,9 @@ pub(crate) fn install_from_env_once() {
 fn install_from_env() {
     // A report asks for the hook too.
     let report = std::env::var_os(REPORT_ENV).is_some_and(|v| !v.is_empty());
+    if std::env::var(HOOK_ENV).is_ok_and(|v| v.trim() == "0") {
+        return;
+    }
     let message = match env_backend() {
         Ok(None) if !report => return,
         Ok(backend) => match install_with(backend.unwrap_or(Backend::Auto)) {
@@ -474,7 +477,10 @@ fn install_from_env() {
             Err(e) if backend.is_none() => {
                 format!("{REPORT_ENV} is set but the hook was not installed: {e}")
             }
-            Err(e) => format!("{HOOK_ENV} is set but the hook was not installed: {e}"),
+            Err(e) => {
+                let value = std::env::var(HOOK_ENV).unwrap_or_default();
+                format!("{HOOK_ENV}={} but the hook was not installed: {e}", value.trim())
+            }
         },
         Err(e) => format!("{e}; the hook was not installed"),
     };
