@@ -69,6 +69,16 @@ extern void *textrel_slot;
 int textrel_call(void) { return ((int (*)(void *))textrel_slot)((void *)0); }
 "#;
 
+/// The driver's function in a data word at an odd address (an absolute relocation the loader
+/// writes byte-wise): no atomic store can rewrite it.
+const UNALIGNED: &str = r#"
+#include <string.h>
+int cuStreamSynchronize(void *s);
+__asm__(".data\n.p2align 3\n.byte 0\n.globl unaligned_word\n.hidden unaligned_word\nunaligned_word: .quad cuStreamSynchronize\n");
+extern char unaligned_word[] __attribute__((visibility("hidden")));
+int unaligned_call(void) { void *f; memcpy(&f, unaligned_word, sizeof f); return ((int (*)(void *))f)((void *)0); }
+"#;
+
 /// A plugin loader: C code that opens libraries and looks functions up itself (a Python
 /// extension, a C++ plugin host).
 const PLUGIN: &str = r#"
@@ -109,8 +119,14 @@ fn build(dir: &Path) {
         &[&driver, "-Wl,-z,relro,-z,lazy"],
     );
     elf::extend_relro(&dir.join("libprot_relro.so"), elf::page() as u64);
-    cc(dir, "libprot_textrel.so", TEXTREL, &[&driver, "-Wl,-z,notext"]);
+    cc(
+        dir,
+        "libprot_textrel.so",
+        TEXTREL,
+        &[&driver, "-Wl,-z,notext"],
+    );
     cc(dir, "libplugin.so", PLUGIN, &["-ldl"]);
+    cc(dir, "libunaligned.so", UNALIGNED, &[&driver]);
     cc(dir, "libuses_rt.so", USES_RUNTIME, &[&runtime]);
     cc(dir, "libctor.so", CONSTRUCTOR, &[&driver]);
 }
@@ -133,11 +149,9 @@ fn install() -> (nosync::hook::Hook, libloading::Library) {
     let hook = nosync::hook::install().expect("install");
     assert_eq!(hook.backend(), nosync::hook::Backend::Interpose);
     let driver = open("libcuda.so.1");
+    let init = get::<unsafe extern "C" fn(u32) -> i32>(&driver, "cuInit");
     // SAFETY: the stand-in's `cuInit`.
-    assert_eq!(
-        unsafe { get::<unsafe extern "C" fn(u32) -> i32>(&driver, "cuInit")(0) },
-        0
-    );
+    assert_eq!(unsafe { init(0) }, 0);
     (hook, driver)
 }
 
@@ -209,7 +223,11 @@ fn child_get_proc_address() {
         let sync = unsafe { stream_fn(sync) };
         // SAFETY: as above.
         let seen = sync_seen(&rec, || unsafe { sync(std::ptr::null_mut()) });
-        assert_eq!(seen, (1, 1), "{what}, then cuStreamSynchronize: (reported, called)");
+        assert_eq!(
+            seen,
+            (1, 1),
+            "{what}, then cuStreamSynchronize: (reported, called)"
+        );
     }
 }
 
@@ -258,18 +276,26 @@ fn child_preloaded_shim() {
     let late = open("libapp9.so");
     // SAFETY: the global scope's definition: the shim's.
     let global = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"cuStreamSynchronize".as_ptr()) };
-    let paths: [(&str, Box<dyn Fn() -> i32>); 3] = [
-        ("the import slot of a library loaded before the install", Box::new(|| unsafe { app() })),
-        (
-            "the import slot of a library loaded after it",
-            Box::new(|| unsafe { get::<Fn0>(&late, "app_sync")() }),
-        ),
-        (
-            "dlsym(RTLD_DEFAULT)",
-            Box::new(move || unsafe { stream_fn(global)(std::ptr::null_mut()) }),
-        ),
-    ];
-    for (what, call) in paths {
+    let late_app = get::<Fn0>(&late, "app_sync");
+    // SAFETY: what the global scope binds `cuStreamSynchronize` to.
+    let global = unsafe { stream_fn(global) };
+    for (what, path) in [
+        "the import slot of a library loaded before the install",
+        "the import slot of a library loaded after it",
+        "dlsym(RTLD_DEFAULT)",
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, w)| (w, i))
+    {
+        // SAFETY: the libraries' functions and the shim's, C signatures; a null stream.
+        let call = || unsafe {
+            match path {
+                0 => app(),
+                1 => late_app(),
+                _ => global(std::ptr::null_mut()),
+            }
+        };
         // SAFETY: the shim's counter.
         let before = unsafe { shim_calls() };
         let seen = sync_seen(&rec, call);
@@ -320,7 +346,11 @@ fn child_reload_at_same_address() {
         if at == base {
             // SAFETY: as above.
             let seen = sync_seen(&rec, || unsafe { sync() });
-            assert_eq!(seen, (1, 1), "{name}, loaded at {at:#x} where libreuse_0 was");
+            assert_eq!(
+                seen,
+                (1, 1),
+                "{name}, loaded at {at:#x} where libreuse_0 was"
+            );
             return;
         }
         bases.push(at);
@@ -379,7 +409,9 @@ fn child_failed_install() {
     let early = open("libapp.so");
     let before = slot_values();
     assert!(
-        before.iter().any(|(s, _)| s.symbol == "cuStreamSynchronize"),
+        before
+            .iter()
+            .any(|(s, _)| s.symbol == "cuStreamSynchronize"),
         "the library's slot is found"
     );
     match nosync::hook::install() {
@@ -392,10 +424,19 @@ fn child_failed_install() {
         .iter()
         .zip(&after)
         .filter(|(b, a)| b != a)
-        .map(|((s, b), (_, a))| format!("{} {} at {:#x}: {b:#x} -> {a:#x}", s.object, s.symbol, s.addr))
+        .map(|((s, b), (_, a))| {
+            format!(
+                "{} {} at {:#x}: {b:#x} -> {a:#x}",
+                s.object, s.symbol, s.addr
+            )
+        })
         .collect();
     assert_eq!(before.len(), after.len());
-    assert!(changed.is_empty(), "slots rewritten by a failed install:\n{}", changed.join("\n"));
+    assert!(
+        changed.is_empty(),
+        "slots rewritten by a failed install:\n{}",
+        changed.join("\n")
+    );
     let rec = Recorder::new();
     let app = get::<Fn0>(&early, "app_sync");
     // SAFETY: the library's function, C signature.
@@ -432,10 +473,21 @@ fn child_page_protections() {
     };
     let (relro_slot, textrel_slot) = (slot("/libprot_relro.so"), slot("/libprot_textrel.so"));
     let (from, to) = elf::relro("/libprot_relro.so").unwrap();
-    assert!((from..to).contains(&relro_slot), "{relro_slot:#x} in {from:#x}..{to:#x}");
+    assert!(
+        (from..to).contains(&relro_slot),
+        "{relro_slot:#x} in {from:#x}..{to:#x}"
+    );
     let perms = |at: usize| before[&(at & !(page - 1))].clone();
-    assert!(perms(relro_slot).starts_with("rw-"), "{}", perms(relro_slot));
-    assert!(perms(textrel_slot).starts_with("r-x"), "{}", perms(textrel_slot));
+    assert!(
+        perms(relro_slot).starts_with("rw-"),
+        "{}",
+        perms(relro_slot)
+    );
+    assert!(
+        perms(textrel_slot).starts_with("r-x"),
+        "{}",
+        perms(textrel_slot)
+    );
     let (_hook, _driver) = install();
     let after = elf::pages(ours);
     let changed: Vec<String> = before
@@ -443,13 +495,24 @@ fn child_page_protections() {
         .filter(|(at, p)| after.get(at) != Some(p))
         .map(|(at, p)| format!("{at:#x}: {p} -> {:?}", after.get(at)))
         .collect();
-    assert!(changed.is_empty(), "pages whose protection changed:\n{}", changed.join("\n"));
+    assert!(
+        changed.is_empty(),
+        "pages whose protection changed:\n{}",
+        changed.join("\n")
+    );
     let rec = Recorder::new();
     // The global beside the slot stays writable, the text executable, and both slots are seen.
     // SAFETY: the libraries' functions, C signatures.
     unsafe {
-        assert_eq!(get::<unsafe extern "C" fn(i32) -> i32>(&relro, "relro_write")(7), 7);
-        for (lib, name) in [(&relro, "relro_call"), (&textrel, "textrel_call"), (&early, "app_sync")] {
+        assert_eq!(
+            get::<unsafe extern "C" fn(i32) -> i32>(&relro, "relro_write")(7),
+            7
+        );
+        for (lib, name) in [
+            (&relro, "relro_call"),
+            (&textrel, "textrel_call"),
+            (&early, "app_sync"),
+        ] {
             let f = get::<Fn0>(lib, name);
             assert_eq!(sync_seen(&rec, || f()), (1, 1), "{name}");
         }
@@ -556,5 +619,34 @@ fn child_constructor() {
         (n, rec.calls("cuStreamSynchronize")),
         (1, 1),
         "the constructor's sync, made inside dlopen: (reported, called)"
+    );
+}
+
+// --- an unaligned slot ---
+
+#[test]
+fn an_unaligned_slot_is_left_alone() {
+    defect("child_unaligned_slot", &[]);
+}
+
+#[test]
+#[ignore = "run in a child by `an_unaligned_slot_is_left_alone`"]
+fn child_unaligned_slot() {
+    let lib = open("libunaligned.so");
+    let odd = elf::slots(|n| n.ends_with("/libunaligned.so"))
+        .into_iter()
+        .filter(|s| s.symbol == "cuStreamSynchronize" && s.addr % 8 != 0)
+        .count();
+    assert_eq!(odd, 1, "the library has an unaligned slot");
+    let (_hook, _driver) = install();
+    let rec = Recorder::new();
+    rec.reset();
+    let f = get::<Fn0>(&lib, "unaligned_call");
+    // SAFETY: the library's function, C signature.
+    assert_eq!(unsafe { f() }, 0);
+    assert_eq!(
+        rec.calls("cuStreamSynchronize"),
+        1,
+        "the call reached the driver"
     );
 }

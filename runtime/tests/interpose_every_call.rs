@@ -141,10 +141,10 @@ impl Child {
             self.rec.set_result(result);
             self.rec.reset();
             let mut got = -1;
-            // SAFETY: the callers' functions take an array of the call's argument count; the
-            // pointer is the call's function (`via_` casts it to the call's C type). No argument
-            // is dereferenced by the stand-in.
             let sites = reported(|| {
+                // SAFETY: the callers' functions take an array of the call's argument count;
+                // the pointer is the call's function (`via_` casts it to the call's C type). No
+                // argument is dereferenced by the stand-in.
                 got = unsafe {
                     match invoke {
                         Invoke::Slot(call) => call(args.as_ptr()),
@@ -165,7 +165,10 @@ impl Child {
                 continue;
             }
             if seen[..args.len()] != args[..] {
-                failures.push(format!("{what}: the stand-in saw {:#x?}", &seen[..args.len()]));
+                failures.push(format!(
+                    "{what}: the stand-in saw {:#x?}",
+                    &seen[..args.len()]
+                ));
             }
             let waits = expected_waits(fun, args, self.pinned);
             let expected: Vec<(String, usize)> = if waits > 0 {
@@ -195,11 +198,9 @@ fn child_every_call() {
     let hook = nosync::hook::install().expect("install");
     assert_eq!(hook.backend(), nosync::hook::Backend::Interpose);
     let driver = open("libcuda.so.1");
+    let init = get::<unsafe extern "C" fn(u32) -> i32>(&driver, "cuInit");
     // SAFETY: the stand-in's `cuInit`.
-    assert_eq!(
-        unsafe { get::<unsafe extern "C" fn(u32) -> i32>(&driver, "cuInit")(0) },
-        0
-    );
+    assert_eq!(unsafe { init(0) }, 0);
     let late = open("libcallers_late.so");
     let runtime = open("libcudart.so.13");
     let rec = Recorder::new();

@@ -57,7 +57,7 @@ impl Ty {
     }
 
     /// The C expression that converts the 64-bit value `v` to this type.
-    fn from_u64(self, v: &str) -> String {
+    fn cast_u64(self, v: &str) -> String {
         match self {
             Ty::P => format!("(void *)(uintptr_t)({v})"),
             other => format!("({})({v})", other.c()),
@@ -218,7 +218,10 @@ pub(crate) fn proc_request(name: &str) -> (String, i32, bool) {
 /// What the stand-in's `cuGetProcAddress` answers for `name` at `version` with `per_thread`:
 /// the exported function, or `None` (not found).
 pub(crate) fn proc_answer(name: &str, version: i32, per_thread: bool) -> Option<&'static str> {
-    let rows = FUNS.iter().filter(|f| !f.runtime).map(|f| (f.name, proc_request(f.name)));
+    let rows = FUNS
+        .iter()
+        .filter(|f| !f.runtime)
+        .map(|f| (f.name, proc_request(f.name)));
     let candidates: Vec<(&str, i32, bool)> = rows
         .filter(|(_, (base, min, _))| base == name && *min <= version)
         .map(|(n, (_, min, pt))| (n, min, pt))
@@ -230,7 +233,10 @@ pub(crate) fn proc_answer(name: &str, version: i32, per_thread: bool) -> Option<
             .max_by_key(|c| c.1)
             .map(|c| c.0)
     };
-    per_thread.then(|| best(true)).flatten().or_else(|| best(false))
+    per_thread
+        .then(|| best(true))
+        .flatten()
+        .or_else(|| best(false))
 }
 
 /// The stand-in driver's C source.
@@ -252,7 +258,11 @@ pub(crate) fn driver_c() -> String {
             c,
             "int {n}({params}) {{\n  unsigned long long a[12] = {{ {r} }};\n  stand_in_record(\"{n}\", {k}, a);\n  return stand_in_result;\n}}\nextern __typeof({n}) {n}_own __attribute__((alias(\"{n}\"), visibility(\"hidden\")));",
             n = fun.name,
-            r = if record.is_empty() { "0".to_owned() } else { record.join(", ") },
+            r = if record.is_empty() {
+                "0".to_owned()
+            } else {
+                record.join(", ")
+            },
             k = fun.args.len(),
         );
     }
@@ -429,7 +439,7 @@ pub(crate) fn callers_c() -> String {
             types.join(", ")
         };
         let args: Vec<String> = (fun.args.iter().enumerate())
-            .map(|(i, t)| t.from_u64(&format!("a[{i}]")))
+            .map(|(i, t)| t.cast_u64(&format!("a[{i}]")))
             .collect();
         let _ = writeln!(
             c,
@@ -497,15 +507,17 @@ pub(crate) fn path_of(dir: &Path, name: &str) -> String {
 
 /// A fresh directory for the stand-in of test `name`.
 pub(crate) fn dir_for(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "stand-in-{}-{name}",
-        std::process::id()
-    ))
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("stand-in-{}-{name}", std::process::id()))
 }
 
 /// Runs the ignored test `name` of this test binary in a child with the stand-in in `dir` on
 /// `LD_LIBRARY_PATH` and `env` set; fails with the child's output unless it passed.
 pub(crate) fn run_child(name: &str, dir: &Path, env: &[(&str, &str)]) {
+    let _ = run_child_output(name, dir, env);
+}
+
+/// [`run_child`], returning the child's stdout and stderr.
+pub(crate) fn run_child_output(name: &str, dir: &Path, env: &[(&str, &str)]) -> (String, String) {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--ignored",
@@ -530,6 +542,7 @@ pub(crate) fn run_child(name: &str, dir: &Path, env: &[(&str, &str)]) {
         "child `{name}` failed ({}):\n{stdout}\n{stderr}",
         out.status
     );
+    (stdout.into_owned(), stderr.into_owned())
 }
 
 /// Builds the stand-in for test `name`, runs it in a child, and removes the directory.
@@ -555,7 +568,10 @@ pub(crate) fn open(name: &str) -> libloading::Library {
 /// The function or variable `name` of `lib`, as `T`.
 pub(crate) fn get<T: Copy>(lib: &libloading::Library, name: &str) -> T {
     // SAFETY: each caller names `T` as the symbol's C type.
-    unsafe { *lib.get::<T>(name.as_bytes()).unwrap_or_else(|e| panic!("{e}")) }
+    unsafe {
+        *lib.get::<T>(name.as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
 }
 
 /// The stand-in driver's recorder.
