@@ -153,7 +153,7 @@ impl Child {
                 }
             });
             self.rec.set_result(0);
-            let what = format!("{path:?} {}({args:#x?})", fun.name);
+            let what = format!("{path:?} {}({args:x?})", fun.name);
             let (calls, seen) = self.rec.last(fun.name);
             let expected_calls = if fun.runtime { 2 } else { 1 };
             if got != result || calls != 1 || self.rec.total() != expected_calls {
@@ -166,7 +166,7 @@ impl Child {
             }
             if seen[..args.len()] != args[..] {
                 failures.push(format!(
-                    "{what}: the stand-in saw {:#x?}",
+                    "{what}: the stand-in saw {:x?}",
                     &seen[..args.len()]
                 ));
             }
@@ -181,6 +181,79 @@ impl Child {
             }
         }
         all.len()
+    }
+}
+
+impl Child {
+    /// Calls `name` through `path` with `args`: its result, or `None` where the path does not
+    /// lead to it.
+    fn call(&self, path: Path, name: &str, args: &[u64]) -> Option<i32> {
+        let index = FUNS.iter().position(|f| f.name == name).expect(name);
+        let invoke = self.function(path, index)?;
+        let via = get::<ViaFn>(&self.early, &format!("via_{name}"));
+        // SAFETY: as in `check`: the call's function, its argument count, nothing dereferenced.
+        Some(unsafe {
+            match invoke {
+                Invoke::Slot(call) => call(args.as_ptr()),
+                Invoke::Pointer(f) => via(f, args.as_ptr()),
+            }
+        })
+    }
+
+    /// The watched calls' arguments as the capture rules read them: a capture begun through
+    /// `path` on a stream (in each mode a `_v2` begin takes) makes a query of that stream, a
+    /// launch on the legacy stream (not on the per-thread one) and, unless the mode is relaxed,
+    /// an allocation break it; a launch on the captured stream does not; after the end, nothing.
+    fn check_capture(&self, path: Path, failures: &mut Vec<String>) {
+        for begin in [
+            "cuStreamBeginCapture",
+            "cuStreamBeginCapture_ptsz",
+            "cuStreamBeginCapture_v2",
+            "cuStreamBeginCapture_v2_ptsz",
+        ] {
+            let pt = begin.ends_with("_ptsz");
+            let sfx = if pt { "_ptsz" } else { "" };
+            let (end, query, launch) = (
+                format!("cuStreamEndCapture{sfx}"),
+                format!("cuStreamQuery{sfx}"),
+                format!("cuLaunchKernel{sfx}"),
+            );
+            let modes: &[u64] = if begin.contains("_v2") { &[0, 2] } else { &[0] };
+            for &mode in modes {
+                let stream = 0x5e5e_0000_0000_0010 + mode;
+                self.rec.set_result(0);
+                let Some(begun) = self.call(path, begin, &[stream, mode]) else {
+                    continue;
+                };
+                assert_eq!(begun, 0);
+                let what = format!("{path:?} {begin}(stream, mode {mode})");
+                let mut launch_args = [0u64; 11];
+                let mut expect = |label: &str, name: &str, args: &[u64], breaks: bool| {
+                    let sites = reported(|| {
+                        self.call(path, name, args).expect(name);
+                    });
+                    let expected = if breaks {
+                        vec![(name.to_owned(), 1)]
+                    } else {
+                        Vec::new()
+                    };
+                    if sites != expected {
+                        failures.push(format!(
+                            "{what}, then {label}: reported {sites:?}, expected {expected:?}"
+                        ));
+                    }
+                };
+                expect("a query of it", &query, &[stream], true);
+                launch_args[8] = stream;
+                expect("a launch on it", &launch, &launch_args, false);
+                launch_args[8] = 0;
+                expect("a launch on stream 0", &launch, &launch_args, !pt);
+                let alloc = [0x5e5e_0000_0000_0100, 4096];
+                expect("cuMemAlloc_v2", "cuMemAlloc_v2", &alloc, mode != 2);
+                self.call(path, &end, &[stream, 0x5e5e_0000_0000_0200]);
+                expect("its end and a query", &query, &[stream], false);
+            }
+        }
     }
 }
 
@@ -232,6 +305,7 @@ fn child_every_call() {
             funs += usize::from(n > 0);
             calls += n;
         }
+        child.check_capture(path, &mut failures);
         summary.push(format!("{path:?}: {funs} functions, {calls} calls"));
     }
     println!("{}", summary.join("\n"));
