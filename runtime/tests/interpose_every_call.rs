@@ -19,9 +19,10 @@ mod stand_in;
 
 use std::ffi::{CString, c_void};
 
+use stand_in::cases::{cases, expected_waits};
 use stand_in::{
-    FUNS, Family, GetProcV1, GetProcV2, PER_THREAD, Recorder, cases, expected_waits, get, open,
-    proc_answer, proc_request, reported,
+    FUNS, Family, GetProcV1, GetProcV2, PER_THREAD, Recorder, get, open, proc_answer, proc_request,
+    reported,
 };
 
 type CallFn = unsafe extern "C" fn(*const u64) -> i32;
