@@ -19,9 +19,10 @@ mod stand_in;
 
 use std::ffi::{CString, c_void};
 
+use stand_in::cases::{cases, expected_waits};
 use stand_in::{
-    FUNS, Family, GetProcV1, GetProcV2, PER_THREAD, Recorder, cases, expected_waits, get, open,
-    proc_answer, proc_request, reported,
+    FUNS, Family, GetProcV1, GetProcV2, PER_THREAD, Recorder, get, open, proc_answer, proc_request,
+    reported,
 };
 
 type CallFn = unsafe extern "C" fn(*const u64) -> i32;
@@ -141,10 +142,10 @@ impl Child {
             self.rec.set_result(result);
             self.rec.reset();
             let mut got = -1;
-            // SAFETY: the callers' functions take an array of the call's argument count; the
-            // pointer is the call's function (`via_` casts it to the call's C type). No argument
-            // is dereferenced by the stand-in.
             let sites = reported(|| {
+                // SAFETY: the callers' functions take an array of the call's argument count;
+                // the pointer is the call's function (`via_` casts it to the call's C type). No
+                // argument is dereferenced by the stand-in.
                 got = unsafe {
                     match invoke {
                         Invoke::Slot(call) => call(args.as_ptr()),
@@ -153,7 +154,7 @@ impl Child {
                 }
             });
             self.rec.set_result(0);
-            let what = format!("{path:?} {}({args:#x?})", fun.name);
+            let what = format!("{path:?} {}({args:x?})", fun.name);
             let (calls, seen) = self.rec.last(fun.name);
             let expected_calls = if fun.runtime { 2 } else { 1 };
             if got != result || calls != 1 || self.rec.total() != expected_calls {
@@ -165,7 +166,10 @@ impl Child {
                 continue;
             }
             if seen[..args.len()] != args[..] {
-                failures.push(format!("{what}: the stand-in saw {:#x?}", &seen[..args.len()]));
+                failures.push(format!(
+                    "{what}: the stand-in saw {:x?}",
+                    &seen[..args.len()]
+                ));
             }
             let waits = expected_waits(fun, args, self.pinned);
             let expected: Vec<(String, usize)> = if waits > 0 {
@@ -178,6 +182,79 @@ impl Child {
             }
         }
         all.len()
+    }
+}
+
+impl Child {
+    /// Calls `name` through `path` with `args`: its result, or `None` where the path does not
+    /// lead to it.
+    fn call(&self, path: Path, name: &str, args: &[u64]) -> Option<i32> {
+        let index = FUNS.iter().position(|f| f.name == name).expect(name);
+        let invoke = self.function(path, index)?;
+        let via = get::<ViaFn>(&self.early, &format!("via_{name}"));
+        // SAFETY: as in `check`: the call's function, its argument count, nothing dereferenced.
+        Some(unsafe {
+            match invoke {
+                Invoke::Slot(call) => call(args.as_ptr()),
+                Invoke::Pointer(f) => via(f, args.as_ptr()),
+            }
+        })
+    }
+
+    /// The watched calls' arguments as the capture rules read them: a capture begun through
+    /// `path` on a stream (in each mode a `_v2` begin takes) makes a query of that stream, a
+    /// launch on the legacy stream (not on the per-thread one) and, unless the mode is relaxed,
+    /// an allocation break it; a launch on the captured stream does not; after the end, nothing.
+    fn check_capture(&self, path: Path, failures: &mut Vec<String>) {
+        for begin in [
+            "cuStreamBeginCapture",
+            "cuStreamBeginCapture_ptsz",
+            "cuStreamBeginCapture_v2",
+            "cuStreamBeginCapture_v2_ptsz",
+        ] {
+            let pt = begin.ends_with("_ptsz");
+            let sfx = if pt { "_ptsz" } else { "" };
+            let (end, query, launch) = (
+                format!("cuStreamEndCapture{sfx}"),
+                format!("cuStreamQuery{sfx}"),
+                format!("cuLaunchKernel{sfx}"),
+            );
+            let modes: &[u64] = if begin.contains("_v2") { &[0, 2] } else { &[0] };
+            for &mode in modes {
+                let stream = 0x5e5e_0000_0000_0010 + mode;
+                self.rec.set_result(0);
+                let Some(begun) = self.call(path, begin, &[stream, mode]) else {
+                    continue;
+                };
+                assert_eq!(begun, 0);
+                let what = format!("{path:?} {begin}(stream, mode {mode})");
+                let mut launch_args = [0u64; 11];
+                let mut expect = |label: &str, name: &str, args: &[u64], breaks: bool| {
+                    let sites = reported(|| {
+                        self.call(path, name, args).expect(name);
+                    });
+                    let expected = if breaks {
+                        vec![(name.to_owned(), 1)]
+                    } else {
+                        Vec::new()
+                    };
+                    if sites != expected {
+                        failures.push(format!(
+                            "{what}, then {label}: reported {sites:?}, expected {expected:?}"
+                        ));
+                    }
+                };
+                expect("a query of it", &query, &[stream], true);
+                launch_args[8] = stream;
+                expect("a launch on it", &launch, &launch_args, false);
+                launch_args[8] = 0;
+                expect("a launch on stream 0", &launch, &launch_args, !pt);
+                let alloc = [0x5e5e_0000_0000_0100, 4096];
+                expect("cuMemAlloc_v2", "cuMemAlloc_v2", &alloc, mode != 2);
+                self.call(path, &end, &[stream, 0x5e5e_0000_0000_0200]);
+                expect("its end and a query", &query, &[stream], false);
+            }
+        }
     }
 }
 
@@ -195,11 +272,9 @@ fn child_every_call() {
     let hook = nosync::hook::install().expect("install");
     assert_eq!(hook.backend(), nosync::hook::Backend::Interpose);
     let driver = open("libcuda.so.1");
+    let init = get::<unsafe extern "C" fn(u32) -> i32>(&driver, "cuInit");
     // SAFETY: the stand-in's `cuInit`.
-    assert_eq!(
-        unsafe { get::<unsafe extern "C" fn(u32) -> i32>(&driver, "cuInit")(0) },
-        0
-    );
+    assert_eq!(unsafe { init(0) }, 0);
     let late = open("libcallers_late.so");
     let runtime = open("libcudart.so.13");
     let rec = Recorder::new();
@@ -231,6 +306,7 @@ fn child_every_call() {
             funs += usize::from(n > 0);
             calls += n;
         }
+        child.check_capture(path, &mut failures);
         summary.push(format!("{path:?}: {funs} functions, {calls} calls"));
     }
     println!("{}", summary.join("\n"));

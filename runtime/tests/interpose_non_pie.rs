@@ -118,7 +118,10 @@ fn a_non_pie_program_with_the_interposer_sees_its_calls_without_recursing() {
     let program = build_program();
     let header = std::fs::read(&program).unwrap();
     let e_type = u16::from_le_bytes([header[16], header[17]]);
-    assert_eq!(e_type, 2, "the program is ET_EXEC (not position-independent)");
+    assert_eq!(
+        e_type, 2,
+        "the program is ET_EXEC (not position-independent)"
+    );
     let dir = stand_in::dir_for("non_pie");
     stand_in::build(&dir);
     let out = Command::new(&program)

@@ -128,10 +128,7 @@ pub(crate) fn value(slot: &Slot) -> usize {
 /// The `PT_GNU_RELRO` range of the loaded object whose file name ends with `file`.
 pub(crate) fn relro(file: &str) -> Option<(usize, usize)> {
     let o = objects().into_iter().find(|o| o.name.ends_with(file))?;
-    let p = o
-        .phdrs
-        .iter()
-        .find(|p| p.p_type == libc::PT_GNU_RELRO)?;
+    let p = o.phdrs.iter().find(|p| p.p_type == libc::PT_GNU_RELRO)?;
     let start = o.base + p.p_vaddr as usize;
     Some((start, start + p.p_memsz as usize))
 }

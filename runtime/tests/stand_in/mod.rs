@@ -24,11 +24,15 @@
 //! (`via_<name>`), the arguments taken from an array of 64-bit values.
 #![allow(dead_code)] // each test binary uses a part
 
+mod c;
+pub(crate) mod cases;
 pub(crate) mod elf;
+pub(crate) mod libs;
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use c::{CUDART_C, callers_c, driver_c};
 
 /// A C parameter type of a hooked call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +61,7 @@ impl Ty {
     }
 
     /// The C expression that converts the 64-bit value `v` to this type.
-    fn from_u64(self, v: &str) -> String {
+    fn cast_u64(self, v: &str) -> String {
         match self {
             Ty::P => format!("(void *)(uintptr_t)({v})"),
             other => format!("({})({v})", other.c()),
@@ -218,7 +222,10 @@ pub(crate) fn proc_request(name: &str) -> (String, i32, bool) {
 /// What the stand-in's `cuGetProcAddress` answers for `name` at `version` with `per_thread`:
 /// the exported function, or `None` (not found).
 pub(crate) fn proc_answer(name: &str, version: i32, per_thread: bool) -> Option<&'static str> {
-    let rows = FUNS.iter().filter(|f| !f.runtime).map(|f| (f.name, proc_request(f.name)));
+    let rows = FUNS
+        .iter()
+        .filter(|f| !f.runtime)
+        .map(|f| (f.name, proc_request(f.name)));
     let candidates: Vec<(&str, i32, bool)> = rows
         .filter(|(_, (base, min, _))| base == name && *min <= version)
         .map(|(n, (_, min, pt))| (n, min, pt))
@@ -230,215 +237,10 @@ pub(crate) fn proc_answer(name: &str, version: i32, per_thread: bool) -> Option<
             .max_by_key(|c| c.1)
             .map(|c| c.0)
     };
-    per_thread.then(|| best(true)).flatten().or_else(|| best(false))
-}
-
-/// The stand-in driver's C source.
-pub(crate) fn driver_c() -> String {
-    let mut c = String::from(DRIVER_HEAD);
-    for fun in FUNS.iter().filter(|f| !f.runtime) {
-        let params: Vec<String> = (fun.args.iter().enumerate())
-            .map(|(i, t)| format!("{} a{i}", t.c()))
-            .collect();
-        let record: Vec<String> = (fun.args.iter().enumerate())
-            .map(|(i, t)| t.to_u64(&format!("a{i}")))
-            .collect();
-        let params = if params.is_empty() {
-            "void".to_owned()
-        } else {
-            params.join(", ")
-        };
-        let _ = writeln!(
-            c,
-            "int {n}({params}) {{\n  unsigned long long a[12] = {{ {r} }};\n  stand_in_record(\"{n}\", {k}, a);\n  return stand_in_result;\n}}\nextern __typeof({n}) {n}_own __attribute__((alias(\"{n}\"), visibility(\"hidden\")));",
-            n = fun.name,
-            r = if record.is_empty() { "0".to_owned() } else { record.join(", ") },
-            k = fun.args.len(),
-        );
-    }
-    c.push_str("static const struct row rows[] = {\n");
-    for fun in FUNS.iter().filter(|f| !f.runtime) {
-        let (base, min, pt) = proc_request(fun.name);
-        let _ = writeln!(
-            c,
-            "  {{ \"{base}\", {min}, {}, (void *){}_own }},",
-            u8::from(pt),
-            fun.name
-        );
-    }
-    for own in [
-        "cuInit",
-        "cuDriverGetVersion",
-        "cuGetErrorName",
-        "cuCtxGetCurrent",
-        "cuPointerGetAttribute",
-    ] {
-        let _ = writeln!(c, "  {{ \"{own}\", 0, 0, (void *){own}_own }},");
-    }
-    c.push_str("  { \"cuGetProcAddress\", 0, 0, (void *)cuGetProcAddress_own },\n");
-    c.push_str("  { \"cuGetProcAddress\", 12000, 0, (void *)cuGetProcAddress_v2_own },\n");
-    c.push_str("};\n");
-    c.push_str(DRIVER_TAIL);
-    c
-}
-
-const DRIVER_HEAD: &str = r#"
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include <stddef.h>
-
-int stand_in_result;
-char stand_in_pinned[1 << 20];
-static int initialized;
-
-struct rec { const char *name; unsigned long long calls; unsigned long long args[12]; };
-static struct rec recs[128];
-static int nrecs;
-static const char *latest;
-static unsigned long long attribute_queries;
-
-static struct rec *rec_of(const char *name) {
-  for (int i = 0; i < nrecs; i++) if (strcmp(recs[i].name, name) == 0) return &recs[i];
-  if (nrecs == 128) abort();
-  recs[nrecs].name = name;
-  return &recs[nrecs++];
-}
-
-void stand_in_record(const char *name, int n, const unsigned long long *a) {
-  struct rec *r = rec_of(name);
-  r->calls++;
-  memset(r->args, 0, sizeof r->args);
-  memcpy(r->args, a, (size_t)n * sizeof *a);
-  latest = name;
-}
-
-/* How many calls of `name` since the last reset; its latest arguments into `out`. */
-unsigned long long stand_in_last(const char *name, unsigned long long out[12]) {
-  struct rec *r = rec_of(name);
-  memcpy(out, r->args, sizeof r->args);
-  return r->calls;
-}
-
-/* The name of the latest recorded call, "" if none since the last reset. */
-const char *stand_in_latest(void) { return latest ? latest : ""; }
-
-/* Every recorded call since the last reset. */
-unsigned long long stand_in_total(void) {
-  unsigned long long n = 0;
-  for (int i = 0; i < nrecs; i++) n += recs[i].calls;
-  return n;
-}
-
-void stand_in_reset(void) {
-  for (int i = 0; i < nrecs; i++) { recs[i].calls = 0; memset(recs[i].args, 0, sizeof recs[i].args); }
-  latest = 0;
-}
-
-unsigned long long stand_in_attribute_queries(void) { return attribute_queries; }
-
-int cuInit(unsigned int flags) {
-  (void)flags;
-  const char *fail = getenv("STAND_IN_INIT_RESULT");
-  if (fail && *fail) return atoi(fail);
-  initialized = 1;
-  return 0;
-}
-int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
-int cuGetErrorName(int e, const char **s) {
-  *s = e == 100 ? "CUDA_ERROR_NO_DEVICE" : "CUDA_ERROR_STAND_IN";
-  return 0;
-}
-int cuCtxGetCurrent(void **c) { *c = 0; return initialized ? 0 : 3; }
-int cuPointerGetAttribute(void *data, unsigned int attribute, unsigned long long ptr) {
-  attribute_queries++;
-  unsigned long long pinned = (unsigned long long)(uintptr_t)stand_in_pinned;
-  int in_pinned = ptr >= pinned && ptr < pinned + sizeof stand_in_pinned;
-  if (attribute == 2) {
-    if (in_pinned) { *(unsigned int *)data = 1; return 0; }
-    if (ptr >= 0xd000000000000000ULL) { *(unsigned int *)data = 2; return 0; }
-    return 1;
-  }
-  if (attribute == 17) {
-    if (ptr >= 0xe000000000000000ULL) { *(void **)data = (void *)0x900d; return 0; }
-    if (ptr >= 0xd000000000000000ULL || in_pinned) { *(void **)data = 0; return 0; }
-    return 1;
-  }
-  return 1;
-}
-int cuGetProcAddress(const char *name, void **pfn, int version, unsigned long long flags);
-int cuGetProcAddress_v2(const char *name, void **pfn, int version, unsigned long long flags, int *status);
-extern __typeof(cuInit) cuInit_own __attribute__((alias("cuInit"), visibility("hidden")));
-extern __typeof(cuDriverGetVersion) cuDriverGetVersion_own __attribute__((alias("cuDriverGetVersion"), visibility("hidden")));
-extern __typeof(cuGetErrorName) cuGetErrorName_own __attribute__((alias("cuGetErrorName"), visibility("hidden")));
-extern __typeof(cuCtxGetCurrent) cuCtxGetCurrent_own __attribute__((alias("cuCtxGetCurrent"), visibility("hidden")));
-extern __typeof(cuPointerGetAttribute) cuPointerGetAttribute_own __attribute__((alias("cuPointerGetAttribute"), visibility("hidden")));
-extern __typeof(cuGetProcAddress) cuGetProcAddress_own __attribute__((alias("cuGetProcAddress"), visibility("hidden")));
-extern __typeof(cuGetProcAddress_v2) cuGetProcAddress_v2_own __attribute__((alias("cuGetProcAddress_v2"), visibility("hidden")));
-struct row { const char *base; int min_version; int per_thread; void *fn; };
-"#;
-
-const DRIVER_TAIL: &str = r#"
-/* Like the driver: the highest versioned ABI at `version`, the per-thread one if asked for and
-   there is one; not found is success with a null function. */
-static int lookup(const char *name, void **pfn, int version, unsigned long long flags, int *status) {
-  const struct row *best = 0;
-  int known = 0;
-  for (int pass = (flags & 2) ? 1 : 0; pass >= 0 && !best; pass--) {
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-      if (strcmp(rows[i].base, name) != 0) continue;
-      known = 1;
-      if (rows[i].per_thread != pass || rows[i].min_version > version) continue;
-      if (!best || rows[i].min_version > best->min_version) best = &rows[i];
-    }
-  }
-  if (pfn) *pfn = best ? best->fn : 0;
-  if (status) *status = best ? 0 : known ? 2 : 1;
-  return 0;
-}
-int cuGetProcAddress(const char *name, void **pfn, int version, unsigned long long flags) {
-  unsigned long long a[12] = { (unsigned long long)(uintptr_t)name, (unsigned long long)(uintptr_t)pfn, (unsigned long long)version, flags };
-  stand_in_record("cuGetProcAddress", 4, a);
-  return lookup(name, pfn, version, flags, 0);
-}
-int cuGetProcAddress_v2(const char *name, void **pfn, int version, unsigned long long flags, int *status) {
-  unsigned long long a[12] = { (unsigned long long)(uintptr_t)name, (unsigned long long)(uintptr_t)pfn, (unsigned long long)version, flags, (unsigned long long)(uintptr_t)status };
-  stand_in_record("cuGetProcAddress_v2", 5, a);
-  return lookup(name, pfn, version, flags, status);
-}
-"#;
-
-/// The stand-in runtime: its synchronizations call the driver's `cuCtxSynchronize` through its
-/// own import slot, as libcudart does.
-pub(crate) const CUDART_C: &str = r#"
-int cuCtxSynchronize(void);
-void stand_in_record(const char *name, int n, const unsigned long long *a);
-int cudaDeviceSynchronize(void) { stand_in_record("cudaDeviceSynchronize", 0, 0); return cuCtxSynchronize(); }
-int cudaThreadSynchronize(void) { stand_in_record("cudaThreadSynchronize", 0, 0); return cuCtxSynchronize(); }
-"#;
-
-/// The callers' C source: `call_<name>(args)` through the import slot, `via_<name>(fn, args)`
-/// through a function pointer.
-pub(crate) fn callers_c() -> String {
-    let mut c = String::from("#include <stdint.h>\n#include <stddef.h>\n");
-    for fun in &FUNS {
-        let types: Vec<&str> = fun.args.iter().map(|t| t.c()).collect();
-        let types = if types.is_empty() {
-            "void".to_owned()
-        } else {
-            types.join(", ")
-        };
-        let args: Vec<String> = (fun.args.iter().enumerate())
-            .map(|(i, t)| t.from_u64(&format!("a[{i}]")))
-            .collect();
-        let _ = writeln!(
-            c,
-            "int {n}({types});\nint call_{n}(const unsigned long long *a) {{ (void)a; return {n}({args}); }}\nint via_{n}(void *f, const unsigned long long *a) {{ (void)a; return ((int (*)({types}))f)({args}); }}",
-            n = fun.name,
-            args = args.join(", "),
-        );
-    }
-    c
+    per_thread
+        .then(|| best(true))
+        .flatten()
+        .or_else(|| best(false))
 }
 
 /// Builds the C library `name` from `text` in `dir` (`-shared -fPIC`, then `args`).
@@ -497,15 +299,17 @@ pub(crate) fn path_of(dir: &Path, name: &str) -> String {
 
 /// A fresh directory for the stand-in of test `name`.
 pub(crate) fn dir_for(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "stand-in-{}-{name}",
-        std::process::id()
-    ))
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("stand-in-{}-{name}", std::process::id()))
 }
 
 /// Runs the ignored test `name` of this test binary in a child with the stand-in in `dir` on
 /// `LD_LIBRARY_PATH` and `env` set; fails with the child's output unless it passed.
 pub(crate) fn run_child(name: &str, dir: &Path, env: &[(&str, &str)]) {
+    let _ = run_child_output(name, dir, env);
+}
+
+/// [`run_child`], returning the child's stdout and stderr.
+pub(crate) fn run_child_output(name: &str, dir: &Path, env: &[(&str, &str)]) -> (String, String) {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--ignored",
@@ -530,6 +334,7 @@ pub(crate) fn run_child(name: &str, dir: &Path, env: &[(&str, &str)]) {
         "child `{name}` failed ({}):\n{stdout}\n{stderr}",
         out.status
     );
+    (stdout.into_owned(), stderr.into_owned())
 }
 
 /// Builds the stand-in for test `name`, runs it in a child, and removes the directory.
@@ -555,7 +360,10 @@ pub(crate) fn open(name: &str) -> libloading::Library {
 /// The function or variable `name` of `lib`, as `T`.
 pub(crate) fn get<T: Copy>(lib: &libloading::Library, name: &str) -> T {
     // SAFETY: each caller names `T` as the symbol's C type.
-    unsafe { *lib.get::<T>(name.as_bytes()).unwrap_or_else(|e| panic!("{e}")) }
+    unsafe {
+        *lib.get::<T>(name.as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
 }
 
 /// The stand-in driver's recorder.
@@ -674,84 +482,3 @@ pub(crate) type GetProcV2 = unsafe extern "C" fn(
 /// `cuGetProcAddress`'s C type (CUDA 11.3).
 pub(crate) type GetProcV1 =
     unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut std::ffi::c_void, i32, u64) -> i32;
-
-/// The expected forbidden waits of `fun` called with `args`, by the rules as `docs/gpu.md` states
-/// them, for the stand-in's pointer ranges (`pinned`: the page-locked buffer's start).
-pub(crate) fn expected_waits(fun: &Fun, args: &[u64], pinned: u64) -> usize {
-    let pinned_ptr = |p: u64| (pinned..pinned + PINNED_BYTES).contains(&p);
-    let pageable = |p: u64| !pinned_ptr(p) && p < DEVICE;
-    let staged_wait = |src: u64, bytes: u64| pageable(src) && bytes > 2 << 20;
-    usize::from(match fun.family {
-        Family::Waits => true,
-        Family::May | Family::Watched => false,
-        Family::ToHostAsync => pageable(args[0]),
-        Family::FromHostAsync => staged_wait(args[1], args[2]),
-        Family::Copy => args[0] < DEVICE || args[1] < DEVICE,
-        Family::CopyAsync => pageable(args[0]) || staged_wait(args[1], args[2]),
-        Family::Free => args[0] < POOL,
-    })
-}
-
-/// Distinct arguments for the call at index `index` of [`FUNS`]: every value names the call and
-/// the argument; host pointers are pageable (below [`DEVICE`]), device pointers above it (not
-/// from a pool), sizes over 2 MiB, 32-bit values fit in 31 bits.
-pub(crate) fn sentinels(index: usize) -> Vec<u64> {
-    let fun = &FUNS[index];
-    let tag = (index as u64) << 8;
-    (fun.args.iter().enumerate())
-        .map(|(i, t)| {
-            let i = i as u64;
-            match t {
-                Ty::P => 0x5e00_0000_0000_0000 | tag << 16 | i << 4 | 0x8,
-                Ty::D => 0xd5e0_0000_0000_0000 | tag << 16 | i << 4 | 0x8,
-                Ty::Z => (3 << 20) + tag + i,
-                Ty::U32 | Ty::I32 => 0x5e00_0000 | tag | i,
-            }
-        })
-        .collect()
-}
-
-/// The argument cases of the call at `index`: its sentinels, then, for a call whose rule reads
-/// its arguments, the variants on both sides of the rule (`pinned`: the page-locked buffer,
-/// `pageable`: an address in a `Vec` of the test).
-pub(crate) fn cases(index: usize, pinned: u64, pageable: u64) -> Vec<Vec<u64>> {
-    let base = sentinels(index);
-    let with = |changes: &[(usize, u64)]| {
-        let mut v = base.clone();
-        for &(i, x) in changes {
-            v[i] = x;
-        }
-        v
-    };
-    let mut out = vec![base.clone()];
-    let dev = 0xd000_0000_0000_1000;
-    let pool = POOL + 0x1000;
-    match FUNS[index].family {
-        Family::ToHostAsync => out.extend([
-            with(&[(0, pinned + 64)]),
-            with(&[(0, pageable)]),
-            with(&[(0, dev)]),
-        ]),
-        Family::FromHostAsync => out.extend([
-            with(&[(1, pinned + 64)]),
-            with(&[(1, pageable), (2, 64 << 10)]),
-            with(&[(1, pageable), (2, 3 << 19)]),
-            with(&[(1, pageable), (2, 4 << 20)]),
-        ]),
-        Family::Copy => out.extend([
-            with(&[(0, pageable)]),
-            with(&[(1, pinned + 64)]),
-            with(&[(0, pinned + 64)]),
-        ]),
-        Family::CopyAsync => out.extend([
-            with(&[(0, pageable)]),
-            with(&[(0, pinned + 64)]),
-            with(&[(1, pinned + 64)]),
-            with(&[(1, pageable), (2, 4 << 20)]),
-            with(&[(1, pageable), (2, 64 << 10)]),
-        ]),
-        Family::Free => out.push(with(&[(0, pool)])),
-        _ => {}
-    }
-    out
-}
