@@ -141,15 +141,19 @@ fn child_dlopen_by_another_library() {
     assert_eq!(sync_seen(&rec, || unsafe { f() }), (1, 1));
 }
 
+/// A constructor runs inside `dlopen`, before the loader returns the object to anyone who could
+/// patch it (only an audit library, `LD_AUDIT`, set before the process starts, sees an object
+/// between its relocation and its constructors): its call reaches the driver unseen, and the
+/// coverage says that such calls are not seen.
 #[test]
-fn a_constructor_s_calls_are_seen() {
+fn a_constructor_s_calls_reach_the_driver_and_are_said_unseen() {
     defect("child_constructor", &[]);
 }
 
 #[test]
-#[ignore = "run in a child by `a_constructor_s_calls_are_seen`"]
+#[ignore = "run in a child by `a_constructor_s_calls_reach_the_driver_and_are_said_unseen`"]
 fn child_constructor() {
-    let (_hook, _driver) = install();
+    let (hook, _driver) = install();
     let rec = Recorder::new();
     rec.reset();
     let mut lib = None;
@@ -159,7 +163,13 @@ fn child_constructor() {
     assert_eq!(unsafe { ran() }, 0, "the constructor ran");
     assert_eq!(
         (n, rec.calls("cuStreamSynchronize")),
-        (1, 1),
+        (0, 1),
         "the constructor's sync, made inside dlopen: (reported, called)"
     );
+    let unseen = hook.coverage().unseen().join("\n");
+    assert!(unseen.contains("constructors"), "{unseen}");
+    // Once loaded, the object is patched: its later calls are seen.
+    let f = get::<Fn0>(lib.as_ref().unwrap(), "ctor_sync");
+    // SAFETY: the library's function, C signature.
+    assert_eq!(sync_seen(&rec, || unsafe { f() }), (1, 1));
 }

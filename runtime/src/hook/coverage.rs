@@ -86,6 +86,14 @@ impl fmt::Display for Coverage {
                 "hook: CUPTI's callbacks, every driver and runtime call of the process"
             )?,
         }
+        for o in self.objects.iter().filter(|o| o.slots > 0) {
+            let name = if o.name.is_empty() {
+                "the program"
+            } else {
+                &o.name
+            };
+            writeln!(f, "  patched: {name} ({} slots)", o.slots)?;
+        }
         for s in &self.skipped {
             let object = if s.object.is_empty() {
                 "the program"

@@ -479,7 +479,10 @@ fn install_from_env() {
             }
             Err(e) => {
                 let value = std::env::var(HOOK_ENV).unwrap_or_default();
-                format!("{HOOK_ENV}={} but the hook was not installed: {e}", value.trim())
+                format!(
+                    "{HOOK_ENV}={} but the hook was not installed: {e}",
+                    value.trim()
+                )
             }
         },
         Err(e) => format!("{e}; the hook was not installed"),

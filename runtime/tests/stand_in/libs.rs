@@ -64,7 +64,7 @@ int textrel_call(void) { return ((int (*)(void *))textrel_slot)((void *)0); }
 pub(crate) const UNALIGNED: &str = r#"
 #include <string.h>
 int cuStreamSynchronize(void *s);
-__asm__(".data\n.p2align 3\n.byte 0\n.globl unaligned_word\n.hidden unaligned_word\nunaligned_word: .quad cuStreamSynchronize\n");
+__asm__(".pushsection .data\n.p2align 3\n.byte 0\n.globl unaligned_word\n.hidden unaligned_word\nunaligned_word: .quad cuStreamSynchronize\n.popsection\n");
 extern char unaligned_word[] __attribute__((visibility("hidden")));
 int unaligned_call(void) { void *f; memcpy(&f, unaligned_word, sizeof f); return ((int (*)(void *))f)((void *)0); }
 "#;
@@ -88,6 +88,7 @@ int cuStreamSynchronize(void *s);
 static int result = -1;
 __attribute__((constructor)) static void setup(void) { result = cuStreamSynchronize((void *)0); }
 int ctor_result(void) { return result; }
+int ctor_sync(void) { return cuStreamSynchronize((void *)0); }
 "#;
 
 /// The stand-in and the libraries of these tests.
