@@ -184,6 +184,7 @@ fn main() -> ExitCode {
     for _ in 0..3 {
         let _ = model.forward().into_data();
     }
+    print!("{}", _hook.coverage());
     let mut failed = 0;
     let clean = (0..100).map(|_| step(&model)).find_map(Result::err);
     let what = clean

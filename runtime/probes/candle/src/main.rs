@@ -154,6 +154,7 @@ fn main() -> ExitCode {
     };
     println!("hook backend: {:?} (installed before the first CUDA call)", _hook.backend());
     let model = Model::new().expect("candle CUDA device");
+    print!("{}", _hook.coverage());
     let mut checks = Checks { failed: 0 };
     first_use(&model, &mut checks);
     let clean = (0..100).map(|_| step(&model)).find_map(Result::err);
