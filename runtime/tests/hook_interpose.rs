@@ -7,8 +7,11 @@
 //! every call reaches the stand-in. The GPU runs (`hook_gpu.rs`) prove the same on the real driver.
 #![cfg(target_os = "linux")]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod stand_in;
+
+use std::path::Path;
+
+use stand_in::stand_in;
 
 const FAKE_DRIVER: &str = r#"
 #include <string.h>
@@ -36,67 +39,28 @@ int cuStreamSynchronize(void *s);
 int app_sync(void) { return cuStreamSynchronize((void *)0); }
 "#;
 
-/// Builds the stand-in driver and two libraries that link it into a fresh directory.
+/// Builds the small stand-in driver and two libraries that link it into a fresh directory.
 fn build(dir: &Path) {
+    let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).unwrap();
-    let c = |name: &str, text: &str, args: &[&str]| {
-        let src = dir.join(format!("{name}.c"));
-        std::fs::write(&src, text).unwrap();
-        let out = Command::new("cc")
-            .args(["-shared", "-fPIC", "-o"])
-            .arg(dir.join(name))
-            .arg(&src)
-            .args(args)
-            .output()
-            .expect("the system's C compiler, `cc` (the Rust toolchain links with it)");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let c = |name: &str, text: &str, args: &[&str]| stand_in::cc(dir, name, text, args);
     c(
         "libcuda.so.1",
         FAKE_DRIVER,
         &["-Wl,-soname,libcuda.so.1", "-ldl"],
     );
     std::os::unix::fs::symlink("libcuda.so.1", dir.join("libcuda.so")).unwrap();
-    let driver = dir.join("libcuda.so.1").display().to_string();
+    let driver = stand_in::path_of(dir, "libcuda.so.1");
     c("libapp_early.so", APP, &[&driver]);
     c("libapp_late.so", APP, &[&driver, "-Wl,-z,now"]);
 }
 
 /// Runs the ignored test `name` of this binary in a child with the stand-in driver.
 fn in_child(name: &str) {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("interpose-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = stand_in::dir_for(name);
     build(&dir);
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            name,
-            "--test-threads=1",
-            "--nocapture",
-        ])
-        .env("LD_LIBRARY_PATH", &dir)
-        .env("NOSYNC_STAND_IN", &dir)
-        .env_remove("NOSYNC_HOOK")
-        .env_remove("NOSYNC_REPORT")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains("1 passed"),
-        "{stdout}\n{stderr}"
-    );
+    stand_in::run_child(name, &dir, &[]);
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-fn stand_in() -> PathBuf {
-    PathBuf::from(std::env::var_os("NOSYNC_STAND_IN").expect("run by `in_child`"))
 }
 
 type Fn0 = unsafe extern "C" fn() -> i32;
