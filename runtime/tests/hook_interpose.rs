@@ -44,10 +44,16 @@ fn build(dir: &Path) {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).unwrap();
     let c = |name: &str, text: &str, args: &[&str]| stand_in::cc(dir, name, text, args);
+    // Its symbols carry a version, for the `dlvsym` lookup.
+    std::fs::write(dir.join("driver.map"), "STAND_IN_1.0 { global: *; };\n").unwrap();
+    let map = format!(
+        "-Wl,--version-script={}",
+        stand_in::path_of(dir, "driver.map")
+    );
     c(
         "libcuda.so.1",
         FAKE_DRIVER,
-        &["-Wl,-soname,libcuda.so.1", "-ldl"],
+        &["-Wl,-soname,libcuda.so.1", "-ldl", &map],
     );
     std::os::unix::fs::symlink("libcuda.so.1", dir.join("libcuda.so")).unwrap();
     let driver = stand_in::path_of(dir, "libcuda.so.1");
@@ -185,6 +191,23 @@ fn child_sees_every_path() {
             }),
             1
         );
+        // `dlvsym`, a versioned lookup, answers with a wrapper as `dlsym` does.
+        let handle = libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
+        let versioned = libc::dlvsym(
+            handle,
+            c"cuStreamSynchronize".as_ptr(),
+            c"STAND_IN_1.0".as_ptr(),
+        );
+        assert!(!versioned.is_null(), "dlvsym found it");
+        let via_dlvsym: Sync = std::mem::transmute(versioned);
+        assert_eq!(
+            forbidden("cuStreamSynchronize", || {
+                let _ = via_dlvsym(std::ptr::null_mut());
+            }),
+            1,
+            "a function found by dlvsym is seen"
+        );
+        libc::dlclose(handle);
         // Launches and queries are watched only while a capture is live: not reported here.
         let query = get::<Sync>(&driver, "cuStreamQuery");
         assert_eq!(
