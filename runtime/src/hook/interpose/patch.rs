@@ -217,7 +217,7 @@ fn patch_object(
         state.runtime = Some((object.name.clone(), false));
     }
     let own = object.base == names.own.base;
-    let mut count = 0;
+    let (mut count, mut held) = (0, 0);
     // SAFETY: the object is pinned until the caller drops `pins`.
     for slot in unsafe { elf::slots(object) } {
         let Some(stand) = names.get(slot.name.to_bytes()) else {
@@ -225,8 +225,9 @@ fn patch_object(
         };
         // SAFETY: as above.
         match unsafe { rewrite(object, &pin, own, slot, stand, maps) } {
-            Ok(None) => {}
-            Ok(Some(rw)) => {
+            Ok(Written::NotHere) => {}
+            Ok(Written::Held) => held += 1,
+            Ok(Written::New(rw)) => {
                 count += 1;
                 if let Some(journal) = state.journal.as_mut() {
                     journal.push(rw);
@@ -239,12 +240,23 @@ fn patch_object(
     state.objects.retain(|o| o.name != object.name);
     state.objects.push(PatchedObject {
         name: object.name.clone(),
-        slots: count,
+        slots: count + held,
     });
     count
 }
 
-/// Writes the wrapper for one slot; `None` where it holds one already or is not nosync's.
+/// What became of a slot nosync stands in for.
+#[derive(Debug)]
+enum Written {
+    /// It holds a wrapper now.
+    New(Rewrite),
+    /// It held one already (an earlier pass).
+    Held,
+    /// It is not taken over in this object (`dlsym` outside nosync's).
+    NotHere,
+}
+
+/// Writes the wrapper for one slot.
 ///
 /// # Safety
 /// `slot` is an import slot of `object`, pinned by `pin`.
@@ -255,7 +267,7 @@ unsafe fn rewrite(
     slot: elf::Slot,
     stand: Stand,
     maps: &Maps,
-) -> Result<Option<Rewrite>, String> {
+) -> Result<Written, String> {
     if !protect::aligned(slot.at) {
         return Err(protect::Refused::Misaligned.to_string());
     }
@@ -265,7 +277,8 @@ unsafe fn rewrite(
     let wrapper = match stand {
         Stand::Call(entry) => wrap(&entry.targets, held, object, pin, name)?,
         Stand::GetProc(targets) => wrap(targets, held, object, pin, name)?,
-        Stand::Loader(loader) if !(own || loader.everywhere()) || held == loader.hook() => None,
+        Stand::Loader(loader) if !(own || loader.everywhere()) => return Ok(Written::NotHere),
+        Stand::Loader(loader) if held == loader.hook() => None,
         Stand::Loader(loader) => {
             // Not bound yet: the loader binds it as it bound nosync's own.
             let bound = held != 0 && !object.contains(held);
@@ -279,11 +292,11 @@ unsafe fn rewrite(
         }
     };
     let Some(wrapper) = wrapper else {
-        return Ok(None);
+        return Ok(Written::Held);
     };
     // SAFETY: the slot names the function `wrapper` stands in for, with its signature.
     unsafe { protect::store(maps, slot.at, wrapper) }.map_err(|e| e.to_string())?;
-    Ok(Some(Rewrite {
+    Ok(Written::New(Rewrite {
         at: slot.at,
         old: held,
         new: wrapper,
