@@ -10,6 +10,18 @@ pub const NOT_CHECKABLE: &[(&str, &str)] = &[
         "src/broken.rs is deliberately not valid Rust (the lint must report it as parse-error)",
     ),
     (
+        "syntax-error-item",
+        "src/lib.rs deliberately has a struct with a missing `,` (parse-error; the rest is analysed)",
+    ),
+    (
+        "unclosed-delimiter",
+        "src/lib.rs deliberately has an unclosed `(` (parse-error and unparsed-root)",
+    ),
+    (
+        "annotation-bad-arg",
+        "its attributes deliberately have arguments their macros reject (invalid-annotation)",
+    ),
+    (
         "missing-module",
         "`mod absent;` deliberately names a file that does not exist (missing-module)",
     ),

@@ -13,7 +13,8 @@
 //!   equal the `//~ CODE` (`#~ CODE` in TOML) annotations in the fixture's files; the
 //!   human output's `-->` lines must point at the same places; every finding must keep
 //!   the finding contract (its chain starts in the root at the primary span; `possible-`
-//!   exactly for name-only chains); and both runs exit 1 exactly when an annotated code
+//!   exactly for name-only chains); and both runs exit 2 when an annotated code makes the
+//!   run incomplete (`no-roots`, `unparsed-root`), else 1 exactly when an annotated code
 //!   is deny-level by default.
 //!
 //! The lint runs twice per fixture (human, then JSON), and both tests share those runs.
@@ -252,7 +253,11 @@ fn check_annotations(fixture: &Fixture, run: &Run) -> Result<(), String> {
         )),
         Err(e) => problems.push(format!("  human output: {e}\n")),
     }
-    let want_exit = i32::from(expected.iter().any(is_deny));
+    let want_exit = if expected.iter().any(is_incomplete) {
+        2
+    } else {
+        i32::from(expected.iter().any(is_deny))
+    };
     if (run.exit, run.json_exit) != (want_exit, want_exit) {
         let (human, json_exit) = (run.exit, run.json_exit);
         problems.push(format!(
@@ -270,6 +275,11 @@ fn check_annotations(fixture: &Fixture, run: &Run) -> Result<(), String> {
         problems.concat(),
         indent(&output)
     ))
+}
+
+/// A deny-level code that makes the run not a verdict (exit status 2).
+fn is_incomplete(key: &Key) -> bool {
+    Code::from_name(&key.code).is_some_and(|c| c.incomplete() && c.default_level() == Level::Deny)
 }
 
 fn is_deny(key: &Key) -> bool {
