@@ -306,3 +306,54 @@ pub(super) fn no_sync_attributes(text: &str) -> Vec<(usize, usize)> {
     });
     found.map(|(i, w)| (i, i + w.len())).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delimiter_errors_point_at_the_delimiter() {
+        let at = |text: &str| delims(text).map(|(_, at)| at);
+        // A `(` met by a `}`: the `(`, not the `}` two lines later.
+        let text = "fn f() {\n    let x = g(1, 2;\n    x\n}\n";
+        assert_eq!(at(text), text.find("g(").map(|i| i + 1));
+        // The file ends with `(` and `{` open: the outer `(`.
+        assert_eq!(at("fn f( {"), Some(4));
+        assert_eq!(at("fn f() {}\n}"), Some(10));
+        // Delimiters in strings, chars and comments are not delimiters.
+        assert_eq!(
+            at("fn f() { \"(\"; '('; b'{'; r#\"}\"#; } // (\n/* { */"),
+            None
+        );
+        assert_eq!(at("fn f<'a>(x: &'a str) {}"), None);
+    }
+
+    #[test]
+    fn the_item_around_an_error_is_its_lines_with_its_attributes() {
+        let text = "fn a() {}\n/// doc\n#[no_sync]\nfn b() {\n    g(;\n}\nfn c() {}\n";
+        let (lo, hi) = item_around(text, text.find("g(").unwrap());
+        assert_eq!(&text[lo..hi], "/// doc\n#[no_sync]\nfn b() {\n    g(;\n}\n");
+    }
+
+    #[test]
+    fn no_sync_attributes_are_found_in_their_spellings() {
+        let text = "#[no_sync] fn a() {}\n# [ nosync :: no_sync(capture_safe) ] fn b() {}\n\
+                    #[::nosync::no_sync]\nfn c() {}\n#[allow_no_sync] #[no_sync_x] fn d() { no_sync(); }\n";
+        let found: Vec<&str> = (no_sync_attributes(text).into_iter())
+            .map(|(lo, hi)| &text[lo..hi])
+            .collect();
+        assert_eq!(found, ["no_sync"; 3]);
+    }
+
+    #[test]
+    fn pieces_end_at_items_and_rejoin_when_alone_they_do_not_parse() {
+        let tokens: TokenStream = "const C: u8 = { 1 };\nstruct S { a: u8 b: u8 }\n\
+                                   impl X for Y<{ 1 }> {}\nfn f() {}"
+            .parse()
+            .unwrap();
+        let (items, skipped) = parse_pieces(pieces(tokens));
+        assert_eq!(items.len(), 3, "{items:?}");
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped[0].message, "syntax error: expected `,`");
+    }
+}
