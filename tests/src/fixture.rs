@@ -30,6 +30,10 @@ pub const NOT_CHECKABLE: &[(&str, &str)] = &[
         "a git dependency deliberately names a repository that does not exist, so cargo cannot resolve the graph (workspace-fallback)",
     ),
     (
+        "burn-app",
+        "burn's CUDA backend is about 600 crates to build; its committed lock is checked with `cargo metadata --locked` instead, and the lint only reads sources",
+    ),
+    (
         "candle-app",
         "candle's `cuda` feature builds candle-kernels, whose build script compiles CUDA with nvcc (no CUDA toolkit here); its committed lock is checked with `cargo metadata --locked` instead, and the lint only reads sources",
     ),
@@ -37,12 +41,12 @@ pub const NOT_CHECKABLE: &[(&str, &str)] = &[
 
 /// Fixtures that cannot be built but whose graph must resolve: `tests/fixtures_check.rs` runs
 /// `cargo metadata --locked` on them instead of `cargo check`.
-pub const RESOLVE_ONLY: &[&str] = &["candle-app"];
+pub const RESOLVE_ONLY: &[&str] = &["candle-app", "burn-app"];
 
 /// Fixtures with a test of their own in `tests/golden.rs` (they analyse large crates from the
 /// registry): the suites that run every fixture leave them out unless `NOSYNC_FIXTURE` names
 /// one.
-pub const OWN_TEST: &[&str] = &["candle-app"];
+pub const OWN_TEST: &[&str] = &["candle-app", "burn-app"];
 
 /// Extra lint arguments for a fixture, one per line; `$FIXTURE` is its absolute directory.
 pub const LINT_ARGS_FILE: &str = "lint-args.txt";
