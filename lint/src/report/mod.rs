@@ -99,7 +99,7 @@ impl<'a> Report<'a> {
     }
 
     /// Whether the run did not check everything it was asked to: an `internal-error`,
-    /// `no-roots` or `unparsed-root` at deny level ([`Code::incomplete`]).
+    /// `no-roots` or `unparsed-root` at deny level ([`crate::diagnostics::Code::incomplete`]).
     pub fn incomplete(&self) -> bool {
         self.diagnostics()
             .any(|d| d.code.incomplete() && d.level == Level::Deny)
