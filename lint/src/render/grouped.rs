@@ -77,20 +77,9 @@ pub(crate) fn render(site: &[&Diagnostic], sources: &SourceMap, color: bool) -> 
     ) {
         head = head.element(s);
     }
-    let waits: Vec<(String, Vec<String>)> = site.iter().filter_map(|d| wait_lines(d)).collect();
+    let waits = numbered_waits(site);
     let mut groups = vec![head];
-    for (i, (title, lines)) in waits.iter().enumerate() {
-        let title = match findings.len() {
-            1 => title.clone(),
-            n => format!("wait {} of {n}: {title}", i + 1),
-        };
-        let g = Group::with_title(ALevel::NOTE.secondary_title(title));
-        groups.push(
-            lines
-                .iter()
-                .fold(g, |g, l| g.element(ALevel::NOTE.message(l.as_str()))),
-        );
-    }
+    groups.extend(waits.iter().map(|(title, lines)| wait_group(title, lines)));
     let helps = helps(site);
     if let Some(last) = groups.pop() {
         let last = last.element(ALevel::NOTE.message(
@@ -105,6 +94,24 @@ pub(crate) fn render(site: &[&Diagnostic], sources: &SourceMap, color: bool) -> 
     let mut out = renderer.render(&groups);
     out.push_str("\n\n");
     out
+}
+
+/// Each wait's title (numbered when there are several) and lines.
+fn numbered_waits(site: &[&Diagnostic]) -> Vec<(String, Vec<String>)> {
+    let waits: Vec<(String, Vec<String>)> = site.iter().filter_map(|d| wait_lines(d)).collect();
+    let n = waits.len();
+    let number = |(i, (title, lines)): (usize, (String, Vec<String>))| match n {
+        1 => (title, lines),
+        n => (format!("wait {} of {n}: {title}", i + 1), lines),
+    };
+    waits.into_iter().enumerate().map(number).collect()
+}
+
+fn wait_group<'a>(title: &'a str, lines: &'a [String]) -> Group<'a> {
+    let g = Group::with_title(ALevel::NOTE.secondary_title(title));
+    lines
+        .iter()
+        .fold(g, |g, l| g.element(ALevel::NOTE.message(l.as_str())))
 }
 
 /// The title and the primary label: the root and the function its call names.
@@ -175,28 +182,29 @@ fn folded_chain(f: &Finding) -> String {
             .iter()
             .take_while(|h| in_dependency(h))
             .collect();
-        let mut crates: Vec<&str> = Vec::new();
-        for h in &run {
-            let c = crate_of(&h.function);
-            if !crates.contains(&c) {
-                crates.push(c);
-            }
-        }
-        let named = crates
-            .iter()
-            .map(|c| format!("`{c}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let first = last_segments(&run[0].function, 2);
-        parts.push(match run.len() {
-            1 => format!("`{first}` (in {named})"),
-            2 => format!("`{first}` and 1 more call in {named}"),
-            n => format!("`{first}` and {} more calls in {named}", n - 1),
-        });
+        parts.push(dependency_run(&run));
         i += run.len();
     }
     parts.push(format!("`{}`", last_segments(&f.sink, 2)));
     parts.join(" → ")
+}
+
+/// A run of hops in dependencies: its first function and the crates it crosses.
+fn dependency_run(run: &[&Hop]) -> String {
+    let mut crates: Vec<&str> = Vec::new();
+    for h in run {
+        let c = crate_of(&h.function);
+        if !crates.contains(&c) {
+            crates.push(c);
+        }
+    }
+    let named: Vec<String> = crates.iter().map(|c| format!("`{c}`")).collect();
+    let (first, named) = (last_segments(&run[0].function, 2), named.join(", "));
+    match run.len() {
+        1 => format!("`{first}` (in {named})"),
+        2 => format!("`{first}` and 1 more call in {named}"),
+        n => format!("`{first}` and {} more calls in {named}", n - 1),
+    }
 }
 
 /// The `help:` lines of the site's diagnostics, once each.
