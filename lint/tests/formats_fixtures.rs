@@ -528,6 +528,9 @@ fn every_fixture_renders_cargo_json_and_valid_sarif() {
         .expect("fixtures")
         .filter_map(|e| Some(e.ok()?.path()))
         .filter(|d| d.join("Cargo.toml").exists())
+        // burn-app analyses burn and cubecl (about two minutes in a debug build): its JSON
+        // output is checked by its own golden test (`burn_app` in tests/tests/golden.rs).
+        .filter(|d| !d.ends_with("burn-app"))
         .collect();
     dirs.sort();
     assert!(dirs.len() >= 3, "fixtures found: {dirs:?}");
@@ -541,7 +544,11 @@ fn every_fixture_renders_cargo_json_and_valid_sarif() {
         };
         let (json, sarif) = (with("json"), with("sarif"));
         let name = dir.display();
-        assert_ne!(json.exit, 2, "{name}: {}", json.stderr);
+        // Exit 2 only where the run says it checked not everything (a fixture without roots,
+        // or with a root that does not parse), never for a tool error.
+        let incomplete = ["\"no-roots\"", "\"unparsed-root\""];
+        let said = incomplete.iter().any(|c| json.stdout.contains(c));
+        assert!(json.exit != 2 || said, "{name}: {}", json.stderr);
         assert_eq!(
             json.exit, sarif.exit,
             "{name}: formats agree on the exit code"
@@ -551,11 +558,8 @@ fn every_fixture_renders_cargo_json_and_valid_sarif() {
         let results = log["runs"][0]["results"].as_array().map_or(0, Vec::len);
         assert_eq!(results + 1, lines.len(), "{name}: one result per message");
         let denied = lines.iter().any(|l| l["message"]["level"] == "error");
-        assert_eq!(
-            json.exit,
-            i32::from(denied),
-            "{name}: exit follows the levels"
-        );
+        let want = if said { 2 } else { i32::from(denied) };
+        assert_eq!(json.exit, want, "{name}: exit follows the levels");
     }
 }
 

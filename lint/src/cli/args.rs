@@ -110,7 +110,11 @@ impl Cli {
     /// with its summary line unless `-q`.
     pub(super) fn render_format(&self, out_is_terminal: bool) -> Format {
         let color = self.color.enabled(out_is_terminal);
-        self.output.format(self.format, color, !self.quiet)
+        let mut format = self.output.format(self.format, color, !self.quiet);
+        if let Format::Human { full, .. } = &mut format {
+            *full = self.verbose;
+        }
+        format
     }
 }
 
@@ -289,10 +293,18 @@ impl OutputArgs {
         } else if has("short") {
             Format::Short
         } else if has("human") {
-            Format::Human { color, summary }
+            Format::Human {
+                color,
+                summary,
+                full: false,
+            }
         } else {
             match format {
-                OutputFormat::Human => Format::Human { color, summary },
+                OutputFormat::Human => Format::Human {
+                    color,
+                    summary,
+                    full: false,
+                },
                 OutputFormat::Json => Format::Json {
                     ansi: false,
                     short: false,

@@ -224,11 +224,12 @@ fn show(
     }
 }
 
-/// 2 when the lint failed on part of its input (an `internal-error` at deny level, or a
-/// diagnostic it could not render): the other findings are printed, but the run is not
-/// a verdict; else 1 for any deny-level diagnostic, else 0.
+/// 2 when the lint did not check everything it was asked to (an `internal-error`,
+/// `no-roots` or `unparsed-root` at deny level, or a diagnostic it could not render): the
+/// other findings are printed, but the run is not a verdict; else 1 for any deny-level
+/// diagnostic, else 0.
 pub(crate) fn exit_status(report: &Report<'_>, complete: bool) -> i32 {
-    if report.internal_error() || !complete {
+    if report.incomplete() || !complete {
         2
     } else {
         crate::levels::exit_status(report.diagnostics())

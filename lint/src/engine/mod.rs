@@ -16,6 +16,7 @@ mod caches;
 mod calls;
 mod io;
 mod no_deps;
+mod no_roots;
 mod pipeline;
 mod speculate;
 #[cfg(test)]
@@ -164,6 +165,11 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
     if opts.workspace.no_deps
         && let Some(d) = no_deps::leaving(&a.diagnostics, &inputs.unread)
     {
+        a.diagnostics.push(d);
+        sort(&mut a.diagnostics);
+    }
+    if a.stats.roots == 0 {
+        let d = no_roots::no_roots(&a.root, &mut a.sources);
         a.diagnostics.push(d);
         sort(&mut a.diagnostics);
     }

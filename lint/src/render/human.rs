@@ -9,17 +9,28 @@ use std::io::Write;
 
 /// Writes every reported diagnostic, then (with `summary`) the line counting them. Returns
 /// `false` when one of them could only be written in its short form (see [`render_or_short`]).
+/// With `full`, each finding with its whole chain; else the findings of one call in a root
+/// together, their hops inside dependencies folded ([`super::grouped`]).
 pub(crate) fn write(
     report: &Report<'_>,
-    color: bool,
-    summary: bool,
+    (color, summary, full): (bool, bool, bool),
     out: &mut dyn Write,
 ) -> std::io::Result<bool> {
     let mut complete = true;
-    for d in report.diagnostics() {
-        let (text, ok) = render_or_short(d, report.sources, color);
-        complete &= ok;
-        out.write_all(text.as_bytes())?;
+    for site in super::grouped::sites(report.diagnostics()) {
+        if !full && super::grouped::folds(&site) {
+            let folded =
+                crate::panics::catch(|| super::grouped::render(&site, report.sources, color));
+            if let Ok(text) = folded {
+                out.write_all(text.as_bytes())?;
+                continue;
+            }
+        }
+        for d in site {
+            let (text, ok) = render_or_short(d, report.sources, color);
+            complete &= ok;
+            out.write_all(text.as_bytes())?;
+        }
     }
     if summary {
         writeln!(out, "{}", summary_line(report))?;
@@ -104,7 +115,7 @@ pub fn render(d: &Diagnostic, sources: &SourceMap, color: bool) -> String {
     out
 }
 
-fn level(l: Level) -> ALevel<'static> {
+pub(super) fn level(l: Level) -> ALevel<'static> {
     match l {
         Level::Deny => ALevel::ERROR,
         Level::Warn => ALevel::WARNING,
@@ -113,7 +124,7 @@ fn level(l: Level) -> ALevel<'static> {
 }
 
 /// A snippet of just the lines `span` covers (rendering stays cheap in large files).
-fn snippet<'s>(
+pub(super) fn snippet<'s>(
     sources: &'s SourceMap,
     span: &Span,
     label: Option<&'s str>,

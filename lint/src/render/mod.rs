@@ -1,6 +1,7 @@
 //! Renderers: format a [`Report`] onto a writer. Nothing is computed here: the diagnostics,
 //! their packages and fingerprints come from the engine and [`crate::report`].
 
+mod grouped;
 pub(crate) mod human;
 pub(crate) mod json;
 pub(crate) mod sarif;
@@ -12,8 +13,14 @@ use std::io::Write;
 /// How the report is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    /// rustc-style text with snippets; `summary`: a last line counting errors and warnings.
-    Human { color: bool, summary: bool },
+    /// rustc-style text with snippets; `summary`: a last line counting errors and warnings;
+    /// `full`: every finding with its whole chain (`-v`), rather than the findings of one
+    /// call together with the hops inside dependencies folded.
+    Human {
+        color: bool,
+        summary: bool,
+        full: bool,
+    },
     /// rustc's `--error-format=short`: one line per diagnostic.
     Short,
     /// cargo JSON; `ansi`: the `rendered` field has colours; `short`: it is one line.
@@ -37,7 +44,11 @@ pub fn render(
     out: &mut dyn Write,
 ) -> std::io::Result<Rendered> {
     let complete = match format {
-        Format::Human { color, summary } => human::write(report, color, summary, out)?,
+        Format::Human {
+            color,
+            summary,
+            full,
+        } => human::write(report, (color, summary, full), out)?,
         Format::Short => {
             short::write(report, out)?;
             true

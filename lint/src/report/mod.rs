@@ -11,7 +11,7 @@ pub(crate) mod cargo;
 pub(crate) mod fingerprint;
 pub(crate) mod uri;
 
-use crate::diagnostics::{Code, Diagnostic, Level};
+use crate::diagnostics::{Diagnostic, Level};
 use crate::source::SourceMap;
 use std::path::{Path, PathBuf};
 
@@ -98,17 +98,18 @@ impl<'a> Report<'a> {
         crate::levels::denied(self.diagnostics())
     }
 
-    /// Whether the lint failed on part of its input: an `internal-error` at deny level.
-    pub fn internal_error(&self) -> bool {
+    /// Whether the run did not check everything it was asked to: an `internal-error`,
+    /// `no-roots` or `unparsed-root` at deny level ([`crate::diagnostics::Code::incomplete`]).
+    pub fn incomplete(&self) -> bool {
         self.diagnostics()
-            .any(|d| d.code == Code::InternalError && d.level == Level::Deny)
+            .any(|d| d.code.incomplete() && d.level == Level::Deny)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnostics::Span;
+    use crate::diagnostics::{Code, Span};
 
     /// Errors come first, then warnings, each kept in the order given; allowed ones are
     /// left out.

@@ -365,7 +365,7 @@ fn broken_package(dir: &Path) {
         ("src/encoding.rs", b"pub fn f() { \xFF }\n".to_vec()),
         ("src/deep.rs", deep.files[1].1.clone()),
         // A syntax error in a body is reported where the call graph reads the body: a
-        // root's (a body no root reaches is never lowered).
+        // root's (a body no root reaches is never lowered), which is then `unparsed-root`.
         (
             "src/main.rs",
             b"#[nosync::no_sync]\nfn main() { let x = ; }\n".to_vec(),
@@ -388,7 +388,10 @@ fn cli_reports_broken_files_and_still_finds_the_sentinel() {
             &["nosync-lint", "--no-deps", "--format", format],
         );
         let ctx = format!("--format {format}: exit {code:?}\nstdout:\n{out}\nstderr:\n{err}");
-        assert_eq!(code, Some(1), "the sentinel is deny-level: {ctx}");
+        // `main` is a root whose body does not parse: not checked, so the run is not a
+        // verdict (exit 2), and the sentinel is still reported.
+        assert_eq!(code, Some(2), "a root was not checked: {ctx}");
+        assert!(out.contains("unparsed-root"), "{ctx}");
         assert!(!err.contains("panicked"), "{ctx}");
         assert!(out.contains("sentinel_root"), "{ctx}");
         for file in ["syntax.rs", "encoding.rs", "deep.rs", "main.rs"] {
@@ -408,9 +411,17 @@ fn run_with_config(config: &str) -> (Option<i32>, String, String) {
     let dir = tempfile::tempdir().expect("tempdir");
     broken_package(dir.path());
     std::fs::write(dir.path().join("qa.toml"), config).expect("write config");
+    // The broken package's unparsed root is allowed: the exit status is the config's.
     run_cli(
         dir.path(),
-        &["nosync-lint", "--no-deps", "--config", "qa.toml"],
+        &[
+            "nosync-lint",
+            "--no-deps",
+            "--config",
+            "qa.toml",
+            "-A",
+            "unparsed-root",
+        ],
     )
 }
 

@@ -80,7 +80,7 @@ pub(super) fn selection(m: &Metadata, opts: &WorkspaceOptions) -> Workspace {
             && !opts.exclude.iter().any(|n| *n == *p.name)
     };
     let mut ws = Workspace::default();
-    if m.workspace_metadata.get("nosync-lint").is_some() {
+    if has_config_table(&m.workspace_metadata) {
         ws.config_tables.push((
             m.workspace_root.join("Cargo.toml").into_std_path_buf(),
             MetadataTable::Workspace,
@@ -267,6 +267,14 @@ pub(super) fn spec(
     }
 }
 
+/// Whether a manifest's `metadata` has the lint's table, or a key that looks like a
+/// misspelling of it (read too, so that the config stage says "did you mean").
+fn has_config_table(metadata: &serde_json::Value) -> bool {
+    let keys = metadata.as_object().into_iter().flat_map(|o| o.keys());
+    keys.into_iter()
+        .any(|k| nosync_lint_core::diagnostics::suggest::config_table_like(k))
+}
+
 pub(super) fn add_libs(
     ws: &mut Workspace,
     pkgs: &[&Package],
@@ -275,7 +283,7 @@ pub(super) fn add_libs(
 ) -> HashMap<PackageId, usize> {
     let mut lib_index = HashMap::new();
     for p in pkgs {
-        if checked(p) && p.metadata.get("nosync-lint").is_some() {
+        if checked(p) && has_config_table(&p.metadata) {
             ws.config_tables.push((
                 p.manifest_path.clone().into_std_path_buf(),
                 MetadataTable::Package,

@@ -105,6 +105,9 @@ impl Bodies {
             })
             .collect();
         for (l, out) in todo.into_iter().zip(done) {
+            if matches!(out, Ok(Err(_))) {
+                diags.extend(unparsed_roots(map, fns, l, sources));
+            }
             let block = match out {
                 Ok(Ok(lowered)) => {
                     if !lowered.diags.is_empty() {
@@ -132,4 +135,31 @@ impl Bodies {
             self.lowered.insert(l.span, block);
         }
     }
+}
+
+/// An `unparsed-root` for each root among `fns` whose body, `lazy`, does not parse: the
+/// root was not checked (its `parse-error` says where).
+fn unparsed_roots(
+    map: &DefMap<'_>,
+    fns: &[FnId],
+    lazy: &LazyBody,
+    sources: &SourceMap,
+) -> Vec<Diagnostic> {
+    let is_it = |f: &FnId| {
+        let func = map.func(*f);
+        let body = func.ir.and_then(|ir| ir.body.as_ref());
+        func.marks.root && matches!(body, Some(Body::Lazy(l)) if l.span == lazy.span)
+    };
+    let roots = fns.iter().filter(|f| is_it(f));
+    let diag = |f: &FnId| {
+        let at = map.func(*f).ir.map_or(lazy.span, |ir| ir.span);
+        Diagnostic::new(
+            Code::UnparsedRoot,
+            "this #[no_sync] function's body could not be parsed, so it was not checked",
+            sources.span(at),
+        )
+        .with_label("its syntax error is reported as a `parse-error`")
+        .with_help("fix the syntax error; to let the run pass meanwhile, set `unparsed-root` to `allow` in the configuration's `levels`")
+    };
+    roots.map(diag).collect()
 }

@@ -98,8 +98,48 @@ pub fn read(file: FileId, section: Section, sources: &SourceMap) -> (Config, Vec
     };
     match table_in(doc.get_mut(), section) {
         Some((name_at, table)) => validate::table(name_at, table, &cx),
-        None => (Config::default(), Vec::new()),
+        None => {
+            let near = misspelt_table(doc.get_ref(), section);
+            let diags = near.into_iter().map(|(at, name, header)| {
+                let msg = format!(
+                    "unknown table `[{header}.{name}]`: did you mean `[{header}.nosync-lint]`?"
+                );
+                cx.error(at, msg).with_note(
+                    "the lint reads its configuration from `nosync-lint` only, so this table is not read",
+                    None,
+                )
+            });
+            (Config::default(), diags.collect())
+        }
     }
+}
+
+/// The keys of `[workspace.metadata]` / `[package.metadata]` that look like a misspelt
+/// `nosync-lint` (`nosync_lint`, `nosync-lints`, `no-sync-lint`): where each is, its name,
+/// and the table it is in.
+fn misspelt_table(
+    doc: &DeTable<'_>,
+    section: Section,
+) -> Vec<(std::ops::Range<usize>, String, &'static str)> {
+    let Section::Manifest(table) = section else {
+        return Vec::new();
+    };
+    let header = match table {
+        MetadataTable::Workspace => "workspace.metadata",
+        MetadataTable::Package => "package.metadata",
+    };
+    let outer = header.split_once('.').map_or(header, |(o, _)| o);
+    let Some(DeValue::Table(t)) = doc.get(outer).map(|v| v.get_ref()) else {
+        return Vec::new();
+    };
+    let Some(DeValue::Table(metadata)) = t.get("metadata").map(|v| v.get_ref()) else {
+        return Vec::new();
+    };
+    let near = crate::diagnostics::suggest::config_table_like;
+    (metadata.iter())
+        .filter(|(k, _)| near(k.get_ref()))
+        .map(|(k, _)| (k.span(), k.get_ref().to_string(), header))
+        .collect()
 }
 
 /// The configuration table of `doc`, and where its name (or the document) is.

@@ -60,7 +60,7 @@ codes! {
     UnresolvedCallInNoSync = "unresolved-call-in-no-sync", Allow,
         "a call reachable from a #[no_sync] function could not be resolved; only the runtime guard covers it";
     ParseError = "parse-error", Warn,
-        "a source file could not be parsed; it was skipped and the rest analysed";
+        "a source file could not be parsed whole; the items that do not parse were skipped and the rest analysed";
     InvalidAnnotation = "invalid-annotation", Warn,
         "a nosync attribute or escape is malformed (its macro rejects it); an attribute is then ignored";
     MissingModule = "missing-module", Warn,
@@ -71,8 +71,24 @@ codes! {
         "with --no-deps, calls reached from the no-sync roots leave the workspace and are not followed";
     WorkspaceFallback = "workspace-fallback", Warn,
         "cargo could not resolve the dependency graph; it was rebuilt from the members and what is on disk";
+    NoRoots = "no-roots", Deny,
+        "the run found no #[no_sync] function and no configured root, so it checked nothing; the run exits 2";
+    UnparsedRoot = "unparsed-root", Deny,
+        "a #[no_sync] function could not be parsed, so it was not checked; the run exits 2";
     InternalError = "internal-error", Deny,
         "the lint hit an internal error on part of the input; that part was skipped, the rest analysed, and the run exits 2";
     StaleBaselineEntry = "stale-baseline-entry", Warn,
         "a baseline entry matches no finding any more; regenerate the baseline";
+}
+
+impl Code {
+    /// Whether a diagnostic of this code at deny level means that the run did not check
+    /// everything it was asked to (exit status 2, not a verdict): an internal error, no
+    /// root at all, a root that could not be parsed.
+    pub fn incomplete(self) -> bool {
+        matches!(
+            self,
+            Code::InternalError | Code::NoRoots | Code::UnparsedRoot
+        )
+    }
 }

@@ -36,6 +36,20 @@ pub fn closest_code(name: &str, extra: &[&'static str]) -> Option<&'static str> 
     })
 }
 
+/// The name of the lint's table in `[workspace.metadata]` and `[package.metadata]`.
+pub const CONFIG_TABLE: &str = "nosync-lint";
+
+/// Whether a key of `[*.metadata]` is the lint's table or looks like a misspelling of it
+/// (`nosync_lint`, `nosync-lints`, `no-sync-lint`, `nosnyc-lint`): case, `-`, `_` and
+/// spaces aside, at most two edits (a swap of two letters is one).
+pub fn config_table_like(key: &str) -> bool {
+    if key.len() > MAX_LEN {
+        return false;
+    }
+    let squashed = key.to_lowercase().replace(['-', '_', ' '], "");
+    strsim::damerau_levenshtein(&squashed, "nosynclint") <= 2
+}
+
 #[cfg(test)]
 mod tests {
     use super::{closest, closest_code};

@@ -1,8 +1,9 @@
 //! Parsing: every module file of every analysed crate, read once and parsed in
 //! parallel (rayon, large stacks), then lowered to the [`ir`] right on the parsing thread.
 //!
-//! A file that does not parse becomes a `parse-error` diagnostic and contributes no
-//! items; the others go on. Pathologically nested files are rejected by a cheap
+//! A file that does not parse whole becomes a `parse-error` diagnostic per part that does
+//! not, and its other items are lowered ([`recover`]); a `#[no_sync]` fn in a part skipped
+//! is an `unparsed-root`. Pathologically nested files are rejected by a cheap
 //! pre-scan before syn recurses into them, and a panic in one file's work is caught
 //! and reported as an `internal-error` diagnostic.
 
@@ -18,6 +19,7 @@ mod lower_fmt;
 pub(crate) mod lower_macro;
 mod lower_mod;
 mod prescan;
+pub mod recover;
 #[cfg(test)]
 mod tests;
 
@@ -305,21 +307,28 @@ fn lower_file(
 fn file_result(lowering: Option<Lowering>, id: FileId, sources: &SourceMap) -> FileResult {
     let text = &sources.file(id).text;
     match lowering {
-        Some(Ok((items, invalid))) => FileResult {
-            items,
-            diags: invalid
-                .into_iter()
-                .map(|(msg, at)| invalid_escape(msg, at, sources))
-                .collect(),
-        },
-        Some(Err((msg, lo, hi))) => FileResult {
-            items: Vec::new(),
-            diags: vec![Diagnostic::new(
-                Code::ParseError,
-                msg,
-                sources.span_of(id, floor_char(text, lo), floor_char(text, hi.max(lo))),
-            )],
-        },
+        Some(Ok((items, invalid, skipped))) => {
+            let escapes = invalid.into_iter();
+            let mut diags: Vec<_> = escapes
+                .map(|(m, at)| invalid_escape(m, at, sources))
+                .collect();
+            for s in skipped {
+                diags.extend(skipped_diagnostics(&s, !items.is_empty(), id, sources));
+            }
+            FileResult { items, diags }
+        }
+        Some(Err((msg, lo, hi))) => {
+            let skipped = recover::Skipped {
+                message: msg,
+                error: (lo, hi),
+                text: (0, text.len()),
+            };
+            let diags = skipped_diagnostics(&skipped, false, id, sources);
+            FileResult {
+                items: Vec::new(),
+                diags,
+            }
+        }
         None => FileResult {
             items: Vec::new(),
             diags: vec![Diagnostic::new(
@@ -329,6 +338,45 @@ fn file_result(lowering: Option<Lowering>, id: FileId, sources: &SourceMap) -> F
             )],
         },
     }
+}
+
+/// The `parse-error` of a part of a file that was skipped, and an `unparsed-root` per
+/// `#[no_sync]` attribute in it (`rest`: whether the file's other items were analysed).
+fn skipped_diagnostics(
+    s: &recover::Skipped,
+    rest: bool,
+    id: FileId,
+    sources: &SourceMap,
+) -> Vec<Diagnostic> {
+    let text = &sources.file(id).text;
+    let span = |(lo, hi): (usize, usize)| {
+        sources.span_of(id, floor_char(text, lo), floor_char(text, hi.max(lo)))
+    };
+    let whole = s.text == (0, text.len());
+    let note = match (whole, rest) {
+        (true, _) => "the file was skipped",
+        (false, true) => "the item holding it was skipped; the file's other items are analysed",
+        (false, false) => "the item holding it was skipped, and no other item of the file parses",
+    };
+    let mut out = vec![
+        Diagnostic::new(Code::ParseError, s.message.clone(), span(s.error)).with_note(note, None),
+    ];
+    let (lo, hi) = (floor_char(text, s.text.0), floor_char(text, s.text.1));
+    let line = out[0].primary.line_start;
+    for at in recover::no_sync_attributes(&text[lo..hi]) {
+        let at = (lo + at.0, lo + at.1);
+        let d = Diagnostic::new(
+            Code::UnparsedRoot,
+            "a #[no_sync] function here could not be parsed, so it was not checked",
+            span(at),
+        )
+        .with_label(format!(
+            "its item was skipped: see the syntax error at line {line}"
+        ))
+        .with_help("fix the syntax error; to let the run pass meanwhile, set `unparsed-root` to `allow` in the configuration's `levels`");
+        out.push(d);
+    }
+    out
 }
 
 /// Frees this thread's proc-macro2 source map (with `span-locations`, every text lexed
@@ -368,14 +416,9 @@ pub fn parse_text(job: &FileJob, id: FileId, text: &str, cfg: &CfgCtx, eager: bo
     if !eager && let Some(lowered) = parse_lazy(job, id, &body, offset, cfg) {
         return Ok(lowered);
     }
-    let file = syn::parse_file(&body).map_err(|e| {
-        let r = e.span().byte_range();
-        (
-            format!("syntax error: {e}"),
-            r.start + offset,
-            r.end + offset,
-        )
-    })?;
+    let Ok(file) = syn::parse_file(&body) else {
+        return Ok(recover::recover(job, id, &body, offset, cfg));
+    };
     Ok(lower_tree(job, id, &file, offset, cfg, None))
 }
 
@@ -426,7 +469,7 @@ fn lower_tree(
     };
     let dir = job.mod_dir.clone();
     let items = lower.items(&file.items, &dir, true);
-    (items, lower.invalid)
+    (items, lower.invalid, Vec::new())
 }
 
 /// The largest char boundary of `text` at or before `at` (spans never split a char).

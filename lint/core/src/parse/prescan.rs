@@ -111,6 +111,18 @@ static CLASS: [u8; 256] = {
     t
 };
 
+/// At a comment, string or char literal starting at `i`, the index of its last byte; else
+/// `i`.
+pub(super) fn skip_literal_or_comment(b: &[u8], i: usize) -> usize {
+    match b[i] {
+        b'/' if b.get(i + 1) == Some(&b'/') => skip_line(b, i),
+        b'/' if b.get(i + 1) == Some(&b'*') => skip_block_comment(b, i),
+        b'"' => skip_string(b, i),
+        b'\'' if is_char_literal(b, i) => skip_char(b, i),
+        _ => i,
+    }
+}
+
 fn skip_line(b: &[u8], i: usize) -> usize {
     b[i..]
         .iter()

@@ -1,9 +1,10 @@
 //! Roots, sinks and escapes from nosync's attributes, read through the typed model of
 //! `nosync-syntax` that the macros use: the same forms, errors and default reasons.
 //!
-//! An attribute the macro rejects is a located `invalid-annotation` diagnostic and is
-//! otherwise ignored, as the macro ignores it (it emits the item unmarked next to its
-//! `compile_error!`).
+//! An attribute the macro rejects is a located `invalid-annotation` diagnostic, and the
+//! lint still reads what it means where that checks more, never less: a malformed
+//! `#[no_sync]` is still a root, a malformed `#[synchronizes]` still a sink; a malformed
+//! `#[allow_sync]` is ignored (it would hide waits).
 
 use super::*;
 use crate::diagnostics::{Code, Diagnostic};
@@ -53,12 +54,13 @@ fn nosync_args(
     match &attr.nosync {
         Some((read_as, Ok(args))) if *read_as == name => Some(args.clone()),
         Some((read_as, Err(errors))) if *read_as == name => {
+            let meaning = malformed_meaning(name, errors, sources);
             diags.extend(
                 errors
                     .iter()
-                    .map(|(msg, at)| invalid(name, msg, *at, sources)),
+                    .map(|(msg, at)| invalid(name, msg, *at, meaning.is_some(), sources)),
             );
-            None
+            meaning
         }
         // Named through a re-exported rename the lowering could not see, so its arguments
         // were not read as this attribute: the attribute's meaning without them.
@@ -75,16 +77,48 @@ fn nosync_args(
     }
 }
 
-fn invalid(name: AttrName, msg: &str, at: SpanIr, sources: &SourceMap) -> Diagnostic {
+/// What a malformed attribute still means: a `#[no_sync]` a root, a `#[synchronizes]` a
+/// sink (a `maybe` one when its arguments start with `maybe`); an `#[allow_sync]` nothing.
+fn malformed_meaning(
+    name: AttrName,
+    errors: &[(String, SpanIr)],
+    sources: &SourceMap,
+) -> Option<Args<String>> {
+    match name {
+        AttrName::NoSync => Some(Args::NoSync),
+        AttrName::Synchronizes => {
+            let says_maybe = errors.first().is_some_and(|(_, at)| {
+                let text = &sources.file(at.file).text;
+                let before = text.get(..at.lo as usize).unwrap_or("");
+                let args = before.rsplit_once('(').map_or("", |(_, a)| a);
+                args.trim_start().starts_with("maybe")
+            });
+            let kind = if says_maybe { Kind::May } else { Kind::Does };
+            Some(Args::Synchronizes { kind, reason: None })
+        }
+        AttrName::AllowSync => None,
+    }
+}
+
+fn invalid(
+    name: AttrName,
+    msg: &str,
+    at: SpanIr,
+    honoured: bool,
+    sources: &SourceMap,
+) -> Diagnostic {
+    let name = name.as_str();
+    let note = match honoured {
+        true => format!(
+            "the lint still reads it as #[{name}], so that a typo turns no check off; the crate does not compile until it is fixed"
+        ),
+        false => format!(
+            "the attribute is ignored: the function is analysed as if it were not #[{name}], so its calls are checked"
+        ),
+    };
     Diagnostic::new(Code::InvalidAnnotation, msg, sources.span(at))
-        .with_label(format!("the #[{}] macro rejects this", name.as_str()))
-        .with_note(
-            format!(
-                "the attribute is ignored, as the macro ignores it: the function is analysed as if it were not #[{}]",
-                name.as_str()
-            ),
-            None,
-        )
+        .with_label(format!("the #[{name}] macro rejects this"))
+        .with_note(note, None)
 }
 
 /// Impls of a required (bodiless) `#[synchronizes]` trait method are sinks too: the

@@ -151,7 +151,7 @@ fn a_file_included_by_two_targets_is_one_file_and_reports_once() {
     // One parse error and one finding, not one per crate; the kept copy is the first
     // crate's (the one the file's diagnostics belong to).
     insta::assert_snapshot!(out, @"
-    examples/e/broken.rs:1:7 parse-error: syntax error: cannot parse string into token stream
+    examples/e/broken.rs:1:5 parse-error: unclosed delimiter: this `(` is never closed (the file ends first)
     examples/e/model.rs:3:44 sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
       = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
       e::model::step -> cudarc::driver::CudaStream::synchronize (Blocks, exact, Deny)

@@ -250,7 +250,10 @@ fn a_syntax_error_in_a_reached_body_is_reported_there_and_the_file_is_analysed()
          #[no_sync] fn broken() { let x = ; wait(); }\n\
          #[no_sync] fn fine() { wait(); }\n",
     );
+    // `broken` is a root that could not be read: not checked, and the run says so.
     insta::assert_snapshot!(check(&src), @"
+    5:15 unparsed-root: this #[no_sync] function's body could not be parsed, so it was not checked
+      = its syntax error is reported as a `parse-error`
     5:34 parse-error: syntax error: expected an expression
     6:24 sync-in-no-sync: `fine` is #[no_sync] but reaches a host-blocking call: `wait`
       = this call reaches `t::wait`, which blocks the host

@@ -71,7 +71,7 @@ fn expansions_in_inline_modules_look_in_their_directory_and_report_missing_files
     );
     assert_eq!(
         out,
-        "src/inner/deep/here.rs:1:7 parse-error: syntax error: cannot parse string into token stream\n\
+        "src/inner/deep/here.rs:1:5 parse-error: unclosed delimiter: this `(` is never closed (the file ends first)\n\
          src/lib.rs:2:1 missing-module: file not found for module `gone`\n  \
          = declared here\n  \
          stats: 0 edges, 0 unresolved\n"

@@ -88,13 +88,16 @@ fn renamed_and_cfg_attr_forms_keep_their_arguments() {
 }
 
 #[test]
-fn malformed_attributes_are_located_and_ignored_as_the_macro_ignores_them() {
+/// A malformed attribute is reported, and still read where that checks more, never less:
+/// a `#[no_sync]` is a root, a `#[synchronizes]` a sink (`maybe` kept); an `#[allow_sync]`
+/// is ignored.
+fn malformed_attributes_are_located_and_read_where_that_checks_more() {
     let src = with_prelude(
         "#[synchronizes(blocking)] fn a() {}\n\
          #[synchronizes(maybe, reason = 5)] fn b() {}\n\
          #[synchronizes] fn w() {}\n\
          #[nosync::allow_sync] fn ok() { w() }\n\
-         #[nosync::no_sync(hot)] fn not_a_root() { w() }\n\
+         #[nosync::no_sync(hot)] fn still_a_root() { w() }\n\
          #[other::no_sync(hot)] fn other_attr() {}\n\
          #[no_sync] fn r() { a(); b(); ok(); }\n",
     );
@@ -107,6 +110,9 @@ fn malformed_attributes_are_located_and_ignored_as_the_macro_ignores_them() {
             "5:32 invalid-annotation: `reason` must be a string literal, e.g. reason = \"waits for the copy\"",
             "7:3 invalid-annotation: #[allow_sync] needs a reason: #[allow_sync(reason = \"why this wait is fine here\")]",
             "8:19 invalid-annotation: #[no_sync] takes no arguments but `capture_safe`; write `#[no_sync]` or `#[no_sync(capture_safe)]`",
+            "8:45 sync-in-no-sync: `still_a_root` is #[no_sync] but reaches a host-blocking call: `w`",
+            "10:21 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `a`",
+            "10:26 possible-sync-in-no-sync: `r` is #[no_sync] but reaches a call that may block the host: `b`",
             "10:31 sync-in-no-sync: `r` is #[no_sync] but reaches a host-blocking call: `w`",
         ],
         "{out}"
