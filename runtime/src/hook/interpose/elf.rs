@@ -117,8 +117,6 @@ const DT_RELA: i64 = 7;
 const DT_RELASZ: i64 = 8;
 const DT_PLTRELSZ: i64 = 2;
 const DT_JMPREL: i64 = 23;
-const DT_RPATH: i64 = 15;
-const DT_RUNPATH: i64 = 29;
 
 /// The relocation types that hold a function's address: jump slot, global data, absolute.
 #[cfg(target_arch = "x86_64")]
@@ -179,17 +177,6 @@ unsafe fn dynamic(object: &Object) -> Option<[usize; 32]> {
     Some(table)
 }
 
-/// Whether the object names its own library search path (`DT_RPATH` or `DT_RUNPATH`): a
-/// `dlopen` it makes of a bare name may find another file than one made from elsewhere.
-///
-/// # Safety
-/// The object stays loaded during the call.
-pub(super) unsafe fn has_search_path(object: &Object) -> bool {
-    // SAFETY: this fn's contract.
-    unsafe { dynamic(object) }
-        .is_some_and(|t| t[DT_RPATH as usize] != 0 || t[DT_RUNPATH as usize] != 0)
-}
-
 /// The named import slots of `object` (none when it has no dynamic section).
 ///
 /// # Safety
@@ -245,6 +232,11 @@ pub(super) fn is_exempt(name: &str) -> bool {
         "linux-gate",
     ];
     file_starts_with(name, &EXEMPT)
+}
+
+/// The dynamic loader itself.
+pub(super) fn is_loader(name: &str) -> bool {
+    file_starts_with(name, &["ld-linux", "ld-musl", "ld64.so", "ld.so"])
 }
 
 /// The CUDA runtime's own library.

@@ -131,13 +131,15 @@ unsafe fn swap_found(result: i32, symbol: *const c_char, pfn: *mut *mut c_void) 
     if found == 0 {
         return result;
     }
-    let swapped = substitute(found).unwrap_or_else(|| {
-        if !symbol.is_null() {
-            // SAFETY: this fn's contract.
-            let name = unsafe { CStr::from_ptr(symbol) }.to_bytes();
-            if hooked_family(name) {
-                super::patch::unseen_lookup(name, "cuGetProcAddress returned a function nosync does not know (another version, or another interposer's)");
-            }
+    let asked = if symbol.is_null() {
+        &b""[..]
+    } else {
+        // SAFETY: this fn's contract.
+        unsafe { CStr::from_ptr(symbol) }.to_bytes()
+    };
+    let swapped = substitute(found, asked).unwrap_or_else(|| {
+        if !asked.is_empty() && hooked_family(asked) {
+            super::patch::unseen_lookup(asked, "cuGetProcAddress returned a function nosync does not know (another version, or another interposer's)");
         }
         found
     });
@@ -146,11 +148,21 @@ unsafe fn swap_found(result: i32, symbol: *const c_char, pfn: *mut *mut c_void) 
     result
 }
 
-/// The wrapper already calling `found`, of any hooked call or of `cuGetProcAddress` itself.
-fn substitute(found: usize) -> Option<usize> {
-    let calls = super::wrappers::ALL.iter().map(|e| &e.targets);
-    let mut all = calls.chain(GET_PROC.iter().map(|(_, t)| *t));
-    all.find_map(|t| t.wrapper_of(found))
+/// The wrapper already calling `found`, of any hooked call or of `cuGetProcAddress` itself;
+/// among the calls whose name begins with the one asked for first (should the driver give two
+/// calls one address, the wrapper with the asked call's signature).
+fn substitute(found: usize, asked: &[u8]) -> Option<usize> {
+    let calls = super::wrappers::ALL
+        .iter()
+        .map(|e| (e.name().as_bytes(), &e.targets));
+    let lookups = GET_PROC.iter().map(|(n, t)| (&n[..n.len() - 1], *t));
+    let all: Vec<_> = calls.chain(lookups).collect();
+    let named = all.iter().filter(|(n, _)| n.starts_with(asked));
+    let wrapper = |(_, t): &(&[u8], &Targets)| t.wrapper_of(found);
+    named
+        .clone()
+        .find_map(wrapper)
+        .or_else(|| all.iter().find_map(wrapper))
 }
 
 /// Whether some hooked call's name is `name` with a version or stream suffix (or none).

@@ -31,6 +31,8 @@ mod lookup;
 mod names;
 mod patch;
 mod protect;
+mod search;
+mod slot;
 pub(super) mod wrappers;
 
 use std::cell::Cell;

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
 use super::elf::{self, Object};
 use super::wrappers::{self, Entry, Targets};
@@ -71,16 +71,24 @@ type Dlmopen = unsafe extern "C" fn(libc::Lmid_t, *const c_char, c_int) -> *mut 
 /// The real `dlsym`.
 pub(super) fn dlsym(handle: *mut c_void, name: &[u8]) -> usize {
     debug_assert_eq!(name.last(), Some(&0));
-    // SAFETY: set at `init` to the loader's `dlsym`, before any hook could run.
-    let real: Dlsym = unsafe { std::mem::transmute(Loader::Dlsym.real()) };
+    let real: Dlsym = match Loader::Dlsym.real() {
+        // Before `init` no slot is rewritten: the C library's function is reached directly.
+        0 => libc::dlsym,
+        // SAFETY: set at `init` to the loader's `dlsym`.
+        f => unsafe { std::mem::transmute::<usize, Dlsym>(f) },
+    };
     // SAFETY: a NUL-terminated name (asserted) and a handle the caller got from the loader.
     unsafe { real(handle, name.as_ptr().cast()) as usize }
 }
 
 /// The real `dlopen`.
 pub(super) fn dlopen(file: *const c_char, flags: c_int) -> *mut c_void {
-    // SAFETY: set at `init` to the loader's `dlopen`, before any hook could run.
-    let real: Dlopen = unsafe { std::mem::transmute(Loader::Dlopen.real()) };
+    let real: Dlopen = match Loader::Dlopen.real() {
+        // Before `init` no slot is rewritten: the C library's function is reached directly.
+        0 => libc::dlopen,
+        // SAFETY: set at `init` to the loader's `dlopen`.
+        f => unsafe { std::mem::transmute::<usize, Dlopen>(f) },
+    };
     // SAFETY: the caller's arguments.
     unsafe { real(file, flags) }
 }
@@ -91,6 +99,14 @@ pub(super) fn dlmopen(lmid: libc::Lmid_t, file: *const c_char, flags: c_int) -> 
     let real: Dlmopen = unsafe { std::mem::transmute(Loader::Dlmopen.real()) };
     // SAFETY: the caller's arguments.
     unsafe { real(lmid, file, flags) }
+}
+
+static DLOPEN_IS_LIBCS: AtomicBool = AtomicBool::new(false);
+
+/// Whether the `dlopen` nosync's object was bound to is the C library's (not a preloaded
+/// shim's, which gets every name as its caller wrote it).
+pub(super) fn dlopen_is_libcs() -> bool {
+    DLOPEN_IS_LIBCS.load(Relaxed)
 }
 
 /// The names, and the object nosync is linked into.
@@ -162,6 +178,8 @@ fn bind_loader(own: &Object) -> Result<(), String> {
         let held = slot.map_or(0, |s| unsafe { super::protect::load(s.at) });
         loader.cell().store(bound_in_libc(own, held, name), Relaxed);
     }
+    let libcs = bound_in_libc(own, 0, b"dlopen\0");
+    DLOPEN_IS_LIBCS.store(libcs != 0 && libcs == Loader::Dlopen.real(), Relaxed);
     if Loader::Dlsym.real() == 0 || Loader::Dlopen.real() == 0 {
         return Err(String::from(
             "the C library's `dlsym` or `dlopen` was not found: the interposer cannot follow what is loaded at run time",

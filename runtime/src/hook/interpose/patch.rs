@@ -1,30 +1,24 @@
 //! The pass over the loaded objects: every import slot naming a call nosync stands in for gets
-//! the wrapper that calls what the slot held before (bound, or what the loader would bind it
-//! to), once per object. Each object is pinned while its tables are read and its slots written,
-//! so that no `dlclose` unmaps it meanwhile; the loader's counter of unloaded objects tells when
-//! an address may hold another object than before, and then every object is looked at again.
+//! the wrapper that calls what the slot held before (`slot.rs`), once per object. The loader's
+//! counter of unloaded objects tells when an address may hold another object than before, and
+//! then every object is looked at again.
 //!
-//! While an install is pending, every rewrite is journaled, so that a failed install puts back
-//! every slot it wrote. What was left alone, and why, is kept for the coverage.
+//! New objects are pinned before the kernel's page protections are read: the loader lists an
+//! object another thread is still loading before it is relocated (its RELRO pages still
+//! writable), and a pin waits for that load to end. While an install is pending, every rewrite
+//! is journaled and every object stays pinned, so that a failed install puts back every slot
+//! it wrote. What was left alone, and why, is kept for the coverage.
 
 use std::collections::HashSet;
-use std::ffi::{CString, c_void};
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 
 use super::elf::{self, Object};
-use super::names::{self, Names, Stand};
+use super::names::{self, Names};
 use super::protect::{self, Maps};
+use super::slot::{Pin, Rewrite, Written};
 use crate::hook::coverage::{PatchedObject, Skipped};
-
-/// One slot written: where, what it held, what it holds.
-#[derive(Debug)]
-struct Rewrite {
-    at: *mut usize,
-    old: usize,
-    new: usize,
-}
 
 /// The passes' state.
 #[derive(Debug, Default)]
@@ -34,8 +28,8 @@ pub(super) struct State {
     /// Objects patched, by base, valid while the loader's `subs` stays `subs`.
     seen: HashSet<usize>,
     subs: u64,
-    /// The rewrites of a pending install.
-    journal: Option<Vec<Rewrite>>,
+    /// The rewrites of a pending install, and its objects, pinned until it ends.
+    journal: Option<(Vec<Rewrite>, Vec<Pin>)>,
     pub(super) objects: Vec<PatchedObject>,
     pub(super) skipped: Vec<Skipped>,
     /// The CUDA runtime's library, once loaded (and whether the user was told).
@@ -53,48 +47,12 @@ pub(super) fn state() -> MutexGuard<'static, Option<State>> {
     STATE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A reference to a loaded object, taken through the loader (`RTLD_NOLOAD`), so that it stays
-/// mapped; dropped, it is given back.
-#[derive(Debug)]
-pub(super) struct Pin(*mut c_void);
-
-impl Pin {
-    /// Pins `object` if the loader knows it by its name in this namespace at its base.
-    pub(super) fn new(object: &Object) -> Result<Pin, &'static str> {
-        let name = CString::new(object.name.as_str()).map_err(|_| "its name holds a NUL")?;
-        let file = if object.name.is_empty() {
-            std::ptr::null()
-        } else {
-            name.as_ptr()
-        };
-        let handle = names::dlopen(file, libc::RTLD_LAZY | libc::RTLD_NOLOAD);
-        if handle.is_null() {
-            return Err(
-                "the loader does not know it by its name here (another link-map namespace, or unloaded meanwhile)",
-            );
-        }
-        let pin = Pin(handle);
-        let mut map: *const usize = std::ptr::null();
-        // SAFETY: a handle from the loader; `RTLD_DI_LINKMAP` writes a `struct link_map *`,
-        // whose first field is the load base.
-        let ok = unsafe { libc::dlinfo(handle, libc::RTLD_DI_LINKMAP, (&raw mut map).cast()) } == 0;
-        // SAFETY: the link map of a loaded object.
-        if !ok || map.is_null() || unsafe { *map } != object.base {
-            return Err("another object of that name is loaded at another address");
-        }
-        Ok(pin)
-    }
-
-    /// The handle, for lookups in the object's scope.
-    pub(super) fn handle(&self) -> *mut c_void {
-        self.0
-    }
-}
-
-impl Drop for Pin {
-    fn drop(&mut self) {
-        // SAFETY: the handle `new` got from the loader, given back once.
-        unsafe { libc::dlclose(self.0) };
+/// The state if no one holds it now.
+pub(super) fn try_state() -> Result<MutexGuard<'static, Option<State>>, ()> {
+    match STATE.try_lock() {
+        Ok(guard) => Ok(guard),
+        Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+        Err(TryLockError::WouldBlock) => Err(()),
     }
 }
 
@@ -105,32 +63,34 @@ pub(super) fn begin(names: &Names) -> usize {
     let mut guard = state();
     let state = guard.get_or_insert_with(State::default);
     state.on = true;
-    state.journal = Some(Vec::new());
+    state.journal = Some((Vec::new(), Vec::new()));
     let count = pass(names, state, &mut pins);
+    if let Some((_, kept)) = state.journal.as_mut() {
+        kept.append(&mut pins);
+    }
     drop(guard);
-    drop(pins); // outside the lock: giving back the last reference runs destructors
+    drain();
     count
 }
 
 /// The install succeeded: its rewrites stay.
 pub(super) fn commit() {
-    if let Some(state) = state().as_mut() {
-        state.journal = None;
-    }
+    let journal = state().as_mut().and_then(|s| s.journal.take());
+    drop(journal); // outside the lock: giving back the last reference runs destructors
+    drain();
 }
 
 /// The install failed: every slot it wrote holds again what it held, and no pass runs.
 pub(super) fn abort() {
     let mut guard = state();
     let Some(state) = guard.as_mut() else { return };
+    let (rewrites, pins) = state.journal.take().unwrap_or_default();
     let maps = Maps::read().unwrap_or_default();
-    for rw in state.journal.take().unwrap_or_default().into_iter().rev() {
-        // A `dlclose` on another thread may have unloaded the object since: the slot is put
-        // back only while its page is mapped and it still holds what this install wrote.
-        // SAFETY: an aligned slot (checked when it was written), read only while mapped.
-        if maps.protection(rw.at as usize).is_some() && unsafe { protect::load(rw.at) } == rw.new {
-            // SAFETY: the slot's object is loaded (its page holds the wrapper written there),
-            // and `old` is what the loader had put in it.
+    for rw in rewrites.into_iter().rev() {
+        // The objects are pinned; a slot another pass wrote since is left to that pass.
+        // SAFETY: an aligned slot (checked when it was written) of a pinned object.
+        if unsafe { protect::load(rw.at) } == rw.new {
+            // SAFETY: as above; `old` is what the loader had put in it.
             let _ = unsafe { protect::store(&maps, rw.at, rw.old) };
         }
     }
@@ -138,63 +98,83 @@ pub(super) fn abort() {
     state.seen.clear();
     state.objects.clear();
     state.skipped.clear();
+    drop(guard);
+    drop(pins);
 }
 
-/// Set by an `after_dlopen` that found a pass running: the pass runs once more before it ends.
+/// Set by a pass that could not run now: the next one to hold the lock runs it.
 static PENDING: AtomicBool = AtomicBool::new(false);
 
 /// After a `dlopen` returned an object: patch what is new. Never waits for the lock: this may
 /// run inside another `dlopen` (an object's constructor loading another), holding the loader's
-/// lock, while a pass on another thread waits for that lock; the running pass goes round again.
-pub(super) fn after_dlopen() {
-    let Some(names) = names::names() else { return };
-    let Ok(mut guard) = try_state() else {
-        PENDING.store(true, SeqCst);
-        return;
-    };
-    let mut pins = Vec::new();
-    if let Some(state) = guard.as_mut().filter(|s| s.on) {
-        pass(names, state, &mut pins);
+/// lock, while a pass on another thread waits for that lock. Inside a hooked `dlopen`
+/// (`nested`), the pass is left to the outermost one.
+pub(super) fn after_dlopen(nested: bool) {
+    PENDING.store(true, SeqCst);
+    if !nested {
+        drain();
     }
-    drop(guard);
-    drop(pins);
     if super::ACTIVE.load(Relaxed) {
         super::tell_once();
     }
 }
 
-/// Patches every object not patched since the loader last unloaded one; how many slots.
-/// The objects stay pinned until the caller drops `pins`, after it let go of the lock.
-fn pass(names: &Names, state: &mut State, pins: &mut Vec<Pin>) -> usize {
-    let mut count = pass_once(names, state, pins);
-    while PENDING.swap(false, SeqCst) {
-        count += pass_once(names, state, pins);
+/// Runs the passes asked for, while no one else holds the lock (whoever does runs them when it
+/// lets go: every holder calls this after).
+pub(super) fn drain() {
+    let Some(names) = names::names() else { return };
+    while PENDING.load(SeqCst) {
+        let Ok(mut guard) = try_state() else { return };
+        let mut pins = Vec::new();
+        match guard.as_mut() {
+            Some(state) if state.on => {
+                pass(names, state, &mut pins);
+                if let Some((_, kept)) = state.journal.as_mut() {
+                    kept.append(&mut pins);
+                }
+            }
+            _ => PENDING.store(false, SeqCst),
+        }
+        drop(guard);
+        drop(pins);
     }
-    count
 }
 
-fn pass_once(names: &Names, state: &mut State, pins: &mut Vec<Pin>) -> usize {
+/// Patches every object not patched since the loader last unloaded one; how many slots. The
+/// objects stay pinned until the caller drops `pins`, after it let go of the lock.
+fn pass(names: &Names, state: &mut State, pins: &mut Vec<Pin>) -> usize {
+    PENDING.store(false, SeqCst);
     let census = elf::census();
     if census.subs != state.subs {
         state.seen.clear();
         state.subs = census.subs;
     }
+    let mut fresh = Vec::new();
+    for object in &census.objects {
+        if elf::is_exempt(&object.name) || !state.seen.insert(object.base) {
+            continue;
+        }
+        match Pin::new(object) {
+            Ok(pin) => fresh.push((object, pin)),
+            Err(why) => skip(state, &object.name, "*", why.to_owned()),
+        }
+    }
+    if fresh.is_empty() {
+        return 0;
+    }
     let maps = match Maps::read() {
         Ok(maps) => maps,
         Err(e) => {
-            let reason =
+            let why =
                 format!("/proc/self/maps could not be read ({e}): no page's protection is known");
-            skip(state, "", "*", reason);
+            skip(state, "", "*", why);
             return 0;
         }
     };
     let mut count = 0;
-    for object in &census.objects {
-        if elf::is_exempt(&object.name) || state.seen.contains(&object.base) {
-            continue;
-        }
-        state.seen.insert(object.base);
-        count += patch_object(names, object, &maps, state, pins);
+    for (object, pin) in fresh {
+        count += patch_object(names, object, &pin, &maps, state);
+        pins.push(pin);
     }
     count
 }
@@ -202,140 +182,40 @@ fn pass_once(names: &Names, state: &mut State, pins: &mut Vec<Pin>) -> usize {
 fn patch_object(
     names: &Names,
     object: &Object,
+    pin: &Pin,
     maps: &Maps,
     state: &mut State,
-    pins: &mut Vec<Pin>,
 ) -> usize {
-    let pin = match Pin::new(object) {
-        Ok(pin) => pin,
-        Err(why) => {
-            skip(state, &object.name, "*", why.to_owned());
-            return 0;
-        }
-    };
     if elf::is_cuda_runtime(&object.name) && state.runtime.is_none() {
         state.runtime = Some((object.name.clone(), false));
     }
     let own = object.base == names.own.base;
     let (mut count, mut held) = (0, 0);
-    // SAFETY: the object is pinned until the caller drops `pins`.
+    // SAFETY: the object is pinned (`pin`).
     for slot in unsafe { elf::slots(object) } {
         let Some(stand) = names.get(slot.name.to_bytes()) else {
             continue;
         };
         // SAFETY: as above.
-        match unsafe { rewrite(object, &pin, own, slot, stand, maps) } {
+        match unsafe { super::slot::rewrite(object, pin, own, slot, stand, maps) } {
             Ok(Written::NotHere) => {}
             Ok(Written::Held) => held += 1,
             Ok(Written::New(rw)) => {
                 count += 1;
-                if let Some(journal) = state.journal.as_mut() {
+                if let Some((journal, _)) = state.journal.as_mut() {
                     journal.push(rw);
                 }
             }
             Err(why) => skip(state, &object.name, &slot.name.to_string_lossy(), why),
         }
     }
-    pins.push(pin);
     state.objects.retain(|o| o.name != object.name);
+    let slots = count + held;
     state.objects.push(PatchedObject {
         name: object.name.clone(),
-        slots: count + held,
+        slots,
     });
     count
-}
-
-/// What became of a slot nosync stands in for.
-#[derive(Debug)]
-enum Written {
-    /// It holds a wrapper now.
-    New(Rewrite),
-    /// It held one already (an earlier pass).
-    Held,
-    /// It is not taken over in this object (`dlsym` outside nosync's).
-    NotHere,
-}
-
-/// Writes the wrapper for one slot.
-///
-/// # Safety
-/// `slot` is an import slot of `object`, pinned by `pin`.
-unsafe fn rewrite(
-    object: &Object,
-    pin: &Pin,
-    own: bool,
-    slot: elf::Slot,
-    stand: Stand,
-    maps: &Maps,
-) -> Result<Written, String> {
-    if !protect::aligned(slot.at) {
-        return Err(protect::Refused::Misaligned.to_string());
-    }
-    // SAFETY: an aligned slot of a pinned object.
-    let held = unsafe { protect::load(slot.at) };
-    let name = slot.name.to_bytes_with_nul();
-    let wrapper = match stand {
-        Stand::Call(entry) => wrap(&entry.targets, held, object, pin, name)?,
-        Stand::GetProc(targets) => wrap(targets, held, object, pin, name)?,
-        Stand::Loader(loader) if !(own || loader.everywhere()) => return Ok(Written::NotHere),
-        Stand::Loader(loader) if held == loader.hook() => None,
-        Stand::Loader(loader) => {
-            // Not bound yet: the loader binds it as it bound nosync's own.
-            let bound = held != 0 && !object.contains(held);
-            let target = if bound { held } else { loader.real() };
-            if target != loader.real() {
-                return Err(String::from(
-                    "bound to another function than nosync's object (another interposer's): left alone, so what it loads is patched at the next pass",
-                ));
-            }
-            Some(loader.hook())
-        }
-    };
-    let Some(wrapper) = wrapper else {
-        return Ok(Written::Held);
-    };
-    // SAFETY: the slot names the function `wrapper` stands in for, with its signature.
-    unsafe { protect::store(maps, slot.at, wrapper) }.map_err(|e| e.to_string())?;
-    Ok(Written::New(Rewrite {
-        at: slot.at,
-        old: held,
-        new: wrapper,
-    }))
-}
-
-/// The wrapper for a slot holding `held`, `None` if it holds one already.
-fn wrap(
-    targets: &super::wrappers::Targets,
-    held: usize,
-    object: &Object,
-    pin: &Pin,
-    name: &[u8],
-) -> Result<Option<usize>, String> {
-    if targets.target_of_wrapper(held).is_some() {
-        return Ok(None);
-    }
-    let target = bound(held, object, pin, name)?;
-    targets.wrapper_for(target).map(Some).ok_or_else(|| {
-        String::from(
-            "bound to a fifth function: each of the four wrappers of this call calls another one",
-        )
-    })
-}
-
-/// What a slot holding `held` calls: `held` once bound; else (a lazy slot, whose value is the
-/// object's own PLT code) what the loader would bind it to: the first definition in the global
-/// scope, then in the object's own.
-fn bound(held: usize, object: &Object, pin: &Pin, name: &[u8]) -> Result<usize, String> {
-    if held != 0 && !object.contains(held) {
-        return Ok(held);
-    }
-    [libc::RTLD_DEFAULT, pin.handle()]
-        .into_iter()
-        .map(|h| names::dlsym(h, name))
-        .find(|&f| f != 0 && !object.contains(f))
-        .ok_or_else(|| {
-            String::from("not bound yet, and the loader finds no definition outside the object")
-        })
 }
 
 fn skip(state: &mut State, object: &str, symbol: &str, reason: String) {
@@ -380,15 +260,6 @@ pub(super) fn skipped() -> Vec<Skipped> {
             .cloned(),
     );
     out
-}
-
-/// The state if no one holds it now.
-pub(super) fn try_state() -> Result<MutexGuard<'static, Option<State>>, ()> {
-    match STATE.try_lock() {
-        Ok(guard) => Ok(guard),
-        Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
-        Err(TryLockError::WouldBlock) => Err(()),
-    }
 }
 
 /// Whether nosync's own slot of `name` holds `hook`.
