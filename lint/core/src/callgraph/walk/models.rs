@@ -131,6 +131,17 @@ impl Walker<'_, '_> {
             return false;
         };
         let want = self.map.model_values.get(path).map_or(path, String::as_str);
+        // An older version's type (`candle_core@0.6.0::device::Device`) is the type the
+        // model names in that version.
+        let c = match c.split_once("::") {
+            Some((krate, rest)) if krate.contains('@') => {
+                format!(
+                    "{}::{rest}",
+                    &krate[..krate.find('@').unwrap_or(krate.len())]
+                )
+            }
+            _ => c,
+        };
         want.len() == c.len() + 2 + last.len()
             && want.starts_with(c.as_str())
             && want[c.len()..].strip_prefix("::") == Some(last.as_str())
