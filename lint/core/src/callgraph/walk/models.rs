@@ -8,7 +8,7 @@ use super::{Typed, Walker};
 use crate::callgraph::Uncertain;
 use crate::known::models::{Matcher, Otherwise};
 use crate::parse::ir::Expr;
-use crate::resolve::{Def, FnData};
+use crate::resolve::{Def, FnData, FnId};
 
 /// An argument as written, as far as a model's matchers look at it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,6 +87,22 @@ impl Walker<'_, '_> {
                 note: when.note.clone(),
             }),
         }
+    }
+
+    /// Built-in node `f`, or the node of its path whose model holds for the calling crate's
+    /// cudarc (a type's `Drop` is one entry of [`crate::resolve::DefMap::drops`] for every
+    /// version); `None` when no version's model holds.
+    pub(super) fn for_cudarc_version(&self, f: FnId) -> Option<FnId> {
+        let fd = self.map.func(f);
+        if fd.ir.is_some() {
+            return Some(f);
+        }
+        let holds = |&id: &FnId| {
+            let m = self.map.func(id).marks.model.as_ref();
+            m.is_none_or(|m| m.krate() != "cudarc" || m.holds_for(self.cudarc_version()))
+        };
+        let same_path = self.map.builtin.get(&fd.path).into_iter().flatten();
+        same_path.copied().find(holds).or(Some(f).filter(holds))
     }
 
     /// The version of the cudarc the calling crate depends on.
