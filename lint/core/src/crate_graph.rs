@@ -92,3 +92,44 @@ pub fn path_names(crates: &[CrateSpec]) -> Vec<String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn krate(name: &str, package: &str, version: Option<&str>) -> CrateSpec {
+        let mut c = crate::test_support::spec(name, PathBuf::from(format!("/{package}/lib.rs")));
+        c.origin.package_id = package.to_owned();
+        c.versions.own = version.map(str::to_owned);
+        c
+    }
+
+    /// The newest of a name keeps it, a lib and its bins (one package) share it, and two
+    /// packages at one version are told apart by their place.
+    #[test]
+    fn only_the_older_versions_of_a_shared_name_are_renamed() {
+        let crates = [
+            krate("candle_core", "cc 0.6.0", Some("0.6.0")),
+            krate("candle_core", "cc 0.7.2", Some("0.7.2")),
+            krate("app", "app", Some("0.1.0")),
+            krate("app", "app", Some("0.1.0")),
+            krate("gpu", "gpu a", Some("1.0.0")),
+            krate("gpu", "gpu b", Some("1.0.0")),
+            krate("x", "x 1", None),
+            krate("x", "x 2", Some("0.1.0")),
+        ];
+        assert_eq!(
+            path_names(&crates),
+            [
+                "candle_core@0.6.0",
+                "candle_core",
+                "app",
+                "app",
+                "gpu",
+                "gpu@1.0.0#1",
+                "x@unknown",
+                "x"
+            ]
+        );
+    }
+}
