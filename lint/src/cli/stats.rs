@@ -1,9 +1,10 @@
 //! `-v`: the run's figures on stderr, as a few short lines and two tables (the call
 //! sites by crate and how they were resolved; the time of each phase, with what came
-//! from the caches beside the phase that used them). With a JSON output format, a last
+//! from the caches beside the phase that used them), and between them the roots whose
+//! search reaches unresolved calls, with how many in which crates. With a JSON output format, a last
 //! line holds the same figures as one JSON object (`"reason": "nosync-statistics"`).
 
-use crate::engine::{CrateCalls, Speculation, Stats};
+use crate::engine::{CrateCalls, RootUnseen, Speculation, Stats};
 use std::io::Write;
 
 /// Writes the statistics of a run; `json`: the JSON object too.
@@ -37,6 +38,7 @@ pub(super) fn write(s: &Stats, json: bool, err: &mut dyn Write) -> std::io::Resu
         )?;
     }
     err.write_all(calls_table(&s.calls).as_bytes())?;
+    err.write_all(unseen_lines(&s.unseen, s.roots).as_bytes())?;
     err.write_all(phases_table(s).as_bytes())?;
     if json {
         writeln!(err, "{}", json_line(s))?;
@@ -65,6 +67,28 @@ fn calls_table(calls: &[CrateCalls]) -> String {
             "  {:<width$}  {:>7}  {:>8}  {:>9}  {:>10}  {:>8}\n",
             c.krate, c.exact, c.inferred, c.name_only, c.unresolved, rate
         );
+    }
+    out
+}
+
+/// Most roots listed by [`unseen_lines`] (the JSON line has them all).
+const MAX_UNSEEN: usize = 20;
+
+/// The roots whose search reaches unresolved calls, most first: a root without findings
+/// is one the lint saw all of only when it is not among them.
+fn unseen_lines(unseen: &[RootUnseen], roots: usize) -> String {
+    let mut out = format!(
+        "  roots that reach unresolved calls: {} of {roots}\n",
+        unseen.len()
+    );
+    let mut sorted: Vec<&RootUnseen> = unseen.iter().collect();
+    sorted.sort_by(|a, b| b.unresolved.cmp(&a.unresolved).then(a.root.cmp(&b.root)));
+    for u in sorted.iter().take(MAX_UNSEEN) {
+        let crates: Vec<String> = (u.crates.iter()).map(|(c, n)| format!("{c} {n}")).collect();
+        out += &format!("    {}: {} ({})\n", u.root, u.unresolved, crates.join(", "));
+    }
+    if sorted.len() > MAX_UNSEEN {
+        out += &format!("    and {} more\n", sorted.len() - MAX_UNSEEN);
     }
     out
 }
@@ -157,6 +181,14 @@ fn json_line(s: &Stats) -> String {
             ms: t.as_secs_f64() * 1e3,
         })
         .collect();
+    let unseen: Vec<serde_json::Value> = (s.unseen.iter())
+        .map(|u| {
+            let crates: Vec<serde_json::Value> = (u.crates.iter())
+                .map(|(c, n)| serde_json::json!({ "crate": c, "unresolved": n }))
+                .collect();
+            serde_json::json!({ "root": u.root, "unresolved": u.unresolved, "crates": crates })
+        })
+        .collect();
     let edges = serde_json::json!({
         "exact": s.edges_exact, "inferred": s.edges_inferred, "name_only": s.edges_name_only
     });
@@ -172,6 +204,7 @@ fn json_line(s: &Stats) -> String {
         ("edges", edges),
         ("unresolved", s.unresolved.into()),
         ("calls", serde_json::to_value(calls).unwrap_or_default()),
+        ("roots_unresolved", unseen.into()),
         ("phases", serde_json::to_value(phases).unwrap_or_default()),
     ];
     let body: Vec<String> = fields

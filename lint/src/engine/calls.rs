@@ -97,6 +97,42 @@ pub(super) fn by_crate(
     out
 }
 
+/// One root whose search reaches unresolved calls: how many, and in which crates.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RootUnseen {
+    /// The root's path (`demo::train::step`).
+    pub root: String,
+    pub unresolved: usize,
+    /// (crate, unresolved calls in it), in crate order; a crate held at two versions is
+    /// named with its version, as in [`by_crate`].
+    pub crates: Vec<(String, usize)>,
+}
+
+/// The roots whose search reaches unresolved calls, in root order (`-v`: a root without
+/// findings and without any is one the lint saw all of).
+pub(super) fn unseen_by_root(
+    map: &DefMap<'_>,
+    graph: &CallGraph,
+    (roots, crates): (&[crate::resolve::FnId], &[CrateSpec]),
+) -> Vec<RootUnseen> {
+    let name = |k: usize| {
+        let spec = &crates[k];
+        let twins = crates.iter().filter(|o| o.name == spec.name).count();
+        match (twins > 1, version(&spec.origin.package_id)) {
+            (true, Some(v)) => format!("{} {v}", spec.name),
+            _ => spec.name.clone(),
+        }
+    };
+    let unseen = crate::analysis::unresolved_below(map, graph, roots);
+    (unseen.into_iter().filter(|u| u.total() > 0))
+        .map(|u| RootUnseen {
+            root: map.func(u.root).path.clone(),
+            unresolved: u.total(),
+            crates: u.by_crate.iter().map(|&(k, n)| (name(k), n)).collect(),
+        })
+        .collect()
+}
+
 /// The version in cargo's package id (`registry+https://..#float8@0.7.0`, `path+file://..#0.1.0`).
 fn version(package_id: &str) -> Option<&str> {
     let (_, tail) = package_id.rsplit_once('#')?;

@@ -22,7 +22,7 @@ mod speculate;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use calls::CrateCalls;
+pub(crate) use calls::{CrateCalls, RootUnseen};
 pub use pipeline::analyze_crates;
 #[cfg(test)]
 pub(crate) use pipeline::analyze_crates_with;
@@ -84,6 +84,8 @@ pub struct Stats {
     /// The call sites of the walked fns by how they were resolved, per crate, then all
     /// of them (`calls.rs`).
     pub calls: Vec<CrateCalls>,
+    /// The roots whose search reaches unresolved calls, with how many by crate.
+    pub unseen: Vec<RootUnseen>,
     pub macro_expansions: usize,
     pub macro_failures: usize,
     pub roots: usize,

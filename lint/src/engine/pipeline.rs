@@ -173,7 +173,7 @@ fn pipeline(input: Input, opts: Core<'_>, files: &dyn Loader, incr: &mut Increme
     let roots = analysis::sorted_roots(&map, root_fns);
     let d = search(&map, &graph, &sources, (&roots, opts));
     run.lap("analysis", d);
-    let stats = figures(run.stats, (&map, &graph), (&sources, &crates), roots.len());
+    let stats = figures(run.stats, (&map, &graph), (&sources, &crates), &roots);
     let diags = analysis::settle(run.diags, &parsed, &sources, &crates);
     let exiting = opts.exiting && !incr.stale();
     free(map, graph, exiting);
@@ -285,7 +285,7 @@ fn figures(
     mut stats: Stats,
     (map, graph): (&resolve::DefMap<'_>, &callgraph::CallGraph),
     (sources, crates): (&SourceMap, &[CrateSpec]),
-    roots: usize,
+    roots: &[resolve::FnId],
 ) -> Stats {
     stats.files = sources.files().len();
     stats.lines = sources.files().iter().map(|f| f.lines()).sum();
@@ -296,7 +296,8 @@ fn figures(
     stats.edges_name_only = graph.count(crate::diagnostics::Confidence::NameOnly);
     stats.unresolved = graph.unresolved_count();
     stats.calls = super::calls::by_crate(map, graph, crates);
-    stats.roots = roots;
+    stats.unseen = super::calls::unseen_by_root(map, graph, (roots, crates));
+    stats.roots = roots.len();
     stats
 }
 

@@ -15,6 +15,9 @@ use std::str::FromStr;
 
 pub(super) const CRATES_IO: &str = "registry+https://github.com/rust-lang/crates.io-index";
 
+/// The package that declares a dependency, by name and version (`None`: not known).
+pub(crate) type Dependent<'a> = Option<(&'a str, &'a Version)>;
+
 /// A lock file the fallback could not read: where, and what the parser said. Its
 /// packages' versions then come from the local registry (the newest that matches).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -124,12 +127,12 @@ impl Disk {
             .is_none_or(|(triple, cfgs)| p.matches(triple, cfgs))
     }
 
-    /// The manifest of the package `d` names, declared by a package in `from_dir`: the
-    /// root's `[patch]` for its source and name first, as cargo does.
-    pub fn locate(&self, from_dir: &Path, d: &DepDecl) -> Option<PathBuf> {
+    /// The manifest of the package `d` names, declared by package `from` (its directory,
+    /// name and version): the root's `[patch]` for its source and name first, as cargo does.
+    pub fn locate(&self, from: (&Path, Dependent<'_>), d: &DepDecl) -> Option<PathBuf> {
         match self.patch_for(d) {
-            Some((root, patch)) => self.locate_unpatched(root, patch),
-            None => self.locate_unpatched(from_dir, d),
+            Some((root, patch)) => self.locate_unpatched((root, from.1), patch),
+            None => self.locate_unpatched(from, d),
         }
     }
 
@@ -152,7 +155,11 @@ impl Disk {
         Some((root.as_path(), patch))
     }
 
-    fn locate_unpatched(&self, from_dir: &Path, d: &DepDecl) -> Option<PathBuf> {
+    fn locate_unpatched(
+        &self,
+        (from_dir, from): (&Path, Dependent<'_>),
+        d: &DepDecl,
+    ) -> Option<PathBuf> {
         if let Some(path) = &d.path {
             let manifest = from_dir.join(path).join("Cargo.toml");
             return manifest
@@ -162,7 +169,7 @@ impl Disk {
         if let Some(url) = &d.git {
             return self.locate_git(url, &d.package);
         }
-        let chosen = match self.locked_version(d) {
+        let chosen = match self.locked_version(from, d) {
             Some(v) => self.registry_dir(&d.package, &v),
             None => {
                 let listed = self.registry.get_or_init(|| list_registry(&self.indices));
@@ -176,15 +183,29 @@ impl Disk {
         chosen.map(|dir| dir.join("Cargo.toml"))
     }
 
-    /// The version the lock file has for registry dependency `d` (the newest that matches).
-    pub fn locked_version(&self, d: &DepDecl) -> Option<Version> {
+    /// The version the lock file has for registry dependency `d` of package `from`: the one
+    /// `from`'s lock entry lists (where the lock holds two versions that match, as when two
+    /// crates of a graph lock two candle-cores), else the newest that matches.
+    pub fn locked_version(&self, from: Dependent<'_>, d: &DepDecl) -> Option<Version> {
         let registry = |l: &&Package| is_registry(l.source.as_ref());
-        self.lock
-            .iter()
-            .filter(|l| l.name.as_str() == d.package && d.req.matches(&l.version))
-            .filter(registry)
-            .map(|l| l.version.clone())
-            .max()
+        let entry = from.and_then(|(name, version)| {
+            (self.lock.iter()).find(|l| l.name.as_str() == name && l.version == *version)
+        });
+        let listed = entry.and_then(|e| {
+            let deps = e.dependencies.iter();
+            deps.filter(|l| l.name.as_str() == d.package && d.req.matches(&l.version))
+                .filter(|l| is_registry(l.source.as_ref()))
+                .map(|l| l.version.clone())
+                .max()
+        });
+        listed.or_else(|| {
+            self.lock
+                .iter()
+                .filter(|l| l.name.as_str() == d.package && d.req.matches(&l.version))
+                .filter(registry)
+                .map(|l| l.version.clone())
+                .max()
+        })
     }
 
     /// A git dependency: the locked commit's checkout, else any checkout of the repository.

@@ -336,13 +336,15 @@ impl<'d> Resolver<'d> {
             .map(PathBuf::from)
             .unwrap_or_default();
         let builtin = super::BUILTIN_CRATES.contains(&d.package.as_str());
+        let (name, version) = (self.nodes[n].name.clone(), self.nodes[n].version.clone());
+        let from = Some((name.as_str(), &version));
         let found = if builtin {
             None
         } else {
-            self.disk.locate(&dir, d)
+            self.disk.locate((&dir, from), d)
         };
         let unparsed = || {
-            let version = builtin.then(|| self.disk.locked_version(d)).flatten();
+            let version = builtin.then(|| self.disk.locked_version(from, d)).flatten();
             start::unparsed_node(d, version)
         };
         let manifest = found.clone().unwrap_or_else(|| unparsed().manifest);

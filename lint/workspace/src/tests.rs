@@ -194,6 +194,21 @@ fn the_lock_file_picks_the_version() {
     assert!(lines.contains(&"helper 1.0.0:  | ".to_owned()), "{lines:?}");
 }
 
+/// Two locked versions of one package, both matching the requirement: a package gets the
+/// one its own lock entry lists (cargo's choice for it), not the newest.
+#[test]
+fn each_package_gets_the_version_its_lock_entry_lists() {
+    let registry = "source = \"registry+https://github.com/rust-lang/crates.io-index\"\n";
+    let lock = format!(
+        "version = 4\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\n\
+         dependencies = [\"helper 1.0.0\"]\n\
+         [[package]]\nname = \"helper\"\nversion = \"1.0.0\"\n{registry}\
+         [[package]]\nname = \"helper\"\nversion = \"1.2.0\"\n{registry}"
+    );
+    let (lines, _) = resolve("two-locked", req(&["helper"], false, false), Some(&lock));
+    assert!(lines.contains(&"helper 1.0.0:  | ".to_owned()), "{lines:?}");
+}
+
 /// A lock file cargo cannot read (a merge conflict) is not read at all: each version comes
 /// from the registry (the newest that matches), and a warning at the conflict says so.
 #[test]

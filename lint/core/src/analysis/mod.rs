@@ -35,10 +35,12 @@ use crate::source::SourceMap;
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet, VecDeque};
 
+mod below;
 mod message;
 mod settle;
 #[cfg(test)]
 mod tests;
+pub use below::{Unseen, unresolved_below};
 pub use message::tag_name;
 use message::{chain_code, finding, unresolved};
 pub use settle::{settle, sorted_roots};

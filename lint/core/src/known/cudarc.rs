@@ -1,4 +1,4 @@
-//! What the lint knows of cudarc 0.19's types: their names, the canonical path of each
+//! What the lint knows of cudarc's types, 0.9 to 0.19: their names, the canonical path of each
 //! (`cudarc::driver::CudaStream`, which is also `cudarc::driver::safe::CudaStream` and
 //! `cudarc::driver::safe::core::CudaStream`) and the return types of common
 //! constructors and accessors, so that receivers built from cudarc calls are typed.
@@ -19,6 +19,11 @@ pub const CUDARC_TYPES: &[&str] = &[
     "LaunchArgs",
     "LaunchConfig",
     "DriverError",
+    // Before 0.16: the device, with its stream inside.
+    "CudaDevice",
+    // From 0.11: the driver library loaded at run time (`sys::lib()`), whose methods are
+    // the raw calls.
+    "Lib",
 ];
 
 /// (type, method, return type) of common cudarc constructors and accessors.
@@ -51,6 +56,21 @@ pub const CUDARC_RETURNS: &[(&str, &str, &str)] = &[
     ("CudaSlice", "stream", "Arc<CudaStream>"),
     ("CudaSlice", "context", "Arc<CudaContext>"),
     ("CudaEvent", "context", "Arc<CudaContext>"),
+    // Before 0.16 (a method absent from a version is never called by code built on it, so
+    // one table serves every version).
+    ("CudaDevice", "new", "Result<Arc<CudaDevice>>"),
+    ("CudaDevice", "new_with_stream", "Result<Arc<CudaDevice>>"),
+    ("CudaSlice", "device", "Arc<CudaDevice>"),
+    ("CudaDevice", "alloc", "Result<CudaSlice>"),
+    ("CudaDevice", "alloc_zeros", "Result<CudaSlice>"),
+    ("CudaDevice", "htod_copy", "Result<CudaSlice>"),
+    ("CudaDevice", "htod_sync_copy", "Result<CudaSlice>"),
+    ("CudaDevice", "dtod_copy", "Result<CudaSlice>"),
+    ("CudaDevice", "dtoh_sync_copy", "Result<Vec>"),
+    ("CudaDevice", "sync_reclaim", "Result<Vec>"),
+    ("CudaDevice", "fork_default_stream", "Result<CudaStream>"),
+    // `sys::lib()`, from 0.11.
+    ("sys", "lib", "Lib"),
 ];
 
 /// The canonical path of a cudarc path (`cudarc::driver::safe::core::CudaStream`

@@ -27,10 +27,12 @@ pub fn build<'a>(
     add_builtins(&mut map);
     // Each crate's items are collected on their own, in parallel, then added in crate
     // order, each numbered past the ones before it (see `items`).
+    let names = crate::crate_graph::path_names(crates);
     let parts: Vec<Part<'a>> = crates
         .par_iter()
+        .zip(&names)
         .enumerate()
-        .map(|(i, spec)| items::collect_crate(i, spec, parsed, sources))
+        .map(|(i, (spec, name))| items::collect_crate(i, (spec, name), parsed, sources))
         .collect();
     let (modules, fns) = parts.iter().fold((0, 0), |(m, f), p| {
         let (pm, pf) = p.sizes();
@@ -38,9 +40,10 @@ pub fn build<'a>(
     });
     map.modules.reserve(modules);
     map.fns.reserve(fns);
-    for (spec, part) in crates.iter().zip(parts) {
+    for ((spec, part), path_name) in crates.iter().zip(parts).zip(names) {
         map.crates.push(CrateData {
             name: spec.name.clone(),
+            path_name,
             root: map.modules.len() as ModId,
             deps: spec.deps.iter().cloned().collect(),
             check_roots: spec.check_roots,

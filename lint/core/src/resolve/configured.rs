@@ -101,10 +101,44 @@ fn lookup(
 /// Most failing configured paths that get a "did you mean".
 const MAX_SUGGESTED: usize = 32;
 
-/// The analysed fn (or built-in cudarc sink) whose path is closest to `path`.
+/// The item's real path, where `path` names an item by a path it does not have (a trait
+/// `pub(crate)` in a submodule, named where it is used: [`same_item`]); else the analysed fn
+/// (or built-in cudarc sink) whose path is closest to `path`.
 fn nearest_fn(map: &DefMap<'_>, path: &str) -> Option<String> {
-    let paths = map.fns.iter().map(|f| f.path.as_str());
-    crate::diagnostics::suggest::closest(path, paths).map(str::to_owned)
+    same_item(map, path).or_else(|| {
+        let paths = map.fns.iter().map(|f| f.path.as_str());
+        crate::diagnostics::suggest::closest(path, paths).map(str::to_owned)
+    })
+}
+
+/// The path of the fn of `path`'s crate whose last two segments are `path`'s
+/// (`BinaryKernel::forward`, `<T as BinaryKernel>::forward` reading as that): a trait's
+/// declaration first, then the shortest path; `None` when no fn or a crate's several
+/// same-named items of that name leave it open.
+fn same_item(map: &DefMap<'_>, path: &str) -> Option<String> {
+    let plain = match path.rsplit_once(">::") {
+        Some((head, method)) => format!("{}::{method}", head.rsplit(" as ").next()?),
+        None => path.to_owned(),
+    };
+    let segs: Vec<&str> = plain.trim_start_matches('<').split("::").collect();
+    let [krate, .., owner, name] = segs[..] else {
+        return None;
+    };
+    let tail = format!("::{owner}::{name}");
+    let in_crate = |p: &str| {
+        let first = p.split("::").next().unwrap_or_default();
+        first.split('@').next() == Some(krate)
+    };
+    let mut found: Vec<&FnData<'_>> = (map.fns.iter())
+        .filter(|f| f.ir.is_some() && f.path.ends_with(&tail) && in_crate(&f.path))
+        .collect();
+    found.sort_by_key(|f| (!f.is_trait_decl, f.path.len(), f.path.as_str()));
+    found.dedup_by(|a, b| a.path == b.path);
+    let first = found.first()?;
+    let tie = found.get(1).is_some_and(|f| {
+        (f.is_trait_decl, f.path.len()) == (first.is_trait_decl, first.path.len())
+    });
+    (!tie && first.path != path).then(|| first.path.clone())
 }
 
 fn resolve_entry(map: &mut DefMap<'_>, path: &PathKind, sink: bool) -> Result<Vec<FnId>, String> {

@@ -81,7 +81,7 @@ impl DefMap<'_> {
     /// canonical already).
     fn is_analysed_path(&self, p: &str) -> bool {
         let first = p.split("::").next().unwrap_or_default();
-        first == "std" || self.crates.iter().any(|c| c.name == first)
+        first == "std" || self.crates.iter().any(|c| c.path_name == first)
     }
 
     /// The node of trait `tr`'s provided method `method` for a type `ty` whose

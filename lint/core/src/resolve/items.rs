@@ -40,10 +40,11 @@ pub(super) struct Part<'a> {
     diags: Vec<Diagnostic>,
 }
 
-/// The items of crate `krate` (`spec`), its module tree walked from its root file.
+/// The items of crate `krate` (`spec`), its module tree walked from its root file, under
+/// `path_name` (see [`crate::crate_graph::path_names`]).
 pub(super) fn collect_crate<'a>(
     krate: usize,
-    spec: &CrateSpec,
+    (spec, path_name): (&CrateSpec, &str),
     parsed: &'a Parsed,
     sources: &SourceMap,
 ) -> Part<'a> {
@@ -56,7 +57,7 @@ pub(super) fn collect_crate<'a>(
         supers: Vec::new(),
         diags: Vec::new(),
     };
-    let root = part.new_module(krate, None, spec.name.clone());
+    let root = part.new_module(krate, None, path_name.to_owned());
     let Some(file) = parsed.get(&spec.root, krate) else {
         return part;
     };

@@ -92,7 +92,11 @@ pub enum Def {
 
 #[derive(Debug)]
 pub struct CrateData {
+    /// The crate name as code spells it (`candle_core`).
     pub name: String,
+    /// The name its items' canonical paths start with: `name`, or `name@version` for an
+    /// older version of a crate the graph holds twice (`crate_graph::path_names`).
+    pub path_name: String,
     pub root: ModId,
     pub deps: HashMap<String, DepTarget>,
     pub check_roots: bool,

@@ -41,3 +41,28 @@ fn call_sites_by_crate_and_how_they_were_resolved() {
         [counts("b", [3, 1, 0, 2]), counts("all", [3, 1, 0, 2])]
     );
 }
+
+/// Each root's unresolved calls below it, by crate: its own and its callees' (another
+/// root's are that root's own), and a root that reaches none is not listed.
+#[test]
+fn each_root_says_what_it_could_not_see_below_it() {
+    let a = "pub fn helper(x: Mystery) { x.frobnicate(); also_unknown(); }\n\
+             pub fn clean() {}\n";
+    let b = "#[nosync::no_sync] pub fn root(x: Mystery) { a::helper(x); mystery(); }\n\
+             #[nosync::no_sync] pub fn other() { a::clean(); }\n\
+             #[nosync::no_sync] pub fn calls_root(x: Mystery) { root(x); }\n";
+    let an = analyze_tree(
+        &[("a/lib.rs", a), ("b/lib.rs", b)],
+        &[("a", "a/lib.rs"), ("b", "b/lib.rs")],
+        &[(1, 0)],
+    );
+    let unseen = |root: &str, n, crates: &[(&str, usize)]| crate::engine::RootUnseen {
+        root: root.to_owned(),
+        unresolved: n,
+        crates: crates.iter().map(|(c, n)| (c.to_string(), *n)).collect(),
+    };
+    assert_eq!(
+        an.stats.unseen,
+        [unseen("b::root", 3, &[("a", 2), ("b", 1)])]
+    );
+}

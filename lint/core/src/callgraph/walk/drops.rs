@@ -32,7 +32,8 @@ impl Walker<'_, '_> {
 
     /// A value of type `ty` dropped at `site`: an edge to its `Drop` impl, if any.
     fn drop_now(&mut self, ty: &Typed, site: SpanIr, what: Dropped) {
-        if let Some(&d) = ty.0.canon().and_then(|c| self.map.drops.get(c)) {
+        let d = ty.0.canon().and_then(|c| self.map.drops.get(c));
+        if let Some(d) = d.and_then(|&d| self.for_cudarc_version(d)) {
             self.drop_edge(d, ty.1, site, what);
         }
     }

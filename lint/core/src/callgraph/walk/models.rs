@@ -8,7 +8,7 @@ use super::{Typed, Walker};
 use crate::callgraph::Uncertain;
 use crate::known::models::{Matcher, Otherwise};
 use crate::parse::ir::Expr;
-use crate::resolve::{Def, FnData};
+use crate::resolve::{Def, FnData, FnId};
 
 /// An argument as written, as far as a model's matchers look at it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +89,22 @@ impl Walker<'_, '_> {
         }
     }
 
+    /// Built-in node `f`, or the node of its path whose model holds for the calling crate's
+    /// cudarc (a type's `Drop` is one entry of [`crate::resolve::DefMap::drops`] for every
+    /// version); `None` when no version's model holds.
+    pub(super) fn for_cudarc_version(&self, f: FnId) -> Option<FnId> {
+        let fd = self.map.func(f);
+        if fd.ir.is_some() {
+            return Some(f);
+        }
+        let holds = |&id: &FnId| {
+            let m = self.map.func(id).marks.model.as_ref();
+            m.is_none_or(|m| m.krate() != "cudarc" || m.holds_for(self.cudarc_version()))
+        };
+        let same_path = self.map.builtin.get(&fd.path).into_iter().flatten();
+        same_path.copied().find(holds).or(Some(f).filter(holds))
+    }
+
     /// The version of the cudarc the calling crate depends on.
     fn cudarc_version(&self) -> Option<&cargo_metadata::semver::Version> {
         let krate = self.map.modules[self.module as usize].krate;
@@ -131,6 +147,17 @@ impl Walker<'_, '_> {
             return false;
         };
         let want = self.map.model_values.get(path).map_or(path, String::as_str);
+        // An older version's type (`candle_core@0.6.0::device::Device`) is the type the
+        // model names in that version.
+        let c = match c.split_once("::") {
+            Some((krate, rest)) if krate.contains('@') => {
+                format!(
+                    "{}::{rest}",
+                    &krate[..krate.find('@').unwrap_or(krate.len())]
+                )
+            }
+            _ => c,
+        };
         want.len() == c.len() + 2 + last.len()
             && want.starts_with(c.as_str())
             && want[c.len()..].strip_prefix("::") == Some(last.as_str())

@@ -202,3 +202,26 @@ fn a_config_file_reads_its_nosync_lint_table_when_it_has_one() {
         "1:1-1:12 config-error: the nosync-lint configuration must be a table\n"
     );
 }
+
+/// A root named by a path its item does not have (a trait `pub(crate)` in a submodule,
+/// named where the crate uses it) gets the item's real path as its "did you mean".
+#[test]
+fn a_root_by_a_path_its_item_lacks_gets_the_real_path() {
+    let text = "roots = [\"t::ops::Kernel::forward\", \"<t::X as t::Kernel>::forward\"]\n";
+    let (cfg, sources, _) = config_from_toml(text);
+    let src = "pub mod ops { pub(crate) mod utilities { pub trait Kernel { fn forward(&self); } } }\n\
+               pub struct X;\n\
+               impl ops::utilities::Kernel for X { fn forward(&self) {} }\n";
+    let a = analyze_src(src, &cfg, sources);
+    let helps: Vec<String> = (a.diagnostics.iter())
+        .filter(|d| d.code == Code::ConfigError)
+        .flat_map(|d| d.notes.iter().map(|n| n.message.clone()))
+        .collect();
+    assert_eq!(
+        helps,
+        [
+            "help: did you mean `t::ops::utilities::Kernel::forward`?",
+            "help: did you mean `t::ops::utilities::Kernel::forward`?"
+        ]
+    );
+}

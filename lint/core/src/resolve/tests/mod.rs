@@ -15,3 +15,4 @@ mod resolution;
 mod roots;
 mod std_paths;
 mod types;
+mod versions;

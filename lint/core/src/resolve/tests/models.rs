@@ -103,6 +103,72 @@ fn each_crate_gets_its_cudarc_versions_table() {
     ");
 }
 
+/// cudarc before 0.16 (candle 0.6 to 0.8): `CudaSlice::device()` is an `Arc<CudaDevice>`
+/// whose `*_sync_*` copies wait, and from 0.11 raw calls go through `sys::lib()`.
+#[test]
+fn the_cuda_device_era_is_typed_and_modelled() {
+    let src = "use nosync::no_sync;\nuse cudarc::driver::{sys, CudaSlice};\n\
+         #[no_sync] fn read(s: &CudaSlice<f32>) -> Vec<f32> { let dev = s.device(); dev.dtoh_sync_copy(s).unwrap() }\n\
+         #[no_sync] fn upload(s: &CudaSlice<f32>, h: &[f32]) { s.device().htod_sync_copy(h).unwrap(); }\n\
+         #[no_sync] fn wait(ev: sys::CUevent) { unsafe { sys::lib().cuEventSynchronize(ev) }; }\n\
+         #[no_sync] fn queue(s: &CudaSlice<f32>) { let _ = s.device().htod_copy(vec![0f32]); }\n";
+    insta::assert_snapshot!(chains_on_cudarc(src, "0.13.9"), @"
+    3:80 sync-in-no-sync: `read` is #[no_sync] but reaches a host-blocking call: `CudaDevice::dtoh_sync_copy`
+      = this call reaches `cudarc::driver::CudaDevice::dtoh_sync_copy`, which blocks the host
+      t::read -> cudarc::driver::CudaDevice::dtoh_sync_copy (Blocks, inferred, Deny)
+      via 3:80 t::read (inferred)
+    4:66 sync-in-no-sync: `upload` is #[no_sync] but reaches a host-blocking call: `CudaDevice::htod_sync_copy`
+      = this call reaches `cudarc::driver::CudaDevice::htod_sync_copy`, which blocks the host
+      t::upload -> cudarc::driver::CudaDevice::htod_sync_copy (Blocks, exact, Deny)
+      via 4:66 t::upload (exact)
+    5:60 sync-in-no-sync: `wait` is #[no_sync] but reaches a host-blocking call: `Lib::cuEventSynchronize`
+      = this call reaches `cudarc::driver::Lib::cuEventSynchronize`, which blocks the host
+      t::wait -> cudarc::driver::Lib::cuEventSynchronize (Blocks, inferred, Deny)
+      via 5:60 t::wait (inferred)
+    ");
+    // In cudarc 0.16 `CudaDevice` is gone: its models do not hold (`sys::lib()` is typed in
+    // every version).
+    insta::assert_snapshot!(chains_on_cudarc(src, "0.16.6"), @"
+    5:60 sync-in-no-sync: `wait` is #[no_sync] but reaches a host-blocking call: `Lib::cuEventSynchronize`
+      = this call reaches `cudarc::driver::Lib::cuEventSynchronize`, which blocks the host
+      t::wait -> cudarc::driver::Lib::cuEventSynchronize (Blocks, inferred, Deny)
+      via 5:60 t::wait (inferred)
+    ");
+}
+
+/// A type's `Drop` is modelled per cudarc version: a pinned buffer waits for its event from
+/// 0.16, only frees in 0.13 to 0.15, and is no cudarc type before.
+#[test]
+fn a_drop_is_the_one_of_the_crate_s_cudarc() {
+    let src = "use nosync::no_sync;\nuse cudarc::driver::PinnedHostSlice;\n\
+         #[no_sync] fn f(p: PinnedHostSlice<f32>) { let _q = p; }\n";
+    // The notes of the findings: the sink's reason says which model was taken.
+    let reasons = |v: &str| -> Vec<String> {
+        let mut fx = Fixture::src(src);
+        fx.crates[0].versions.cudarc = Some(v.to_owned());
+        let a = analyze_fixture(&fx, &Config::default(), fx.sources());
+        let found = a.diagnostics().iter().filter(|d| d.finding.is_some());
+        found
+            .flat_map(|d| d.notes.iter().map(|n| n.message.clone()))
+            .collect()
+    };
+    assert_eq!(reasons("0.12.1"), Vec::<String>::new());
+    insta::assert_debug_snapshot!(reasons("0.13.9"), @r#"
+    [
+        "`t::f` drops `_q`, which calls `cudarc::driver::PinnedHostSlice::drop` (inferred)",
+        "`cudarc::driver::PinnedHostSlice::drop` blocks the host: frees page-locked memory with `cuMemFreeHost`, which waits for the device",
+        "help: if this wait is intended, wrap the call in `nosync::allow_sync(|| ..)` or mark the called function #[allow_sync]",
+    ]
+    "#);
+    insta::assert_debug_snapshot!(reasons("0.19.10"), @r#"
+    [
+        "`t::f` drops `_q`, which calls `cudarc::driver::PinnedHostSlice::drop` (inferred)",
+        "`cudarc::driver::PinnedHostSlice::drop` blocks the host: waits for the buffer's last use (`cuEventSynchronize`), then frees page-locked memory with `cuMemFreeHost`, which waits for the device",
+        "help: if this wait is intended, wrap the call in `nosync::allow_sync(|| ..)` or mark the called function #[allow_sync]",
+    ]
+    "#);
+}
+
 #[test]
 fn the_raw_layer_cubecl_calls_is_modelled() {
     let src = with_prelude(

@@ -74,6 +74,10 @@ fn unknown_receiver_is_name_only_and_a_warning() {
       = this call reaches `cudarc::driver::CudaContext::synchronize`, which blocks the host
       t::a -> cudarc::driver::CudaContext::synchronize (Blocks, name-only, Warn)
       via 4:33 t::a (name-only)
+    4:33 possible-sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `CudaDevice::synchronize`
+      = this call reaches `cudarc::driver::CudaDevice::synchronize`, which blocks the host
+      t::a -> cudarc::driver::CudaDevice::synchronize (Blocks, name-only, Warn)
+      via 4:33 t::a (name-only)
     4:33 possible-sync-in-no-sync: `a` is #[no_sync] but reaches a host-blocking call: `CudaEvent::synchronize`
       = this call reaches `cudarc::driver::CudaEvent::synchronize`, which blocks the host
       t::a -> cudarc::driver::CudaEvent::synchronize (Blocks, name-only, Warn)
