@@ -96,6 +96,18 @@ impl Object {
     }
 }
 
+impl Object {
+    /// The first and one past the last byte of its loaded segments.
+    pub(super) fn span(&self) -> (usize, usize) {
+        let loads = self.phdrs.iter().filter(|p| p.p_type == libc::PT_LOAD);
+        let ends = loads.map(|p| {
+            let start = self.base.wrapping_add(p.p_vaddr as usize);
+            (start, start + p.p_memsz as usize)
+        });
+        ends.fold((usize::MAX, 0), |(lo, hi), (s, e)| (lo.min(s), hi.max(e)))
+    }
+}
+
 /// The object that holds `addr` (a function of this crate: the object nosync is linked into).
 pub(super) fn object_of(addr: usize) -> Option<Object> {
     census().objects.into_iter().find(|o| o.contains(addr))

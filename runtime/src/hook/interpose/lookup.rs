@@ -1,5 +1,6 @@
-//! The lookups that hand out driver functions, answered with wrappers: `dlsym` and `dlvsym` in
-//! nosync's object (cudarc's dynamic loading), and `cuGetProcAddress` wherever it is called.
+//! The lookups that hand out driver functions, answered with wrappers: `dlsym` and `dlvsym`
+//! (cudarc's dynamic loading; a library that looks the driver up in its handle), and
+//! `cuGetProcAddress` wherever it is called.
 //!
 //! A wrapper is handed out only for a function the lookup really returned, and calls exactly
 //! that function: a "not found" answer (a null address, with the driver's status) passes through
@@ -26,22 +27,150 @@ type GetProcV2 =
     unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_int, u64, *mut c_void) -> i32;
 type Dlvsym = unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char) -> *mut c_void;
 
-/// `dlsym` in nosync's object.
-pub(super) unsafe extern "C" fn dlsym_hook(
+/// `dlsym`'s entry, in every patched object. The loader answers `RTLD_DEFAULT` and `RTLD_NEXT`
+/// by the calling object (its scope; the objects after it), so those calls from another object
+/// than nosync's jump straight to the loader's `dlsym`, the caller's return address untouched;
+/// every other lookup (an explicit handle, whose answer does not depend on the caller) goes to
+/// [`dlsym_answer`].
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
+pub(super) unsafe extern "C" fn dlsym_entry(
     handle: *mut c_void,
     name: *const c_char,
 ) -> *mut c_void {
+    core::arch::naked_asm!(
+        "endbr64",
+        "test rdi, rdi",
+        "je 2f",
+        "cmp rdi, -1",
+        "je 2f",
+        "jmp {answer}",
+        "2:",
+        "mov rax, [rsp]",
+        "cmp rax, qword ptr [rip + {span}]",
+        "jb 3f",
+        "cmp rax, qword ptr [rip + {span} + 8]",
+        "jae 3f",
+        "jmp {answer}",
+        "3:",
+        "jmp qword ptr [rip + {cells} + 0]",
+        answer = sym dlsym_answer,
+        span = sym names::OWN_SPAN,
+        cells = sym names::LOADER_CELLS,
+    )
+}
+
+/// `dlsym`'s entry (see the x86-64 one): the return address is in the link register.
+#[cfg(target_arch = "aarch64")]
+#[unsafe(naked)]
+pub(super) unsafe extern "C" fn dlsym_entry(
+    handle: *mut c_void,
+    name: *const c_char,
+) -> *mut c_void {
+    core::arch::naked_asm!(
+        "hint #34",
+        "cbz x0, 2f",
+        "cmn x0, #1",
+        "b.eq 2f",
+        "b {answer}",
+        "2:",
+        "adrp x16, {span}",
+        "add x16, x16, :lo12:{span}",
+        "ldr x17, [x16]",
+        "cmp x30, x17",
+        "b.lo 3f",
+        "ldr x17, [x16, #8]",
+        "cmp x30, x17",
+        "b.hs 3f",
+        "b {answer}",
+        "3:",
+        "adrp x16, {cells}",
+        "add x16, x16, :lo12:{cells}",
+        "ldr x16, [x16, #0]",
+        "br x16",
+        answer = sym dlsym_answer,
+        span = sym names::OWN_SPAN,
+        cells = sym names::LOADER_CELLS,
+    )
+}
+
+/// `dlvsym`'s entry: as `dlsym`'s, with the loader's `dlvsym` (the second cell).
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
+pub(super) unsafe extern "C" fn dlvsym_entry(
+    handle: *mut c_void,
+    name: *const c_char,
+    version: *const c_char,
+) -> *mut c_void {
+    core::arch::naked_asm!(
+        "endbr64",
+        "test rdi, rdi",
+        "je 2f",
+        "cmp rdi, -1",
+        "je 2f",
+        "jmp {answer}",
+        "2:",
+        "mov rax, [rsp]",
+        "cmp rax, qword ptr [rip + {span}]",
+        "jb 3f",
+        "cmp rax, qword ptr [rip + {span} + 8]",
+        "jae 3f",
+        "jmp {answer}",
+        "3:",
+        "jmp qword ptr [rip + {cells} + 8]",
+        answer = sym dlvsym_answer,
+        span = sym names::OWN_SPAN,
+        cells = sym names::LOADER_CELLS,
+    )
+}
+
+/// `dlvsym`'s entry (see the x86-64 one).
+#[cfg(target_arch = "aarch64")]
+#[unsafe(naked)]
+pub(super) unsafe extern "C" fn dlvsym_entry(
+    handle: *mut c_void,
+    name: *const c_char,
+    version: *const c_char,
+) -> *mut c_void {
+    core::arch::naked_asm!(
+        "hint #34",
+        "cbz x0, 2f",
+        "cmn x0, #1",
+        "b.eq 2f",
+        "b {answer}",
+        "2:",
+        "adrp x16, {span}",
+        "add x16, x16, :lo12:{span}",
+        "ldr x17, [x16]",
+        "cmp x30, x17",
+        "b.lo 3f",
+        "ldr x17, [x16, #8]",
+        "cmp x30, x17",
+        "b.hs 3f",
+        "b {answer}",
+        "3:",
+        "adrp x16, {cells}",
+        "add x16, x16, :lo12:{cells}",
+        "ldr x16, [x16, #8]",
+        "br x16",
+        answer = sym dlvsym_answer,
+        span = sym names::OWN_SPAN,
+        cells = sym names::LOADER_CELLS,
+    )
+}
+
+/// A `dlsym` whose answer does not depend on its caller (or a caller in nosync's object).
+unsafe extern "C" fn dlsym_answer(handle: *mut c_void, name: *const c_char) -> *mut c_void {
     // SAFETY: set at install to the loader's `dlsym`, before this hook was stored in any slot.
     let real: names::Dlsym = unsafe { std::mem::transmute(Loader::Dlsym.real()) };
-    // SAFETY: the caller's arguments, passed on (from nosync's object too: `RTLD_NEXT` means the
-    // same).
+    // SAFETY: the caller's arguments, passed on.
     let found = unsafe { real(handle, name) };
     // SAFETY: `name` is what the caller passed to `dlsym`: null or NUL-terminated.
     unsafe { answer(name, found) }
 }
 
-/// `dlvsym` in nosync's object.
-pub(super) unsafe extern "C" fn dlvsym_hook(
+/// A `dlvsym` whose answer does not depend on its caller, as [`dlsym_answer`].
+unsafe extern "C" fn dlvsym_answer(
     handle: *mut c_void,
     name: *const c_char,
     version: *const c_char,
@@ -50,7 +179,7 @@ pub(super) unsafe extern "C" fn dlvsym_hook(
     let real: Dlvsym = unsafe { std::mem::transmute(Loader::Dlvsym.real()) };
     // SAFETY: the caller's arguments, passed on.
     let found = unsafe { real(handle, name, version) };
-    // SAFETY: as in `dlsym_hook`.
+    // SAFETY: as in `dlsym_answer`.
     unsafe { answer(name, found) }
 }
 

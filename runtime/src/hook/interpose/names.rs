@@ -26,8 +26,15 @@ pub(super) enum Stand {
     Loader(Loader),
 }
 
+/// The real loader functions, by [`Loader`] (the `dlsym` entries jump through them).
+pub(super) static LOADER_CELLS: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
+
+/// The span of nosync's own object (its first and last loaded byte), for the `dlsym` entries.
+pub(super) static OWN_SPAN: [AtomicUsize; 2] = [const { AtomicUsize::new(0) }; 2];
+
 /// The loader's functions nosync stands in for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
 pub(super) enum Loader {
     Dlsym,
     Dlvsym,
@@ -42,25 +49,23 @@ impl Loader {
     }
 
     fn cell(self) -> &'static AtomicUsize {
-        static CELLS: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
-        &CELLS[self as usize]
+        &LOADER_CELLS[self as usize]
     }
 
     /// The hook that stands in for it.
     pub(super) fn hook(self) -> usize {
         match self {
-            Loader::Dlsym => super::lookup::dlsym_hook as *const () as usize,
-            Loader::Dlvsym => super::lookup::dlvsym_hook as *const () as usize,
+            Loader::Dlsym => super::lookup::dlsym_entry as *const () as usize,
+            Loader::Dlvsym => super::lookup::dlvsym_entry as *const () as usize,
             Loader::Dlopen => super::dlopen::dlopen_entry as *const () as usize,
             Loader::Dlmopen => super::dlopen::dlmopen_entry as *const () as usize,
         }
     }
 
-    /// Whether nosync takes it over in objects other than its own: `dlsym`'s answer to
-    /// `RTLD_NEXT` depends on its caller's object, so it is taken over in nosync's only; the
-    /// `dlopen` hooks ask as their caller would (`dlopen.rs`).
+    /// Whether nosync takes it over in objects other than its own: every one, since each hook
+    /// keeps its caller's answer (`lookup.rs`, `dlopen.rs`).
     pub(super) fn everywhere(self) -> bool {
-        matches!(self, Loader::Dlopen | Loader::Dlmopen)
+        true
     }
 }
 
@@ -139,6 +144,9 @@ pub(super) fn init(driver: &libloading::Library) -> Result<&'static Names, Strin
     let own = elf::object_of(init as *const () as usize)
         .ok_or("the object nosync is linked into is not among the loaded objects")?;
     bind_loader(&own)?;
+    let (start, end) = own.span();
+    OWN_SPAN[0].store(start, Relaxed);
+    OWN_SPAN[1].store(end, Relaxed);
     let mut by_name = HashMap::new();
     for &entry in wrappers::ALL {
         let real = match entry.domain {
