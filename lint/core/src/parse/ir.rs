@@ -93,6 +93,7 @@ pub struct UseIr {
     pub global: bool,
     /// The name in scope (`as` rename or last segment); `None` for a glob.
     pub alias: Option<String>,
+    /// `pub use` (a re-export), not `pub(crate)` or private.
     pub is_pub: bool,
     pub span: SpanIr,
 }
@@ -280,6 +281,7 @@ pub enum Item {
         name: String,
         span: SpanIr,
         kind: ModKind,
+        /// `pub mod`, not `pub(crate)` or private.
         is_pub: bool,
     },
     ExternCrate {

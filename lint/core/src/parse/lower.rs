@@ -77,7 +77,7 @@ impl Lower<'_> {
                 Some(&f.block),
             )))),
             syn::Item::Use(u) => {
-                let is_pub = !matches!(u.vis, syn::Visibility::Inherited);
+                let is_pub = matches!(u.vis, syn::Visibility::Public(_));
                 let span = self.sp(u.span());
                 flatten_use(
                     &u.tree,

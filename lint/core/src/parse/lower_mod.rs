@@ -39,7 +39,7 @@ impl Lower<'_> {
             name,
             span: self.sp(m.span()),
             kind,
-            is_pub: !matches!(m.vis, syn::Visibility::Inherited),
+            is_pub: matches!(m.vis, syn::Visibility::Public(_)),
         }
     }
 }

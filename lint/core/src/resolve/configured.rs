@@ -103,19 +103,26 @@ const MAX_SUGGESTED: usize = 32;
 
 /// The item's real path, where `path` names an item by a path it does not have (a trait
 /// `pub(crate)` in a submodule, named where it is used: [`same_item`]); else the analysed fn
-/// (or built-in cudarc sink) whose path is closest to `path`.
+/// (or built-in cudarc sink) whose path is closest to `path`. Either as a user can write
+/// it: through the public re-export where the fn is in a private module
+/// ([`DefMap::writable_path`]).
 fn nearest_fn(map: &DefMap<'_>, path: &str) -> Option<String> {
-    same_item(map, path).or_else(|| {
+    let near = same_item(map, path).or_else(|| {
         let paths = map.fns.iter().map(|f| f.path.as_str());
-        crate::diagnostics::suggest::closest(path, paths).map(str::to_owned)
-    })
+        let best = crate::diagnostics::suggest::closest(path, paths)?;
+        map.fns
+            .iter()
+            .position(|f| f.path == best)
+            .map(|f| f as FnId)
+    })?;
+    Some(map.writable_path(near)).filter(|p| p != path)
 }
 
-/// The path of the fn of `path`'s crate whose last two segments are `path`'s
+/// The fn of `path`'s crate whose last two segments are `path`'s
 /// (`BinaryKernel::forward`, `<T as BinaryKernel>::forward` reading as that): a trait's
 /// declaration first, then the shortest path; `None` when no fn or a crate's several
 /// same-named items of that name leave it open.
-fn same_item(map: &DefMap<'_>, path: &str) -> Option<String> {
+fn same_item(map: &DefMap<'_>, path: &str) -> Option<FnId> {
     let plain = match path.rsplit_once(">::") {
         Some((head, method)) => format!("{}::{method}", head.rsplit(" as ").next()?),
         None => path.to_owned(),
@@ -129,16 +136,17 @@ fn same_item(map: &DefMap<'_>, path: &str) -> Option<String> {
         let first = p.split("::").next().unwrap_or_default();
         first.split('@').next() == Some(krate)
     };
-    let mut found: Vec<&FnData<'_>> = (map.fns.iter())
-        .filter(|f| f.ir.is_some() && f.path.ends_with(&tail) && in_crate(&f.path))
+    let mut found: Vec<(FnId, &FnData<'_>)> = (map.fns.iter().enumerate())
+        .filter(|(_, f)| f.ir.is_some() && f.path.ends_with(&tail) && in_crate(&f.path))
+        .map(|(id, f)| (id as FnId, f))
         .collect();
-    found.sort_by_key(|f| (!f.is_trait_decl, f.path.len(), f.path.as_str()));
-    found.dedup_by(|a, b| a.path == b.path);
-    let first = found.first()?;
-    let tie = found.get(1).is_some_and(|f| {
+    found.sort_by_key(|(_, f)| (!f.is_trait_decl, f.path.len(), f.path.as_str()));
+    found.dedup_by(|(_, a), (_, b)| a.path == b.path);
+    let &(id, first) = found.first()?;
+    let tie = found.get(1).is_some_and(|(_, f)| {
         (f.is_trait_decl, f.path.len()) == (first.is_trait_decl, first.path.len())
     });
-    (!tie && first.path != path).then(|| first.path.clone())
+    (!tie && first.path != path).then_some(id)
 }
 
 fn resolve_entry(map: &mut DefMap<'_>, path: &PathKind, sink: bool) -> Result<Vec<FnId>, String> {

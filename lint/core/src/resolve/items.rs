@@ -57,7 +57,7 @@ pub(super) fn collect_crate<'a>(
         supers: Vec::new(),
         diags: Vec::new(),
     };
-    let root = part.new_module(krate, None, path_name.to_owned());
+    let root = part.new_module(krate, None, (path_name.to_owned(), true));
     let Some(file) = parsed.get(&spec.root, krate) else {
         return part;
     };
@@ -97,11 +97,17 @@ struct Cx<'c, 'a> {
 type Work<'w, 'a> = (&'w mut Vec<(ModId, &'a [Item])>, &'w mut ModuleFiles);
 
 impl<'a> Part<'a> {
-    fn new_module(&mut self, krate: usize, parent: Option<ModId>, path: String) -> ModId {
+    fn new_module(
+        &mut self,
+        krate: usize,
+        parent: Option<ModId>,
+        (path, is_pub): (String, bool),
+    ) -> ModId {
         self.modules.push(ModuleData {
             krate,
             parent,
             path,
+            is_pub,
             items: NameMap::default(),
             uses: HashMap::default(),
             globs: Vec::new(),
@@ -180,8 +186,11 @@ impl<'a> Part<'a> {
                     }
                 }
                 Item::Mod {
-                    name, kind, span, ..
-                } => self.add_mod(m, (name, kind, *span), cx, (work, loaded)),
+                    name,
+                    kind,
+                    span,
+                    is_pub,
+                } => self.add_mod(m, (name, kind, *span, *is_pub), cx, (work, loaded)),
                 Item::ExternCrate { name, alias, .. } => {
                     if name != "self" {
                         let shown = alias.as_deref().unwrap_or(name);
@@ -207,12 +216,12 @@ impl<'a> Part<'a> {
     fn add_mod(
         &mut self,
         m: ModId,
-        (name, kind, span): (&str, &'a ModKind, SpanIr),
+        (name, kind, span, is_pub): (&str, &'a ModKind, SpanIr, bool),
         cx: &Cx<'_, 'a>,
         (work, loaded): Work<'_, 'a>,
     ) {
         let path = format!("{}::{name}", self.modules[m as usize].path);
-        let child = self.new_module(cx.krate, Some(m), path);
+        let child = self.new_module(cx.krate, Some(m), (path, is_pub));
         self.define(m, name, Def::Mod(child));
         match kind {
             ModKind::Inline(inner) => work.push((child, inner)),

@@ -139,6 +139,8 @@ pub struct ModuleData<'a> {
     pub parent: Option<ModId>,
     /// `crate_name::a::b`.
     pub path: String,
+    /// Declared `pub` (a crate's root is): not private, `pub(crate)` or `pub(in ..)`.
+    pub is_pub: bool,
     pub items: NameMap<Vec<Def>>,
     /// The `use`s that name something, by the name they bring in (each name's in the
     /// order written): a name looked up through them is one hash, not a scan of every

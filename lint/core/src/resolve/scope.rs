@@ -243,6 +243,86 @@ impl DefMap<'_> {
             _ => None,
         }
     }
+
+    /// Fn `f`'s path as a user can write it: where a module on its path is not `pub`, the
+    /// path through the public module nearest the item that re-exports the item (the fn,
+    /// or its type or trait) with a `pub use` (`candle_core::cuda_backend::CudaDevice::
+    /// get_or_load_func` for `candle_core::cuda_backend::device::CudaDevice::..`); else
+    /// the path it is defined at.
+    pub fn writable_path(&self, f: FnId) -> String {
+        let func = self.func(f);
+        self.reexported_path(f).unwrap_or_else(|| func.path.clone())
+    }
+
+    fn reexported_path(&self, f: FnId) -> Option<String> {
+        let func = self.func(f);
+        let owner = func
+            .path
+            .strip_suffix(func.name.as_str())?
+            .strip_suffix("::")?;
+        // The item named from outside: the fn itself, or its type or trait.
+        let (home, item, tail) = match self.types.get(owner) {
+            Some(t) => (t.module, owner, Some(func.name.as_str())),
+            None => (func.module, func.path.as_str(), None),
+        };
+        let home_path = &self.modules[home as usize].path;
+        let name = item.strip_prefix(home_path.as_str())?.strip_prefix("::")?;
+        if name.contains("::") || self.is_public(home) {
+            return None;
+        }
+        // The modules above the item's come first, the nearest first; then the shortest.
+        let nearness = |p: &str| {
+            let shared = p.split("::").zip(home_path.split("::"));
+            std::cmp::Reverse(shared.take_while(|(a, b)| a == b).count())
+        };
+        let krate = self.modules[home as usize].krate;
+        let mut found: Vec<_> = (self.reexports(krate, name, tail, f).into_iter())
+            .map(|(m, path)| (nearness(&self.modules[m as usize].path), path))
+            .collect();
+        found.sort_by(|(a, p), (b, q)| (a, p.len(), p).cmp(&(b, q.len(), q)));
+        found.into_iter().next().map(|(_, p)| p)
+    }
+
+    /// The paths through public modules of crate `krate` that name fn `f` by a `pub use` of
+    /// `name` (renamed or not, or a `pub use ..::*`) then `tail`, with their modules.
+    fn reexports(
+        &self,
+        krate: usize,
+        name: &str,
+        tail: Option<&str>,
+        f: FnId,
+    ) -> Vec<(ModId, String)> {
+        let mut found = Vec::new();
+        for (m, md) in self.modules.iter().enumerate() {
+            if md.krate != krate || !self.is_public(m as ModId) {
+                continue;
+            }
+            let renames = (md.uses.iter())
+                .filter(|(_, us)| us.iter().any(|u| u.is_pub))
+                .map(|(alias, _)| *alias);
+            let glob = md.globs.iter().any(|g| g.is_pub) && !md.uses.contains_key(name);
+            for alias in renames.chain(glob.then_some(name)) {
+                let segs: Vec<&str> = std::iter::once(alias).chain(tail).collect();
+                if self.resolve_path(m as ModId, &segs, false) == Some(Def::Fn(f)) {
+                    found.push((m as ModId, format!("{}::{}", md.path, segs.join("::"))));
+                }
+            }
+        }
+        found
+    }
+
+    /// Whether module `m` and every module above it are `pub`.
+    fn is_public(&self, m: ModId) -> bool {
+        let mut at = Some(m);
+        while let Some(m) = at {
+            let md = &self.modules[m as usize];
+            if !md.is_pub {
+                return false;
+            }
+            at = md.parent;
+        }
+        true
+    }
 }
 
 /// [`canonical`] of a path the caller owns: a path of a crate that `canonical` leaves as
