@@ -38,9 +38,8 @@ pub struct Skipped {
 }
 
 /// What the interposer cannot see at all, whatever the process does.
-pub(super) const INTERPOSER_UNSEEN: [&str; 4] = [
-    "the driver calls the CUDA runtime (libcudart) makes itself, as inside cudaStreamSynchronize or cudaMemcpy: NOSYNC_HOOK=cupti sees them",
-    "driver functions looked up before the install, or by another object than nosync's in the global scope (dlsym with RTLD_DEFAULT or RTLD_NEXT)",
+pub(super) const INTERPOSER_UNSEEN: [&str; 3] = [
+    "driver functions looked up before the install (by cudarc, the CUDA runtime or any library), or by another object than nosync's in the global scope (dlsym with RTLD_DEFAULT or RTLD_NEXT): NOSYNC_HOOK=cupti sees their calls",
     "calls an object's constructors make while dlopen is loading it, before it is patched",
     "objects loaded into another link-map namespace (dlmopen)",
 ];

@@ -251,11 +251,6 @@ pub(super) fn is_loader(name: &str) -> bool {
     file_starts_with(name, &["ld-linux", "ld-musl", "ld64.so", "ld.so"])
 }
 
-/// The CUDA runtime's own library.
-pub(super) fn is_cuda_runtime(name: &str) -> bool {
-    file_starts_with(name, &["libcudart.so"])
-}
-
 /// Whether the file name of the object at `path` begins with one of `prefixes`.
 fn file_starts_with(path: &str, prefixes: &[&str]) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);

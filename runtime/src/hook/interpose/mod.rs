@@ -159,29 +159,24 @@ pub(super) fn coverage() -> super::coverage::Coverage {
     }
 }
 
-/// Tells the user, once, on stderr (no logger needed) what the interposer cannot see that
-/// matters in this process: a loaded CUDA runtime, whose own driver calls go unseen, and slots
-/// it left alone. Called at the install and after each later pass.
+/// Tells the user, once per new lot, on stderr (no logger needed) of the slots and lookups the
+/// interposer left alone: calls through them are not seen. Called at the install and after
+/// each later pass.
 pub(super) fn tell_once() {
     // Never waits: this may run inside the loader (see `patch::after_dlopen`); the next call tells.
     let Ok(mut guard) = patch::try_state() else {
         return;
     };
     let Some(state) = guard.as_mut() else { return };
-    let mut lines = Vec::new();
-    if let Some((name, told)) = state.runtime.as_mut().filter(|(_, told)| !*told) {
-        *told = true;
-        lines.push(format!("{name} is loaded: the interposer does not see the driver calls the CUDA runtime makes itself (cudaStreamSynchronize, cudaMemcpy); NOSYNC_HOOK=cupti sees them"));
-    }
     let skipped = state.skipped.len();
-    if skipped > state.told_skipped {
-        state.told_skipped = skipped;
-        lines.push(format!("the interposer left {skipped} import slots or lookups alone, so calls through them are not seen: Hook::coverage() says which and why"));
+    if skipped <= state.told_skipped {
+        return;
     }
+    state.told_skipped = skipped;
     drop(guard);
-    for line in lines {
-        crate::hook::say(&format!("hook: {line}"));
-    }
+    crate::hook::say(&format!(
+        "hook: the interposer left {skipped} import slots or lookups alone, so calls through them are not seen (Hook::coverage() says which and why; NOSYNC_HOOK=cupti sees every call)"
+    ));
 }
 
 thread_local! {

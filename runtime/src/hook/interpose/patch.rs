@@ -32,8 +32,6 @@ pub(super) struct State {
     journal: Option<(Vec<Rewrite>, Vec<Pin>)>,
     pub(super) objects: Vec<PatchedObject>,
     pub(super) skipped: Vec<Skipped>,
-    /// The CUDA runtime's library, once loaded (and whether the user was told).
-    pub(super) runtime: Option<(String, bool)>,
     /// How many of `skipped` the user was told of.
     pub(super) told_skipped: usize,
 }
@@ -186,9 +184,6 @@ fn patch_object(
     maps: &Maps,
     state: &mut State,
 ) -> usize {
-    if elf::is_cuda_runtime(&object.name) && state.runtime.is_none() {
-        state.runtime = Some((object.name.clone(), false));
-    }
     let own = object.base == names.own.base;
     let (mut count, mut held) = (0, 0);
     // SAFETY: the object is pinned (`pin`).
