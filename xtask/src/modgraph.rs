@@ -308,6 +308,10 @@ impl<'ast> Visit<'ast> for Uses<'_> {
     }
 
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        // An inline `mod tests` is a stage's unit tests, left out like a `tests` file.
+        if m.ident == TESTS && m.content.is_some() {
+            return;
+        }
         let test = is_cfg_test(&m.attrs);
         self.in_test += usize::from(test);
         syn::visit::visit_item_mod(self, m);
