@@ -27,136 +27,79 @@ type GetProcV2 =
     unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_int, u64, *mut c_void) -> i32;
 type Dlvsym = unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char) -> *mut c_void;
 
-/// `dlsym`'s entry, in every patched object. The loader answers `RTLD_DEFAULT` and `RTLD_NEXT`
-/// by the calling object (its scope; the objects after it), so those calls from another object
-/// than nosync's jump straight to the loader's `dlsym`, the caller's return address untouched;
-/// every other lookup (an explicit handle, whose answer does not depend on the caller) goes to
-/// [`dlsym_answer`].
-#[cfg(target_arch = "x86_64")]
-#[unsafe(naked)]
-pub(super) unsafe extern "C" fn dlsym_entry(
-    handle: *mut c_void,
-    name: *const c_char,
-) -> *mut c_void {
-    core::arch::naked_asm!(
-        "endbr64",
-        "test rdi, rdi",
-        "je 2f",
-        "cmp rdi, -1",
-        "je 2f",
-        "jmp {answer}",
-        "2:",
-        "mov rax, [rsp]",
-        "cmp rax, qword ptr [rip + {span}]",
-        "jb 3f",
-        "cmp rax, qword ptr [rip + {span} + 8]",
-        "jae 3f",
-        "jmp {answer}",
-        "3:",
-        "jmp qword ptr [rip + {cells} + 0]",
-        answer = sym dlsym_answer,
-        span = sym names::OWN_SPAN,
-        cells = sym names::LOADER_CELLS,
-    )
+/// A lookup's entry, in every patched object: `$answer` for a lookup in a handle (whose answer
+/// does not depend on the caller) or from nosync's object; else (`RTLD_DEFAULT`, `RTLD_NEXT`,
+/// which the loader answers by the calling object: its scope, the objects after it) a jump
+/// straight to the loader's function in cell `$cell`, the caller's return address untouched.
+macro_rules! lookup_entry {
+    ($(#[$doc:meta])* $name:ident => $answer:ident, cell $cell:literal, ($($arg:ident: $ty:ty),*)) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "x86_64")]
+        #[unsafe(naked)]
+        pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> *mut c_void {
+            core::arch::naked_asm!(
+                "endbr64",
+                "test rdi, rdi",
+                "je 2f",
+                "cmp rdi, -1",
+                "je 2f",
+                "jmp {answer}",
+                "2:",
+                "mov rax, [rsp]",
+                "cmp rax, qword ptr [rip + {span}]",
+                "jb 3f",
+                "cmp rax, qword ptr [rip + {span} + 8]",
+                "jae 3f",
+                "jmp {answer}",
+                "3:",
+                concat!("jmp qword ptr [rip + {cells} + ", $cell, " * 8]"),
+                answer = sym $answer,
+                span = sym names::OWN_SPAN,
+                cells = sym names::LOADER_CELLS,
+            )
+        }
+
+        $(#[$doc])*
+        #[cfg(target_arch = "aarch64")]
+        #[unsafe(naked)]
+        pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> *mut c_void {
+            core::arch::naked_asm!(
+                "hint #34",
+                "cbz x0, 2f",
+                "cmn x0, #1",
+                "b.eq 2f",
+                "b {answer}",
+                "2:",
+                "adrp x16, {span}",
+                "add x16, x16, :lo12:{span}",
+                "ldr x17, [x16]",
+                "cmp x30, x17",
+                "b.lo 3f",
+                "ldr x17, [x16, #8]",
+                "cmp x30, x17",
+                "b.hs 3f",
+                "b {answer}",
+                "3:",
+                "adrp x16, {cells}",
+                "add x16, x16, :lo12:{cells}",
+                concat!("ldr x16, [x16, #", $cell, " * 8]"),
+                "br x16",
+                answer = sym $answer,
+                span = sym names::OWN_SPAN,
+                cells = sym names::LOADER_CELLS,
+            )
+        }
+    };
 }
 
-/// `dlsym`'s entry (see the x86-64 one): the return address is in the link register.
-#[cfg(target_arch = "aarch64")]
-#[unsafe(naked)]
-pub(super) unsafe extern "C" fn dlsym_entry(
-    handle: *mut c_void,
-    name: *const c_char,
-) -> *mut c_void {
-    core::arch::naked_asm!(
-        "hint #34",
-        "cbz x0, 2f",
-        "cmn x0, #1",
-        "b.eq 2f",
-        "b {answer}",
-        "2:",
-        "adrp x16, {span}",
-        "add x16, x16, :lo12:{span}",
-        "ldr x17, [x16]",
-        "cmp x30, x17",
-        "b.lo 3f",
-        "ldr x17, [x16, #8]",
-        "cmp x30, x17",
-        "b.hs 3f",
-        "b {answer}",
-        "3:",
-        "adrp x16, {cells}",
-        "add x16, x16, :lo12:{cells}",
-        "ldr x16, [x16, #0]",
-        "br x16",
-        answer = sym dlsym_answer,
-        span = sym names::OWN_SPAN,
-        cells = sym names::LOADER_CELLS,
-    )
+lookup_entry! {
+    /// `dlsym`'s entry (the loader's `dlsym` is cell 0).
+    dlsym_entry => dlsym_answer, cell 0, (handle: *mut c_void, name: *const c_char)
 }
 
-/// `dlvsym`'s entry: as `dlsym`'s, with the loader's `dlvsym` (the second cell).
-#[cfg(target_arch = "x86_64")]
-#[unsafe(naked)]
-pub(super) unsafe extern "C" fn dlvsym_entry(
-    handle: *mut c_void,
-    name: *const c_char,
-    version: *const c_char,
-) -> *mut c_void {
-    core::arch::naked_asm!(
-        "endbr64",
-        "test rdi, rdi",
-        "je 2f",
-        "cmp rdi, -1",
-        "je 2f",
-        "jmp {answer}",
-        "2:",
-        "mov rax, [rsp]",
-        "cmp rax, qword ptr [rip + {span}]",
-        "jb 3f",
-        "cmp rax, qword ptr [rip + {span} + 8]",
-        "jae 3f",
-        "jmp {answer}",
-        "3:",
-        "jmp qword ptr [rip + {cells} + 8]",
-        answer = sym dlvsym_answer,
-        span = sym names::OWN_SPAN,
-        cells = sym names::LOADER_CELLS,
-    )
-}
-
-/// `dlvsym`'s entry (see the x86-64 one).
-#[cfg(target_arch = "aarch64")]
-#[unsafe(naked)]
-pub(super) unsafe extern "C" fn dlvsym_entry(
-    handle: *mut c_void,
-    name: *const c_char,
-    version: *const c_char,
-) -> *mut c_void {
-    core::arch::naked_asm!(
-        "hint #34",
-        "cbz x0, 2f",
-        "cmn x0, #1",
-        "b.eq 2f",
-        "b {answer}",
-        "2:",
-        "adrp x16, {span}",
-        "add x16, x16, :lo12:{span}",
-        "ldr x17, [x16]",
-        "cmp x30, x17",
-        "b.lo 3f",
-        "ldr x17, [x16, #8]",
-        "cmp x30, x17",
-        "b.hs 3f",
-        "b {answer}",
-        "3:",
-        "adrp x16, {cells}",
-        "add x16, x16, :lo12:{cells}",
-        "ldr x16, [x16, #8]",
-        "br x16",
-        answer = sym dlvsym_answer,
-        span = sym names::OWN_SPAN,
-        cells = sym names::LOADER_CELLS,
-    )
+lookup_entry! {
+    /// `dlvsym`'s entry (the loader's `dlvsym` is cell 1).
+    dlvsym_entry => dlvsym_answer, cell 1, (handle: *mut c_void, name: *const c_char, version: *const c_char)
 }
 
 /// A `dlsym` whose answer does not depend on its caller (or a caller in nosync's object).
