@@ -45,6 +45,7 @@ mod ffi;
 #[cfg(all(test, not(nosync_off)))]
 mod flow_tests;
 mod frame;
+mod from_env;
 #[cfg(target_os = "linux")]
 mod interpose;
 mod load;
@@ -58,7 +59,7 @@ mod tests;
 mod waits;
 
 use std::path::PathBuf;
-use std::sync::{Mutex, Once, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 pub use crate::granularity::{GRANULARITY_ENV, Granularity, granularity, set_granularity};
 pub use coverage::{Coverage, PatchedObject, Skipped};
@@ -66,6 +67,8 @@ pub use coverage::{Coverage, PatchedObject, Skipped};
 pub(crate) use enable::{Demand, demand};
 pub use enable::{IDLE, callbacks_on, keep_enabled};
 pub use frame::MAX_FRAMES;
+use from_env::env_backend;
+pub(crate) use from_env::install_from_env_once;
 pub use load::CUPTI_ENV;
 #[cfg(not(nosync_off))]
 pub(crate) use runner::{check_since as runner_check_since, latest as runner_latest};
@@ -222,19 +225,6 @@ fn subscription() -> std::sync::MutexGuard<'static, Option<Subscription>> {
 /// libcupti for CUPTI): without it, it returns the error and changes nothing.
 pub fn install() -> Result<Hook, HookError> {
     install_with(env_backend()?.unwrap_or(Backend::Auto))
-}
-
-/// What `NOSYNC_HOOK` says: `None` for "do not install on the first scope" (unset, empty, `0`),
-/// else the backend it asks for.
-fn env_backend() -> Result<Option<Backend>, HookError> {
-    let value = std::env::var(HOOK_ENV).unwrap_or_default();
-    match value.trim() {
-        "" | "0" => Ok(None),
-        "1" | "auto" => Ok(Some(Backend::Auto)),
-        "cupti" => Ok(Some(Backend::Cupti)),
-        "interpose" => Ok(Some(Backend::Interpose)),
-        _ => Err(HookError::Env { value }),
-    }
 }
 
 /// A line for the user on stderr, like nosync's other messages (no logger needed).
@@ -448,46 +438,6 @@ fn set_callbacks(on: bool) {
             subscribe::enable(cupti, handle, row.domain, row.cbid, on);
         }
     }
-}
-
-/// `NOSYNC_HOOK=1`: install on the first forbid scope, once per process. A failure is one line
-/// on stderr (a logger may not be installed yet), like an invalid `NOSYNC_MODE`.
-#[inline]
-pub(crate) fn install_from_env_once() {
-    static ONCE: Once = Once::new();
-    if !ONCE.is_completed() {
-        ONCE.call_once(install_from_env);
-    }
-}
-
-#[cold]
-fn install_from_env() {
-    // A report asks for the hook too.
-    let report = std::env::var_os(REPORT_ENV).is_some_and(|v| !v.is_empty());
-    if std::env::var(HOOK_ENV).is_ok_and(|v| v.trim() == "0") {
-        return;
-    }
-    let message = match env_backend() {
-        Ok(None) if !report => return,
-        Ok(backend) => match install_with(backend.unwrap_or(Backend::Auto)) {
-            Ok(hook) => {
-                std::mem::forget(hook); // kept for the process
-                return;
-            }
-            Err(e) if backend.is_none() => {
-                format!("{REPORT_ENV} is set but the hook was not installed: {e}")
-            }
-            Err(e) => {
-                let value = std::env::var(HOOK_ENV).unwrap_or_default();
-                format!(
-                    "{HOOK_ENV}={} but the hook was not installed: {e}",
-                    value.trim()
-                )
-            }
-        },
-        Err(e) => format!("{e}; the hook was not installed"),
-    };
-    say(&message);
 }
 
 /// Runs the `#[ignore]`d test `path` of this test binary alone in a child process, and fails
