@@ -4,15 +4,7 @@ use super::*;
 use crate::diagnostics::{Confidence, Finding, Hop};
 
 fn span(line: usize) -> Span {
-    Span {
-        file: "src/lib.rs".into(),
-        byte_start: line * 10,
-        byte_end: line * 10 + 4,
-        line_start: line,
-        column_start: 5,
-        line_end: line,
-        column_end: 9,
-    }
+    crate::render::grouped::tests::at("src/lib.rs", line)
 }
 
 /// A finding of `code` along `functions` (root first) to `sink`, whose calls are on `line`,

@@ -251,11 +251,12 @@ fn last_segments(path: &str, n: usize) -> std::borrow::Cow<'_, str> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::diagnostics::{Confidence, Span};
 
-    fn at(file: &str, line: usize) -> Span {
+    /// A four-byte span on `line` of `file` (shared with the baseline's tests).
+    pub(crate) fn at(file: &str, line: usize) -> Span {
         Span {
             file: file.into(),
             byte_start: line * 10,

@@ -1,7 +1,7 @@
 //! Renderers: format a [`Report`] onto a writer. Nothing is computed here: the diagnostics,
 //! their packages and fingerprints come from the engine and [`crate::report`].
 
-mod grouped;
+pub(crate) mod grouped;
 pub(crate) mod human;
 pub(crate) mod json;
 pub(crate) mod sarif;
