@@ -324,10 +324,12 @@ fn said_about(root: &Root, messages: &[Message]) -> Said {
 
 /// Whether the lint's name for a root (`candle_core::tensor::Tensor::to_vec1`) is the
 /// corpus path (`candle_core::Tensor::to_vec1`): the corpus path's identifiers appear in
-/// order among the lint's, with the same first and last.
+/// order among the lint's, with the same first and last. A trait is compared by its name
+/// (the lint writes std's `Display` without its path).
 fn same_fn(corpus_path: &str, reported: &str) -> bool {
     let idents = |p: &str| -> Vec<String> {
-        p.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        trait_by_name(p)
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .filter(|s| !s.is_empty() && *s != "as")
             .map(str::to_owned)
             .collect()
@@ -338,6 +340,20 @@ fn same_fn(corpus_path: &str, reported: &str) -> bool {
     }
     let mut rest = got.iter();
     want.iter().all(|w| rest.any(|g| g == w))
+}
+
+/// `<a::T as std::fmt::Display>::fmt` as `<a::T as Display>::fmt`.
+fn trait_by_name(path: &str) -> String {
+    match path.split_once(" as ") {
+        Some((head, tail)) => match tail.split_once('>') {
+            Some((tr, rest)) => {
+                let name = tr.rsplit("::").next().unwrap_or(tr);
+                format!("{head} as {name}>{rest}")
+            }
+            None => path.to_owned(),
+        },
+        None => path.to_owned(),
+    }
 }
 
 #[test]
@@ -357,6 +373,14 @@ fn reported_names_match_corpus_paths() {
     assert!(!same_fn(
         "candle_core::Tensor::to_vec1",
         "candle_core::Tensor::to_vec2"
+    ));
+    assert!(same_fn(
+        "<candle_core::Tensor as std::fmt::Display>::fmt",
+        "<candle_core::tensor::Tensor as Display>::fmt"
+    ));
+    assert!(!same_fn(
+        "<candle_core::Tensor as std::fmt::Display>::fmt",
+        "<candle_core::tensor::Tensor as Debug>::fmt"
     ));
 }
 
