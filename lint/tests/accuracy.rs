@@ -347,8 +347,9 @@ fn trait_by_name(path: &str) -> String {
     match path.split_once(" as ") {
         Some((head, tail)) => match tail.split_once('>') {
             Some((tr, rest)) => {
-                let name = tr.rsplit("::").next().unwrap_or(tr);
-                format!("{head} as {name}>{rest}")
+                let path = tr.split('<').next().unwrap_or(tr);
+                let name = path.rsplit("::").next().unwrap_or(path);
+                format!("{head} as {name}{}>{rest}", &tr[path.len()..])
             }
             None => path.to_owned(),
         },
@@ -381,6 +382,10 @@ fn reported_names_match_corpus_paths() {
     assert!(!same_fn(
         "<candle_core::Tensor as std::fmt::Display>::fmt",
         "<candle_core::tensor::Tensor as Debug>::fmt"
+    ));
+    assert!(same_fn(
+        "<a::Lbfgs as a::LossOptimizer>::step",
+        "<a::lbfgs::Lbfgs as a::LossOptimizer<m::Model>>::step"
     ));
 }
 
