@@ -60,14 +60,39 @@ fn accuracy_on_real_crates() {
         }
     }
     std::fs::create_dir_all(&dir).expect("accuracy dir");
+    let wrong = wrong_versions(&scored);
     let report = format!(
-        "{}\nMistakes:\n\n{}",
+        "{}\nMistakes:\n\n{}\nChains in another version than the one locked:\n\n{}",
         score::tables(&scored),
-        score::mistakes(&scored)
+        score::mistakes(&scored),
+        wrong.concat()
     );
     std::fs::write(dir.join("report.md"), &report).expect("report is written");
     println!("{report}");
+    assert!(
+        wrong.is_empty(),
+        "{} roots with a chain in another version",
+        wrong.len()
+    );
     check_minimum(&scored);
+}
+
+/// One paragraph per root with a chain through another version of a crate it `locked`.
+fn wrong_versions(scored: &[(&Root, Said, Verdict)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (root, said, _) in scored {
+        let files = score::wrong_versions(root, said);
+        if !files.is_empty() {
+            let each: Vec<String> = files.iter().map(|f| format!("  - {f}\n")).collect();
+            out.push(format!(
+                "- {} `{}`:\n{}",
+                root.repo,
+                root.path,
+                each.concat()
+            ));
+        }
+    }
+    out
 }
 
 /// With `NOSYNC_ACCURACY_MIN=0.95`, fails unless recall and precision reach it.
@@ -238,6 +263,8 @@ struct Message {
     site: (String, usize),
     root: Option<String>,
     sink: Option<String>,
+    /// The files of the finding's chain (`nosync.chain[].file`).
+    chain_files: Vec<String>,
 }
 
 fn parse_messages(stdout: &str) -> Vec<Message> {
@@ -254,6 +281,11 @@ fn parse_messages(stdout: &str) -> Vec<Message> {
             let line = p["line_start"].as_u64().unwrap_or_default();
             (s(&p["file_name"]).unwrap_or_default(), line as usize)
         });
+        let chain = v["nosync"]["chain"].as_array().map(Vec::as_slice);
+        let chain_files = chain
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|h| s(&h["file"]));
         out.push(Message {
             code: s(&m["code"]["code"]).unwrap_or_default(),
             level: s(&m["level"]).unwrap_or_default(),
@@ -261,6 +293,7 @@ fn parse_messages(stdout: &str) -> Vec<Message> {
             site,
             root: s(&v["nosync"]["root"]),
             sink: s(&v["nosync"]["sink"]),
+            chain_files: chain_files.collect(),
         });
     }
     out
@@ -277,6 +310,7 @@ fn said_about(root: &Root, messages: &[Message]) -> Said {
         if !same_fn(&root.path, found) {
             continue;
         }
+        said.chain_files.extend(m.chain_files.iter().cloned());
         if m.level == "error" {
             said.errors.push(m.code.clone());
             said.error_sites.push(m.site.clone());
@@ -290,10 +324,12 @@ fn said_about(root: &Root, messages: &[Message]) -> Said {
 
 /// Whether the lint's name for a root (`candle_core::tensor::Tensor::to_vec1`) is the
 /// corpus path (`candle_core::Tensor::to_vec1`): the corpus path's identifiers appear in
-/// order among the lint's, with the same first and last.
+/// order among the lint's, with the same first and last. A trait is compared by its name
+/// (the lint writes std's `Display` without its path).
 fn same_fn(corpus_path: &str, reported: &str) -> bool {
     let idents = |p: &str| -> Vec<String> {
-        p.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        trait_by_name(p)
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .filter(|s| !s.is_empty() && *s != "as")
             .map(str::to_owned)
             .collect()
@@ -304,6 +340,21 @@ fn same_fn(corpus_path: &str, reported: &str) -> bool {
     }
     let mut rest = got.iter();
     want.iter().all(|w| rest.any(|g| g == w))
+}
+
+/// `<a::T as std::fmt::Display>::fmt` as `<a::T as Display>::fmt`.
+fn trait_by_name(path: &str) -> String {
+    match path.split_once(" as ") {
+        Some((head, tail)) => match tail.split_once('>') {
+            Some((tr, rest)) => {
+                let path = tr.split('<').next().unwrap_or(tr);
+                let name = path.rsplit("::").next().unwrap_or(path);
+                format!("{head} as {name}{}>{rest}", &tr[path.len()..])
+            }
+            None => path.to_owned(),
+        },
+        None => path.to_owned(),
+    }
 }
 
 #[test]
@@ -323,6 +374,18 @@ fn reported_names_match_corpus_paths() {
     assert!(!same_fn(
         "candle_core::Tensor::to_vec1",
         "candle_core::Tensor::to_vec2"
+    ));
+    assert!(same_fn(
+        "<candle_core::Tensor as std::fmt::Display>::fmt",
+        "<candle_core::tensor::Tensor as Display>::fmt"
+    ));
+    assert!(!same_fn(
+        "<candle_core::Tensor as std::fmt::Display>::fmt",
+        "<candle_core::tensor::Tensor as Debug>::fmt"
+    ));
+    assert!(same_fn(
+        "<a::Lbfgs as a::LossOptimizer>::step",
+        "<a::lbfgs::Lbfgs as a::LossOptimizer<m::Model>>::step"
     ));
 }
 
@@ -393,4 +456,50 @@ fn application_repos_are_checked() {
     assert!(problems.contains(&"repo `app`: `commit` is not 40 hex digits".to_owned()));
     let needs = "root `app::step`: a syncs root of an application repo needs `sites`";
     assert!(problems.contains(&needs.to_owned()), "{problems:?}");
+}
+
+#[test]
+fn chains_through_another_version_are_caught() {
+    let mut c = corpus::parse(APP);
+    c.root[0].locked = vec!["candle-core 0.7.2".to_owned(), "cudarc 0.12.1".to_owned()];
+    let reg = "/home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f";
+    let said = |files: &[&str]| Said {
+        chain_files: files.iter().map(|f| format!("{reg}/{f}")).collect(),
+        ..Said::default()
+    };
+    let root = &c.root[0];
+    let right = said(&[
+        "candle-core-0.7.2/src/tensor.rs",
+        "candle-nn-0.6.0/src/ops.rs",
+    ]);
+    assert_eq!(score::wrong_versions(root, &right), Vec::<String>::new());
+    let other = said(&[
+        "candle-core-0.7.2/src/tensor.rs",
+        "candle-core-0.6.0/src/cuda_backend/mod.rs",
+        "candle-core-ext-0.1.0/src/lib.rs",
+    ]);
+    assert_eq!(
+        score::wrong_versions(root, &other),
+        vec![format!(
+            "{reg}/candle-core-0.6.0/src/cuda_backend/mod.rs (locks candle-core 0.7.2)"
+        )]
+    );
+}
+
+#[test]
+fn locked_versions_are_checked() {
+    let mut c = corpus::parse(APP);
+    let problems = corpus::problems(&c);
+    let none = "no repo whose roots lock two versions of one crate";
+    assert!(problems.contains(&none.to_owned()), "{problems:?}");
+    c.root[0].locked = vec!["candle-core 0.7".to_owned()];
+    let problems = corpus::problems(&c);
+    let bad = "root `app::step`: `locked` entry `candle-core 0.7` is not `name x.y.z`";
+    assert!(problems.contains(&bad.to_owned()), "{problems:?}");
+    let mut other = corpus::parse(APP);
+    other.root[0].path = "app::other".to_owned();
+    other.root[0].locked = vec!["candle-core 0.6.0".to_owned()];
+    c.root[0].locked = vec!["candle-core 0.7.2".to_owned()];
+    c.root.extend(other.root);
+    assert!(!corpus::problems(&c).contains(&none.to_owned()));
 }

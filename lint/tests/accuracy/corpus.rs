@@ -86,6 +86,19 @@ pub(crate) struct Root {
     /// error anywhere else is a false report.
     #[serde(default)]
     pub sites: Vec<String>,
+    /// The versions its chains must stay in, as `name version` (`candle-core 0.6.0`): each
+    /// file of a chain reported for the root that lies in a source directory of a crate named
+    /// here (`candle-core-<version>/`) must be in that version's. Where a graph holds two
+    /// versions of a crate, a chain through the other one points the user at the wrong code.
+    #[serde(default)]
+    pub locked: Vec<String>,
+}
+
+/// `candle-core 0.6.0` as (`candle-core`, `0.6.0`).
+pub(crate) fn split_locked(entry: &str) -> Option<(&str, &str)> {
+    let (name, version) = entry.split_once(' ')?;
+    let numeric = version.split('.').all(|n| n.parse::<u64>().is_ok());
+    (!name.is_empty() && numeric && version.matches('.').count() == 2).then_some((name, version))
 }
 
 pub(crate) fn load() -> Corpus {
@@ -174,6 +187,14 @@ fn site_problems(who: &str, repo: &Repo, r: &Root) -> Vec<String> {
             out.push(format!("{who}: site `{s}` is not `file:line`"));
         }
     }
+    if r.label == Label::Clean && !r.locked.is_empty() {
+        out.push(format!("{who}: `locked` is for syncs and setup roots"));
+    }
+    for l in &r.locked {
+        if split_locked(l).is_none() {
+            out.push(format!("{who}: `locked` entry `{l}` is not `name x.y.z`"));
+        }
+    }
     out
 }
 
@@ -231,6 +252,19 @@ pub(crate) fn batches(c: &Corpus) -> Option<Vec<usize>> {
     batch.into_iter().collect()
 }
 
+/// Whether the roots of `repo` lock two versions of one crate (a graph that holds both).
+fn two_versions(c: &Corpus, repo: &str) -> bool {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    let locked = c.root.iter().filter(|r| r.repo == repo);
+    for (name, version) in locked.flat_map(|r| r.locked.iter().filter_map(|l| split_locked(l))) {
+        if seen.iter().any(|&(n, v)| n == name && v != version) {
+            return true;
+        }
+        seen.push((name, version));
+    }
+    false
+}
+
 fn size_problems(c: &Corpus, repos: usize) -> Vec<String> {
     let mut out = Vec::new();
     let clean = c.root.iter().filter(|r| r.label == Label::Clean).count();
@@ -245,6 +279,9 @@ fn size_problems(c: &Corpus, repos: usize) -> Vec<String> {
     }
     if repos < 3 {
         out.push(format!("{repos} repos: at least 3"));
+    }
+    if !c.repo.iter().any(|r| two_versions(c, &r.name)) {
+        out.push("no repo whose roots lock two versions of one crate".to_owned());
     }
     for repo in c.repo.iter().filter(|r| r.is_app()) {
         let n = c.root.iter().filter(|r| r.repo == repo.name).count();

@@ -1,6 +1,6 @@
 //! Scoring the lint's JSON output against the corpus labels (the rules are in docs/accuracy.md).
 
-use crate::corpus::{Label, Root, split_site};
+use crate::corpus::{Label, Root, split_locked, split_site};
 use std::collections::BTreeMap;
 
 /// What the lint said about one root.
@@ -17,6 +17,8 @@ pub(crate) struct Said {
     pub sinks: Vec<String>,
     /// A config error named the root: it matched no function.
     pub unmatched: Option<String>,
+    /// The files of the chains of all its findings (errors and warnings).
+    pub chain_files: Vec<String>,
 }
 
 /// The verdict on one root.
@@ -92,6 +94,26 @@ pub(crate) fn sites_found(root: &Root, said: &Said) -> usize {
                 .any(|(c, (f, l))| c == "sync-in-no-sync" && f == file && *l == line)
         })
         .count()
+}
+
+/// The chain files of a root that lie in another version of a crate it `locked` than the one
+/// named there, each as `file (locks name version)`.
+pub(crate) fn wrong_versions(root: &Root, said: &Said) -> Vec<String> {
+    let mut out = Vec::new();
+    for file in &said.chain_files {
+        for (name, version) in root.locked.iter().filter_map(|l| split_locked(l)) {
+            let other = file.split(['/', '\\']).any(|dir| {
+                dir.strip_prefix(name)
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()) && v != version)
+            });
+            let line = format!("{file} (locks {name} {version})");
+            if other && !out.contains(&line) {
+                out.push(line);
+            }
+        }
+    }
+    out
 }
 
 /// Counts for one row of the table.
