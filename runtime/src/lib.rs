@@ -136,20 +136,7 @@ pub use nosync_macros::{allow_sync, no_sync, synchronizes};
 #[cfg(test)]
 extern crate self as nosync;
 
-mod check;
-#[cfg(not(nosync_off))]
-mod deferred;
-mod future;
-mod mode;
-mod once;
-#[cfg(feature = "cuda")]
-mod quiet;
-mod report;
-mod scope;
-mod site;
-#[cfg(not(nosync_off))]
-mod state;
-mod violation;
+mod guard;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -157,28 +144,33 @@ pub mod __private;
 
 #[cfg(feature = "cuda")]
 pub mod gpu;
-#[cfg(any(feature = "cuda", feature = "cupti"))]
-mod granularity;
-#[cfg(feature = "cupti")]
+#[cfg(feature = "hook")]
 pub mod hook;
 /// The error of the GPU operations ([`gpu::Error`]).
 #[cfg(feature = "cuda")]
 pub use gpu::Error;
 
+/// The observer of the guard's seam (`guard/seam.rs`), wired here, at the crate root: the hook
+/// with the feature `hook`, else no one.
+#[cfg(feature = "hook")]
+type Wired = hook::Observed;
+#[cfg(not(feature = "hook"))]
+type Wired = guard::seam::Unobserved;
+
 /// `true` when this build compiled every check out (`--cfg nosync_off`), for tests that must
 /// pass either way.
 pub const COMPILED_OUT: bool = cfg!(nosync_off);
 
-pub use check::{declare_sync, declare_sync_in_drop};
-pub use future::{FutureExt, NoSync};
-pub use mode::{MODE_ENV, Mode, ParseModeError, mode, set_mode, with_mode};
-pub use report::{SiteCount, SyncReport, assert_no_sync, count_syncs};
-pub use scope::{
+pub use guard::check::{declare_sync, declare_sync_in_drop};
+pub use guard::future::{FutureExt, NoSync};
+pub use guard::mode::{MODE_ENV, Mode, ParseModeError, mode, set_mode, with_mode};
+pub use guard::report::{SiteCount, SyncReport, assert_no_sync, count_syncs};
+pub use guard::scope::{
     AllowGuard, CaptureSafeGuard, ForbidGuard, allow, allow_sync, allow_sync_once, capture_safe,
     capture_safe_scope, forbid, is_enabled, is_forbidden, no_sync, set_enabled,
 };
-pub use site::{SyncKind, SyncSite};
-pub use violation::{Frame, SyncViolation};
+pub use guard::site::{SyncKind, SyncSite};
+pub use guard::violation::{Frame, SyncViolation};
 
 /// The expression-level escape: evaluates `expr` inside an allow scope. Unlike the closure form
 /// [`allow_sync()`](fn@allow_sync), `?`, `return` and `break` inside `expr` keep their meaning.

@@ -3,7 +3,7 @@
 //! (900, 901) that the code discards are reported too; a clean capture is silent and its graph
 //! runs; a `capture_safe` scope reports what would break a capture without one; the wait behind
 //! a 100 ms kernel is timed. Skipped as ignored without a GPU.
-#![cfg(feature = "cupti")]
+#![cfg(feature = "hook")]
 
 mod gpu_support;
 

@@ -5,7 +5,7 @@
 //! listed in `Hook::coverage()` as unseen; `cuGetProcAddress` itself is answered with nosync's
 //! hook. A synchronization looked up each way is reported inside a forbid scope. Skipped as
 //! ignored without a GPU; run it alone (one test, before any other CUDA call of the process).
-#![cfg(all(feature = "cupti", target_os = "linux"))]
+#![cfg(all(feature = "hook", target_os = "linux"))]
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, c_char, c_void};

@@ -49,7 +49,7 @@ pub(super) unsafe extern "C" fn on_api(
 #[inline(always)]
 pub(super) fn idle(cbid: u32) -> bool {
     let runner = || super::enable::checking() && super::runner::is_runner();
-    crate::state::flags() == 0
+    crate::guard::state::flags() == 0
         && !super::summary::on()
         && !super::capture::Watched::begins(cbid)
         && !runner()
@@ -93,7 +93,7 @@ pub(super) unsafe fn check_interposed(domain: Domain, cbid: u32, data: &Callback
 /// `functionReturnValue` is null or points at the call's result (read at its exit).
 #[cfg(not(nosync_off))]
 pub(super) unsafe fn check_call(domain: Domain, cbid: u32, data: &CallbackData, mem: &dyn Memory) {
-    use crate::state::{self, IN_RUNTIME, QUIET};
+    use crate::guard::state::{self, IN_RUNTIME, QUIET};
     let flags = state::flags();
     if flags & QUIET != 0 {
         return; // a nosync::gpu operation checked this call itself

@@ -13,7 +13,7 @@ use super::table::{self, HOOKED, Hooked, Memory, Rule};
 use super::waits::{self, Entered};
 use super::{frame, stack, summary};
 use crate::SyncSite;
-use crate::state::{self, CAPTURE_SAFE, CAPTURING, FORBID, RECORD};
+use crate::guard::state::{self, CAPTURE_SAFE, CAPTURING, FORBID, RECORD};
 
 thread_local! {
     static CAPTURES: Cell<Captures> = const { Cell::new(Captures::new()) };
@@ -40,7 +40,7 @@ fn check_capture(flags: u32, op: Op, site: &'static SyncSite) -> bool {
     let safe_scope = flags & CAPTURE_SAFE != 0;
     match with_captures(|c| c.check(safe_scope, op)).flatten() {
         Some(broken) => {
-            crate::check::from_hook_capture(site, broken.reason(), frame::capture);
+            crate::guard::check::from_hook_capture(site, broken.reason(), frame::capture);
             true
         }
         None => false,
@@ -87,9 +87,10 @@ pub(super) unsafe fn enter_hooked(
         return;
     }
     let mut slot = 0;
-    let declared = crate::granularity::granularity() == crate::granularity::Granularity::Declared;
+    let declared = crate::guard::granularity::granularity()
+        == crate::guard::granularity::Granularity::Declared;
     if let Some(site) = table::site_for(row, verdict, declared) {
-        crate::check::from_hook(site, frame::capture);
+        crate::guard::check::from_hook(site, frame::capture);
         // A device runner's own scope decides its waits; outside its scopes they count in the
         // scopes open elsewhere.
         if state::innermost().location.is_none()
@@ -138,7 +139,7 @@ pub(super) unsafe fn exit_hooked(row: &'static Hooked, data: &CallbackData, flag
         return;
     };
     if flags & RECORD != 0 {
-        crate::report::record_wait(wait.site, wait.waited);
+        crate::guard::report::record_wait(wait.site, wait.waited);
     }
     if summary::on() {
         summary::add_wait(&wait, stack::hash());
@@ -160,7 +161,7 @@ unsafe fn check_return(data: &CallbackData, flags: u32, site: &'static SyncSite)
     // a `cudaError_t`, both C enums the size of a `u32`.
     let code = unsafe { *data.functionReturnValue.cast::<u32>() };
     if let Some(broken) = Break::of_return(code) {
-        crate::check::from_hook_capture(site, broken.reason(), frame::capture);
+        crate::guard::check::from_hook_capture(site, broken.reason(), frame::capture);
     }
 }
 

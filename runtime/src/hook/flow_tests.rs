@@ -128,7 +128,10 @@ fn a_call_that_does_not_wait_is_not_timed() {
 fn a_sync_inside_a_capture_breaks_it_and_a_clean_capture_is_silent() {
     let report = logged(|| {
         begin_capture(0, 0);
-        assert_ne!(crate::state::flags() & crate::state::CAPTURING, 0);
+        assert_ne!(
+            crate::guard::state::flags() & crate::guard::state::CAPTURING,
+            0
+        );
         call(307, std::ptr::null(), Duration::ZERO, 0); // a launch with no parameters: skipped
         stream_sync(&STREAM);
         alloc();
@@ -147,7 +150,10 @@ fn a_sync_inside_a_capture_breaks_it_and_a_clean_capture_is_silent() {
             ("cuMemAlloc_v2", BREAKS, 1)
         ]
     );
-    assert_eq!(crate::state::flags() & crate::state::CAPTURING, 0);
+    assert_eq!(
+        crate::guard::state::flags() & crate::guard::state::CAPTURING,
+        0
+    );
     let clean = logged(|| {
         begin_capture(0, 0);
         let other = 0x7777_0000u64;
@@ -219,7 +225,10 @@ fn a_capture_safe_scope_demands_it_without_a_capture_and_allow_does_not_lift_it(
         [("cuMemAlloc_v2", 2), ("cuStreamQuery", 1)],
         "{report}"
     );
-    assert_eq!(crate::state::flags() & crate::state::CAPTURE_SAFE, 0);
+    assert_eq!(
+        crate::guard::state::flags() & crate::guard::state::CAPTURE_SAFE,
+        0
+    );
 }
 
 #[test]

@@ -49,6 +49,7 @@ mod from_env;
 #[cfg(target_os = "linux")]
 mod interpose;
 mod load;
+mod observe;
 mod runner;
 mod stack;
 mod subscribe;
@@ -56,22 +57,19 @@ pub(crate) mod summary;
 mod table;
 #[cfg(all(test, not(nosync_off)))]
 mod tests;
+mod trace;
 mod waits;
 
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
-pub use crate::granularity::{GRANULARITY_ENV, Granularity, granularity, set_granularity};
+pub use crate::guard::granularity::{GRANULARITY_ENV, Granularity, granularity, set_granularity};
 pub use coverage::{Coverage, PatchedObject, Skipped};
-#[cfg(not(nosync_off))]
-pub(crate) use enable::{Demand, demand};
 pub use enable::{IDLE, callbacks_on, keep_enabled};
 pub use frame::MAX_FRAMES;
 use from_env::env_backend;
-pub(crate) use from_env::install_from_env_once;
 pub use load::CUPTI_ENV;
-#[cfg(not(nosync_off))]
-pub(crate) use runner::{check_since as runner_check_since, latest as runner_latest};
+pub(crate) use observe::Observed;
 pub use runner::{is_runner_name, runner_thread};
 pub use summary::{REPORT_ENV, start_report, waits};
 pub use table::{Domain, HOOKED, Hooked, Params, Rule};

@@ -134,7 +134,7 @@ pub(crate) fn check_since(seen: u64, now: u64) {
         log::error!(target: "nosync", "{missed} wait(s) on device-runner threads during this scope were not kept (more than {KEPT} since the scope's last check)");
     }
     for r in new {
-        crate::check::from_runner(r.site, r.runner, r.frames);
+        crate::guard::check::from_runner(r.site, r.runner, r.frames);
     }
 }
 

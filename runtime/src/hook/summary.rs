@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Mutex, Once, OnceLock, PoisonError};
 use std::time::Instant;
 
+use super::trace::{self, Arg, Event, Phase};
 use super::waits::{Wait, WaitSite, WaitTable};
-use crate::report::trace::{self, Arg, Event, Phase};
 
 /// The environment variable that turns the report on: `summary`, `trace:PATH`, or both
 /// separated by a comma.

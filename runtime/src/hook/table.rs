@@ -8,7 +8,7 @@
 // With `--cfg nosync_off` the callback does nothing and the lookups go unused.
 #![cfg_attr(nosync_off, allow(dead_code))]
 
-use crate::granularity::{PAGEABLE_INLINE_LIMIT, PAGEABLE_STAGING_CHUNKS, staging_chunks};
+use crate::guard::granularity::{PAGEABLE_INLINE_LIMIT, PAGEABLE_STAGING_CHUNKS, staging_chunks};
 use crate::{SyncKind, SyncSite};
 
 /// The CUPTI callback domain of a row.

@@ -232,7 +232,7 @@ fn error_and_panic_modes_surface_at_the_end_of_the_scope() {
     assert!(synchronize_in_scope(Mode::Log).is_ok());
     assert!(synchronize_in_scope(Mode::Allow).is_ok());
     assert_eq!(
-        crate::state::flags() & crate::state::PENDING,
+        crate::guard::state::flags() & crate::guard::state::PENDING,
         0,
         "nothing left pending"
     );
@@ -247,9 +247,9 @@ fn allow_scopes_quiet_ops_and_disabled_checks_see_nothing() {
         crate::with_mode(Mode::Error, || {
             crate::no_sync(|| {
                 crate::allow_sync(call);
-                crate::state::set_flag(crate::state::QUIET, true);
+                crate::guard::state::set_flag(crate::guard::state::QUIET, true);
                 call();
-                crate::state::set_flag(crate::state::QUIET, false);
+                crate::guard::state::set_flag(crate::guard::state::QUIET, false);
             })
         })
     });
@@ -464,7 +464,10 @@ fn an_error_that_cannot_take_the_violation_panics_at_the_scope_end() {
         message.contains("inside #[no_sync] `step_with_string_error`"),
         "{message}"
     );
-    assert_eq!(crate::state::flags() & crate::state::PENDING, 0);
+    assert_eq!(
+        crate::guard::state::flags() & crate::guard::state::PENDING,
+        0
+    );
 }
 
 #[test]
@@ -491,5 +494,8 @@ fn driver_calls_inside_a_hooked_runtime_call_are_not_reported_twice() {
         1,
         "only the call made after: {report}"
     );
-    assert_eq!(crate::state::flags() & crate::state::IN_RUNTIME, 0);
+    assert_eq!(
+        crate::guard::state::flags() & crate::guard::state::IN_RUNTIME,
+        0
+    );
 }

@@ -17,7 +17,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::table::HOOKED;
-use crate::report::Millis;
+use crate::guard::report::Millis;
 use crate::{Frame, SyncSite};
 
 /// The slot's tag (bits 9..16): a slot written by an entry carries it, so an exit never trusts

@@ -5,8 +5,9 @@ use std::marker::PhantomData;
 use std::panic::Location;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::seam;
 #[cfg(not(nosync_off))]
-use crate::state;
+use super::state;
 
 static ENABLED: AtomicBool = AtomicBool::new(true);
 
@@ -51,10 +52,8 @@ impl Scope {
         location: &'static Location<'static>,
         function: Option<&'static str>,
     ) -> Scope {
-        #[cfg(all(feature = "cupti", not(nosync_off)))]
-        if crate::hook::summary::tracing() {
-            crate::hook::summary::scope_span(true, forbid, Some(location), function);
-        }
+        #[cfg(not(nosync_off))]
+        seam::scope_span(true, forbid, Some(location), function);
         Scope {
             #[cfg(not(nosync_off))]
             opened: state::push(forbid, location, function),
@@ -68,14 +67,11 @@ impl Drop for Scope {
     fn drop(&mut self) {
         #[cfg(not(nosync_off))]
         {
-            #[cfg(feature = "cupti")]
-            if crate::hook::summary::tracing() {
-                crate::hook::summary::scope_span(false, self.opened.forbids(), None, None);
-            }
+            seam::scope_span(false, self.opened.forbids(), None, None);
             state::pop(&self.opened);
             // Violations the CUPTI hook could not act on inside the driver surface here.
             if self.opened.forbids() && state::flags() & state::PENDING != 0 {
-                crate::deferred::surface_at_scope_end();
+                super::deferred::surface_at_scope_end();
             }
         }
     }
@@ -87,9 +83,9 @@ impl Drop for Scope {
 #[must_use = "the scope ends when the guard is dropped; bind it with `let _guard = ..`"]
 pub struct ForbidGuard {
     scope: Scope,
-    /// Keeps the hook's callbacks on while the scope is open.
-    #[cfg(all(feature = "cupti", not(nosync_off)))]
-    _demand: crate::hook::Demand,
+    /// Keeps the observer's demand (the hook's callbacks on) while the scope is open.
+    #[cfg(not(nosync_off))]
+    _demand: seam::Demand,
 }
 
 /// While alive, syncs declared on this thread are allowed (unless an inner [`ForbidGuard`] is
@@ -125,11 +121,10 @@ pub(crate) fn forbid_at(
     loc: &'static Location<'static>,
     function: Option<&'static str>,
 ) -> ForbidGuard {
-    #[cfg(feature = "cupti")]
-    crate::hook::install_from_env_once();
+    seam::forbid_opening();
     ForbidGuard {
-        #[cfg(all(feature = "cupti", not(nosync_off)))]
-        _demand: crate::hook::demand(),
+        #[cfg(not(nosync_off))]
+        _demand: seam::demand(),
         scope: Scope::open(true, loc, function),
     }
 }
@@ -188,7 +183,7 @@ pub fn allow_sync<R>(f: impl FnOnce() -> R) -> R {
 #[track_caller]
 pub fn allow_sync_once<R>(f: impl FnOnce() -> R) -> R {
     let site = Location::caller();
-    if cfg!(not(nosync_off)) && crate::once::first_time(site) {
+    if cfg!(not(nosync_off)) && super::once::first_time(site) {
         let _guard = allow_at(site, None);
         f()
     } else {
@@ -218,9 +213,10 @@ impl Drop for CaptureSafeGuard {
     #[inline]
     fn drop(&mut self) {
         #[cfg(not(nosync_off))]
-        state::capture_safe(false);
-        #[cfg(all(feature = "cupti", not(nosync_off)))]
-        crate::hook::watch(false);
+        {
+            state::capture_safe(false);
+            seam::capture_safe(false);
+        }
     }
 }
 
@@ -231,9 +227,10 @@ pub(crate) fn capture_safe_at(
 ) -> CaptureSafeGuard {
     let forbid = forbid_at(loc, function);
     #[cfg(not(nosync_off))]
-    state::capture_safe(true);
-    #[cfg(all(feature = "cupti", not(nosync_off)))]
-    crate::hook::watch(true);
+    {
+        state::capture_safe(true);
+        seam::capture_safe(true);
+    }
     CaptureSafeGuard { _forbid: forbid }
 }
 

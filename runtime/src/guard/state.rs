@@ -19,15 +19,17 @@
 use std::cell::Cell;
 use std::panic::Location;
 
+use super::seam;
+
 pub(crate) const FORBID: u32 = 1;
 pub(crate) const RECORD: u32 = 2;
 pub(crate) const PENDING: u32 = 4;
-#[cfg_attr(not(feature = "cupti"), allow(dead_code))]
+#[cfg_attr(not(feature = "hook"), allow(dead_code))]
 pub(crate) const QUIET: u32 = 8;
-#[cfg_attr(not(feature = "cupti"), allow(dead_code))]
+#[cfg_attr(not(feature = "hook"), allow(dead_code))]
 pub(crate) const IN_RUNTIME: u32 = 16;
 pub(crate) const CAPTURE_SAFE: u32 = 32;
-#[cfg_attr(not(feature = "cupti"), allow(dead_code))]
+#[cfg_attr(not(feature = "hook"), allow(dead_code))]
 pub(crate) const CAPTURING: u32 = 64;
 
 /// One scope. Token 0 is the thread's root, outside any scope. Bit 0 of the token says whether
@@ -60,8 +62,7 @@ struct Fast {
     dead_len: Cell<usize>,
     /// How many `capture_safe` scopes are open on this thread.
     capture_safe: Cell<u32>,
-    /// The last wait on a device-runner thread this thread has checked (`hook/runner.rs`).
-    #[cfg(feature = "cupti")]
+    /// The last wait on a device-runner thread this thread has checked (see `seam.rs`).
     runner_seen: Cell<u64>,
 }
 
@@ -73,7 +74,6 @@ thread_local! {
             next_token: Cell::new(2),
             dead_len: Cell::new(0),
             capture_safe: Cell::new(0),
-            #[cfg(feature = "cupti")]
             runner_seen: Cell::new(0),
         }
     };
@@ -159,25 +159,24 @@ pub(crate) fn pop(opened: &Opened) {
 }
 
 /// Checks the waits device-runner threads made since this thread last looked, in the scope that
-/// is still the innermost (called before every scope change). One load without the hook's waits.
+/// is still the innermost (called before every scope change). One load without such waits;
+/// nothing without an observer of runners.
 #[inline(always)]
-#[cfg_attr(not(feature = "cupti"), allow(unused_variables))]
 fn catch_up_in(s: &Fast) {
-    #[cfg(feature = "cupti")]
-    {
-        let now = crate::hook::runner_latest();
-        let seen = s.runner_seen.get();
-        if now != seen {
-            s.runner_seen.set(now);
-            crate::hook::runner_check_since(seen, now);
-        }
+    if !seam::RUNNERS {
+        return;
+    }
+    let now = seam::runner_latest();
+    let seen = s.runner_seen.get();
+    if now != seen {
+        s.runner_seen.set(now);
+        seam::runner_check_since(seen, now);
     }
 }
 
 /// [`catch_up_in`], for the ends that are no scope change (a `#[no_sync]` fn about to return,
 /// a `count_syncs` closing).
 #[inline]
-#[cfg_attr(not(feature = "cupti"), allow(dead_code))]
 pub(crate) fn catch_up() {
     FAST.with(catch_up_in);
 }

@@ -46,7 +46,7 @@ impl<F: Future> Future for NoSync<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        let _scope = crate::scope::forbid_at(this.location, *this.function);
+        let _scope = crate::guard::scope::forbid_at(this.location, *this.function);
         this.future.poll(cx)
     }
 }

@@ -5,9 +5,6 @@ use std::time::Duration;
 
 use crate::{SyncKind, SyncSite};
 
-#[cfg(feature = "cupti")]
-pub(crate) mod trace;
-
 /// How often one site was declared inside a [`count_syncs`], and how long the host waited in
 /// it (the CUPTI hook times the calls it sees, from the call's entry to its exit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,7 +156,7 @@ impl SiteCount {
         }
     }
 
-    #[cfg_attr(not(all(feature = "cupti", not(nosync_off))), allow(dead_code))]
+    #[cfg_attr(not(all(feature = "hook", not(nosync_off))), allow(dead_code))]
     fn wait(site: &'static SyncSite, waited: Duration) -> SiteCount {
         SiteCount {
             site,
@@ -251,7 +248,7 @@ pub fn assert_no_sync<R>(f: impl FnOnce() -> R) -> R {
 
 #[cfg(not(nosync_off))]
 pub(crate) use recording::record;
-#[cfg(all(feature = "cupti", not(nosync_off)))]
+#[cfg(all(feature = "hook", not(nosync_off)))]
 pub(crate) use recording::record_wait;
 
 #[cfg(not(nosync_off))]
@@ -260,7 +257,7 @@ mod recording {
 
     use super::{SiteCount, SyncReport};
     use crate::SyncSite;
-    use crate::state::{self, RECORD};
+    use crate::guard::state::{self, RECORD};
 
     thread_local! {
         /// One report per active `count_syncs` on this thread, innermost last.
@@ -289,7 +286,7 @@ mod recording {
 
     /// Adds one timed wait at `site` to the innermost active report (the hook counted the call
     /// at its entry with [`record`]).
-    #[cfg(feature = "cupti")]
+    #[cfg(feature = "hook")]
     pub(crate) fn record_wait(site: &'static SyncSite, waited: std::time::Duration) {
         with_reports(|reports| {
             if let Some(report) = reports.last_mut() {
@@ -301,9 +298,8 @@ mod recording {
     /// An active `count_syncs`; dropping it (also by unwinding) closes it.
     pub(super) struct Recording {
         finished: bool,
-        /// Keeps the hook's callbacks on while recording.
-        #[cfg(feature = "cupti")]
-        _demand: crate::hook::Demand,
+        /// Keeps the observer's demand (the hook's callbacks on) while recording.
+        _demand: crate::guard::seam::Demand,
     }
 
     impl Recording {
@@ -314,8 +310,7 @@ mod recording {
             }
             Recording {
                 finished: false,
-                #[cfg(feature = "cupti")]
-                _demand: crate::hook::demand(),
+                _demand: crate::guard::seam::demand(),
             }
         }
 

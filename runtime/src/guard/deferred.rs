@@ -16,7 +16,7 @@
 use std::cell::Cell;
 
 use crate::SyncViolation;
-use crate::state::{self, PENDING};
+use crate::guard::state::{self, PENDING};
 
 /// A violation seen by the hook, and whether it was seen in `Mode::Panic`.
 #[derive(Debug)]
@@ -42,7 +42,7 @@ fn with_list<R>(f: impl FnOnce(&mut Vec<Pending>) -> R) -> Option<R> {
 }
 
 /// Keeps a violation for the end of the innermost forbid scope. Never panics.
-#[cfg_attr(not(feature = "cupti"), allow(dead_code))]
+#[cfg_attr(not(feature = "hook"), allow(dead_code))]
 pub(crate) fn push(violation: SyncViolation, panic: bool) {
     let kept = with_list(|list| list.push(Pending { violation, panic }));
     if kept.is_none() {

@@ -7,21 +7,21 @@
 #[must_use = "keep it alive until the driver call returns"]
 #[derive(Debug)]
 pub(crate) struct Checked {
-    #[cfg(all(feature = "cupti", not(nosync_off)))]
+    #[cfg(all(feature = "hook", not(nosync_off)))]
     was_quiet: bool,
 }
 
 impl Checked {
     #[inline]
     pub(crate) fn new() -> Checked {
-        #[cfg(all(feature = "cupti", not(nosync_off)))]
+        #[cfg(all(feature = "hook", not(nosync_off)))]
         {
-            use crate::state::{self, QUIET};
+            use super::state::{self, QUIET};
             let was_quiet = state::flags() & QUIET != 0;
             state::set_flag(QUIET, true);
             Checked { was_quiet }
         }
-        #[cfg(not(all(feature = "cupti", not(nosync_off))))]
+        #[cfg(not(all(feature = "hook", not(nosync_off))))]
         Checked {}
     }
 }
@@ -29,9 +29,9 @@ impl Checked {
 impl Drop for Checked {
     #[inline]
     fn drop(&mut self) {
-        #[cfg(all(feature = "cupti", not(nosync_off)))]
+        #[cfg(all(feature = "hook", not(nosync_off)))]
         if !self.was_quiet {
-            crate::state::set_flag(crate::state::QUIET, false);
+            crate::guard::state::set_flag(crate::guard::state::QUIET, false);
         }
     }
 }

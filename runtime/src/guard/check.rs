@@ -13,7 +13,7 @@ use crate::{SyncSite, SyncViolation};
 #[track_caller]
 #[inline]
 pub fn declare_sync(site: &'static SyncSite) -> Result<(), SyncViolation> {
-    if crate::state::flags() == 0 {
+    if crate::guard::state::flags() == 0 {
         return Ok(());
     }
     imp::slow(site, std::panic::Location::caller(), imp::Context::Returns)
@@ -26,7 +26,7 @@ pub fn declare_sync(site: &'static SyncSite) -> Result<(), SyncViolation> {
 #[track_caller]
 #[inline]
 pub fn declare_sync_in_drop(site: &'static SyncSite) {
-    if crate::state::flags() != 0 {
+    if crate::guard::state::flags() != 0 {
         let _ = imp::slow(site, std::panic::Location::caller(), imp::Context::InDrop);
     }
 }
@@ -36,7 +36,7 @@ pub fn declare_sync_in_drop(site: &'static SyncSite) {
 #[track_caller]
 #[inline]
 pub(crate) fn declare_sync_or_panic(site: &'static SyncSite) {
-    if crate::state::flags() != 0 {
+    if crate::guard::state::flags() != 0 {
         let _ = imp::slow(
             site,
             std::panic::Location::caller(),
@@ -67,7 +67,7 @@ pub(crate) fn declare_sync_or_panic(_site: &'static SyncSite) {}
 /// The CUPTI hook's check, made inside the driver's callback: never panics. `Log` and `Warn`
 /// report at once (once per site); `Error` and `Panic` keep the violation for the end of the
 /// forbid scope (`deferred.rs`). `frames` is called only for a violation that is kept or reported.
-#[cfg(all(feature = "cupti", not(nosync_off)))]
+#[cfg(all(feature = "hook", not(nosync_off)))]
 pub(crate) fn from_hook(site: &'static SyncSite, frames: impl FnOnce() -> Vec<crate::Frame>) {
     imp::from_hook(site, frames);
 }
@@ -75,7 +75,7 @@ pub(crate) fn from_hook(site: &'static SyncSite, frames: impl FnOnce() -> Vec<cr
 /// A wait a device-runner thread made while this thread was in its current scope
 /// (`hook/runner.rs`): checked as if this thread had made the call, the violation naming the
 /// runner. Never panics (kept for the scope's end in `Error`/`Panic`).
-#[cfg(all(feature = "cupti", not(nosync_off)))]
+#[cfg(all(feature = "hook", not(nosync_off)))]
 pub(crate) fn from_runner(site: &'static SyncSite, runner: String, frames: Vec<crate::Frame>) {
     imp::hooked(site, || frames, Some(runner));
 }
@@ -86,7 +86,7 @@ pub(crate) fn from_runner(site: &'static SyncSite, runner: String, frames: Vec<c
 /// `Mode::Allow`, nothing more. In `Error`/`Panic` it is kept for the end of the forbid scope
 /// when one is open, and reported on stderr at once when the thread captures outside every
 /// forbid scope (no scope end could surface it).
-#[cfg(all(feature = "cupti", not(nosync_off)))]
+#[cfg(all(feature = "hook", not(nosync_off)))]
 pub(crate) fn from_hook_capture(
     site: &'static SyncSite,
     why: &'static str,
@@ -100,8 +100,8 @@ mod imp {
     use std::io::Write;
     use std::panic::Location;
 
-    use crate::once::{Channel, first_report};
-    use crate::state::{self, FORBID, RECORD};
+    use crate::guard::once::{Channel, first_report};
+    use crate::guard::state::{self, FORBID, RECORD};
     use crate::{Mode, SyncSite, SyncViolation};
 
     /// How the caller can take a violation.
@@ -155,13 +155,13 @@ mod imp {
         Ok(())
     }
 
-    #[cfg(feature = "cupti")]
+    #[cfg(feature = "hook")]
     pub(super) fn from_hook(site: &'static SyncSite, frames: impl FnOnce() -> Vec<crate::Frame>) {
         hooked(site, frames, None);
     }
 
     /// A hooked call's wait, made on this thread (`runner: None`) or on a device runner.
-    #[cfg(feature = "cupti")]
+    #[cfg(feature = "hook")]
     pub(super) fn hooked(
         site: &'static SyncSite,
         frames: impl FnOnce() -> Vec<crate::Frame>,
@@ -189,11 +189,11 @@ mod imp {
             .on_runner(runner);
         match channel {
             Some(channel) => report(&violation, channel),
-            None => crate::deferred::push(violation, mode == Mode::Panic),
+            None => crate::guard::deferred::push(violation, mode == Mode::Panic),
         }
     }
 
-    #[cfg(feature = "cupti")]
+    #[cfg(feature = "hook")]
     pub(super) fn from_hook_capture(
         site: &'static SyncSite,
         why: &'static str,
@@ -201,7 +201,7 @@ mod imp {
     ) {
         let flags = state::flags();
         if flags & RECORD != 0 {
-            crate::report::record(site, true);
+            crate::guard::report::record(site, true);
         }
         let mode = crate::mode();
         if mode == Mode::Allow || !crate::is_enabled() {
@@ -228,7 +228,7 @@ mod imp {
                 .breaking_capture(why, scoped);
         match channel {
             Some(channel) => report(&violation, channel),
-            None => crate::deferred::push(violation, mode == Mode::Panic),
+            None => crate::guard::deferred::push(violation, mode == Mode::Panic),
         }
     }
 
@@ -240,7 +240,7 @@ mod imp {
         let flags = state::flags();
         let forbidden = flags & FORBID != 0 && crate::is_enabled();
         if flags & RECORD != 0 {
-            crate::report::record(site, forbidden);
+            crate::guard::report::record(site, forbidden);
         }
         let scope = state::innermost();
         match (forbidden, scope.location) {

@@ -81,14 +81,14 @@ impl SyncViolation {
     }
 
     /// The same violation, with the frames of the code that made the call.
-    #[cfg_attr(any(not(feature = "cupti"), nosync_off), allow(dead_code))]
+    #[cfg_attr(any(not(feature = "hook"), nosync_off), allow(dead_code))]
     pub(crate) fn with_frames(mut self, frames: Vec<Frame>) -> Self {
         self.inner.frames = frames;
         self
     }
 
     /// The same violation, seen on the device-runner thread `runner` (if any).
-    #[cfg_attr(any(not(feature = "cupti"), nosync_off), allow(dead_code))]
+    #[cfg_attr(any(not(feature = "hook"), nosync_off), allow(dead_code))]
     pub(crate) fn on_runner(mut self, runner: Option<String>) -> Self {
         self.inner.runner = runner;
         self
@@ -96,7 +96,7 @@ impl SyncViolation {
 
     /// The same violation as a break of a CUDA-graph capture: `why` it breaks one, and whether
     /// a forbid or `capture_safe` scope was open (else the thread captured outside every scope).
-    #[cfg_attr(any(not(feature = "cupti"), nosync_off), allow(dead_code))]
+    #[cfg_attr(any(not(feature = "hook"), nosync_off), allow(dead_code))]
     pub(crate) fn breaking_capture(mut self, why: &'static str, scoped: bool) -> Self {
         self.inner.capture = Some((why, scoped));
         self
