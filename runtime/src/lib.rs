@@ -62,9 +62,11 @@
 //! environment variable `NOSYNC_MODE=allow|log|warn|error|panic` (read once, case-insensitive)
 //! replaces it; an invalid value prints one message naming the valid values to stderr and keeps
 //! the default. [`set_mode`] sets the process-wide mode, [`with_mode`] overrides it on the current
-//! thread for a closure. Stderr is written in exactly three places, all on purpose: `Mode::Warn`,
-//! the invalid-`NOSYNC_MODE` message and a failed `NOSYNC_HOOK=1` (a logger may not be installed
-//! yet); all use
+//! thread for a closure. Every `NOSYNC_*` variable takes that policy: an unknown value is one
+//! line on stderr naming what it takes, and the default stands. Stderr is written in two places,
+//! both on purpose: a `Mode::Warn` report, and one line where a logger may not be installed yet
+//! (an unknown `NOSYNC_*` value; with the hook, a hook the environment asked for and could not
+//! install, the interposer's note of what it left alone, the `NOSYNC_REPORT` summary). Both use
 //! `io::stderr` directly and ignore write errors, so they never panic.
 //!
 //! A [`SyncViolation`] carries the site, its reason, where the forbid scope began (and the
@@ -125,8 +127,8 @@
 //! compiling (they expand to the same calls, which then vanish). Modes and `set_enabled` keep
 //! their values but have nothing to act on.
 
-// A library never prints to stdout; its three stderr lines (a `Mode::Warn` violation, an invalid
-// `NOSYNC_MODE`, a hook that `NOSYNC_HOOK=1` asked for and could not install) are written with
+// A library never prints to stdout. Stderr is written in two functions only: `Mode::Warn`'s
+// report (`guard/check.rs`) and `guard/env.rs`'s `say` (the lines no logger may see yet), with
 // `writeln!` to a locked stderr, which cannot panic.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 

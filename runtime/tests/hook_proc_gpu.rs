@@ -87,7 +87,7 @@ fn every_hooked_name_through_the_real_cu_get_proc_address() {
     // The wrapper of each exported hooked function, as `dlsym` (nosync's) answers it.
     let hooked = nosync::hook::HOOKED.iter().map(|r| r.does.api);
     let hooked: Vec<&str> = hooked
-        .chain(nosync::hook::capture::WATCHED.iter().map(|w| w.site.api))
+        .chain(nosync::hook::capture::watched().map(|(api, _)| api))
         .collect();
     let wrapped: BTreeMap<usize, String> = NAMES
         .iter()

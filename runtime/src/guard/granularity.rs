@@ -4,9 +4,8 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-/// The environment variable read (once) for the process-wide default granularity:
-/// `declared` or `actual`.
-pub const GRANULARITY_ENV: &str = "NOSYNC_GRANULARITY";
+pub use super::env::GRANULARITY_ENV;
+use super::env::{self, EnvError};
 
 /// Which of the two checks the GPU operations run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -20,16 +19,24 @@ pub enum Granularity {
 
 impl Granularity {
     fn from_env() -> Granularity {
-        match std::env::var(GRANULARITY_ENV).as_deref() {
-            Ok("declared") => Granularity::Declared,
-            Ok("actual") | Err(_) => Granularity::Actual,
-            Ok(other) => {
-                log::error!(
-                    target: "nosync",
-                    "{GRANULARITY_ENV}={other:?} is not one of `declared`, `actual`; using `actual`"
-                );
-                Granularity::Actual
-            }
+        env::read(
+            GRANULARITY_ENV,
+            Granularity::parse_env,
+            Granularity::Actual,
+            "using `actual`",
+        )
+    }
+
+    /// `NOSYNC_GRANULARITY`'s value as a granularity.
+    fn parse_env(value: &str) -> Result<Granularity, EnvError> {
+        match value {
+            "declared" => Ok(Granularity::Declared),
+            "actual" => Ok(Granularity::Actual),
+            _ => Err(EnvError {
+                var: GRANULARITY_ENV,
+                value: value.to_owned(),
+                takes: "declared, actual",
+            }),
         }
     }
 }

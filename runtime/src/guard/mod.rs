@@ -5,6 +5,7 @@
 pub(crate) mod check;
 #[cfg(not(nosync_off))]
 pub(crate) mod deferred;
+pub(crate) mod env;
 pub(crate) mod future;
 #[cfg(any(feature = "cuda", feature = "hook"))]
 pub(crate) mod granularity;

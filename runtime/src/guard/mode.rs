@@ -1,14 +1,14 @@
 //! What a violation does: the process-wide mode, its environment default and per-thread overrides.
 
+use super::env::{self, EnvError};
 use std::cell::Cell;
 use std::fmt;
-use std::io::Write;
 use std::str::FromStr;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The environment variable read (once) for the process-wide default mode.
-pub const MODE_ENV: &str = "NOSYNC_MODE";
+pub use super::env::MODE_ENV;
 
 /// What [`declare_sync`](crate::declare_sync) does when it runs inside a forbid scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -145,35 +145,23 @@ impl Drop for ThreadModeGuard {
 
 fn env_mode() -> Mode {
     *ENV_MODE.get_or_init(|| {
-        let (mode, complaint) = parse_env(std::env::var_os(MODE_ENV));
-        if let Some(message) = complaint {
-            // Deliberate: the one place besides Mode::Warn where the runtime writes to stderr. A
-            // mistyped NOSYNC_MODE must not be silent, and no logger may be installed yet.
-            let _ = writeln!(std::io::stderr().lock(), "{message}");
-        }
-        mode
+        let default = Mode::build_default();
+        env::read(
+            MODE_ENV,
+            parse_env,
+            default,
+            &format!("using the default `{default}`"),
+        )
     })
 }
 
-/// The mode named by the environment value, and the message to print when it is invalid.
-fn parse_env(value: Option<std::ffi::OsString>) -> (Mode, Option<String>) {
-    let default = Mode::build_default();
-    let Some(value) = value else {
-        return (default, None);
-    };
-    let text = value.to_string_lossy();
-    if text.trim().is_empty() {
-        return (default, None);
-    }
-    match text.parse::<Mode>() {
-        Ok(m) => (m, None),
-        Err(e) => (
-            default,
-            Some(format!(
-                "nosync: {MODE_ENV}: {e}; using the default `{default}`"
-            )),
-        ),
-    }
+/// `NOSYNC_MODE`'s value as a mode.
+fn parse_env(value: &str) -> Result<Mode, EnvError> {
+    value.parse().map_err(|_| EnvError {
+        var: MODE_ENV,
+        value: value.to_owned(),
+        takes: "allow, log, warn, error, panic",
+    })
 }
 
 #[cfg(test)]
@@ -203,18 +191,13 @@ mod tests {
 
     #[test]
     fn env_values() {
-        let default = Mode::build_default();
-        assert_eq!(parse_env(None), (default, None));
-        assert_eq!(parse_env(Some("".into())), (default, None));
-        assert_eq!(parse_env(Some("warn".into())), (Mode::Warn, None));
-        let (m, msg) = parse_env(Some("nope".into()));
-        assert_eq!(m, default);
-        let msg = msg.expect("an invalid value is reported");
-        assert!(
-            msg.starts_with("nosync: NOSYNC_MODE: invalid nosync mode `nope`"),
-            "{msg}"
+        assert_eq!(parse_env("warn"), Ok(Mode::Warn));
+        assert_eq!(parse_env("PANIC"), Ok(Mode::Panic));
+        let e = parse_env("nope").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "NOSYNC_MODE: `nope` is none of allow, log, warn, error, panic"
         );
-        assert!(msg.contains("allow, log, warn, error, panic"), "{msg}");
     }
 
     #[test]

@@ -3,7 +3,10 @@
 
 use std::panic::Location;
 
-use super::{enable, from_env, runner, summary};
+use super::check::runner;
+use super::cupti::enable;
+use super::from_env;
+use super::report::summary;
 use crate::guard::seam::Observer;
 
 /// The hook, as the guard's observer (wired in at the crate root).

@@ -15,7 +15,7 @@ use super::table::{self, Args, Domain, Memory, Params, PtrKind};
 /// # Safety
 /// Called by CUPTI only, with `data` pointing at a `CUpti_CallbackData` of an enabled
 /// driver- or runtime-API callback.
-pub(super) unsafe extern "C" fn on_api(
+pub(in crate::hook) unsafe extern "C" fn on_api(
     _userdata: *mut c_void,
     domain: u32,
     cbid: u32,
@@ -47,10 +47,10 @@ pub(super) unsafe extern "C" fn on_api(
 /// thread-local read and two relaxed loads (a third read on a runner).
 #[cfg(not(nosync_off))]
 #[inline(always)]
-pub(super) fn idle(cbid: u32) -> bool {
-    let runner = || super::enable::checking() && super::runner::is_runner();
+pub(in crate::hook) fn idle(cbid: u32) -> bool {
+    let runner = || crate::hook::cupti::enable::checking() && super::runner::is_runner();
     crate::guard::state::flags() == 0
-        && !super::summary::on()
+        && !crate::hook::report::summary::on()
         && !super::capture::Watched::begins(cbid)
         && !runner()
 }
@@ -58,7 +58,7 @@ pub(super) fn idle(cbid: u32) -> bool {
 /// Without checks there is never anything to decide.
 #[cfg(nosync_off)]
 #[inline(always)]
-pub(super) fn idle(_cbid: u32) -> bool {
+pub(in crate::hook) fn idle(_cbid: u32) -> bool {
     true
 }
 
@@ -67,12 +67,12 @@ pub(super) fn idle(_cbid: u32) -> bool {
 ///
 /// # Safety
 /// As [`check_call`].
-pub(super) unsafe fn check_interposed(domain: Domain, cbid: u32, data: &CallbackData) {
+pub(in crate::hook) unsafe fn check_interposed(domain: Domain, cbid: u32, data: &CallbackData) {
     #[cfg(not(nosync_off))]
     {
         let run = std::panic::AssertUnwindSafe(|| {
             // The hook is installed only once the driver is loaded.
-            let Some(driver) = super::load::driver() else {
+            let Some(driver) = crate::hook::cupti::load::driver() else {
                 return;
             };
             // SAFETY: this fn's contract.
@@ -92,7 +92,12 @@ pub(super) unsafe fn check_interposed(domain: Domain, cbid: u32, data: &Callback
 /// points at that call's parameter struct, `correlationData` is null or the call's `u64` slot,
 /// `functionReturnValue` is null or points at the call's result (read at its exit).
 #[cfg(not(nosync_off))]
-pub(super) unsafe fn check_call(domain: Domain, cbid: u32, data: &CallbackData, mem: &dyn Memory) {
+pub(in crate::hook) unsafe fn check_call(
+    domain: Domain,
+    cbid: u32,
+    data: &CallbackData,
+    mem: &dyn Memory,
+) {
     use crate::guard::state::{self, IN_RUNTIME, QUIET};
     let flags = state::flags();
     if flags & QUIET != 0 {
@@ -129,7 +134,7 @@ pub(super) unsafe fn check_call(domain: Domain, cbid: u32, data: &CallbackData, 
 ///
 /// # Safety
 /// `params` is null or points at a struct that begins with the fields `layout` names.
-pub(super) unsafe fn read_args(layout: Params, params: *const c_void) -> Args {
+pub(in crate::hook) unsafe fn read_args(layout: Params, params: *const c_void) -> Args {
     if params.is_null() {
         return Args::default();
     }

@@ -1,5 +1,5 @@
 //! Loading the CUDA driver and libcupti with `libloading`, and resolving the entry points of
-//! [`ffi`](super::ffi). Nothing is called before a library and every symbol it must have are
+//! [`ffi`](crate::hook::check::ffi). Nothing is called before a library and every symbol it must have are
 //! found, so a missing piece is a [`HookError`] naming where it looked, never a panic. The
 //! interposer needs the driver only; CUPTI's hook both.
 //!
@@ -15,18 +15,17 @@ use std::sync::OnceLock;
 
 use libloading::Library;
 
-use super::HookError;
-use super::ffi::{Cupti, Driver};
+use crate::hook::HookError;
+use crate::hook::check::ffi::{Cupti, Driver};
 
-/// A file or directory to take libcupti from, tried first when the loader cannot find it.
-pub const CUPTI_ENV: &str = "NOSYNC_CUPTI";
+use crate::guard::env::{self, CUPTI_ENV};
 
 /// The driver's names, asked of the loader in order.
-pub(super) const DRIVER_NAMES: [&str; 2] = ["libcuda.so.1", "libcuda.so"];
+pub(in crate::hook) const DRIVER_NAMES: [&str; 2] = ["libcuda.so.1", "libcuda.so"];
 
 /// libcupti's names, asked of the loader in order (the unversioned name is what a toolkit's
 /// `lib64` on `LD_LIBRARY_PATH` or the loader's cache provides).
-pub(super) const CUPTI_NAMES: [&str; 4] = [
+pub(in crate::hook) const CUPTI_NAMES: [&str; 4] = [
     "libcupti.so",
     "libcupti.so.13",
     "libcupti.so.12",
@@ -35,17 +34,17 @@ pub(super) const CUPTI_NAMES: [&str; 4] = [
 
 /// The driver and its entry points, loaded once and kept for the life of the process.
 #[derive(Debug)]
-pub(super) struct DriverLib {
-    pub(super) driver: Driver,
-    pub(super) library: Library,
+pub(in crate::hook) struct DriverLib {
+    pub(in crate::hook) driver: Driver,
+    pub(in crate::hook) library: Library,
 }
 
 /// libcupti and its entry points, loaded once and kept for the life of the process.
 #[derive(Debug)]
-pub(super) struct CuptiLib {
-    pub(super) cupti: Cupti,
+pub(in crate::hook) struct CuptiLib {
+    pub(in crate::hook) cupti: Cupti,
     /// Where libcupti was found (its name on the loader's path, or the file).
-    pub(super) from: String,
+    pub(in crate::hook) from: String,
     _library: Library,
 }
 
@@ -54,18 +53,19 @@ static CUPTI: OnceLock<CuptiLib> = OnceLock::new();
 
 /// The driver's entry points, once [`driver_lib`] succeeded.
 #[inline]
-pub(super) fn driver() -> Option<&'static Driver> {
+#[cfg_attr(nosync_off, allow(dead_code))]
+pub(in crate::hook) fn driver() -> Option<&'static Driver> {
     DRIVER.get().map(|d| &d.driver)
 }
 
 /// libcupti's entry points, once [`cupti_lib`] succeeded.
 #[inline]
-pub(super) fn cupti() -> Option<&'static CuptiLib> {
+pub(in crate::hook) fn cupti() -> Option<&'static CuptiLib> {
     CUPTI.get()
 }
 
 /// Loads the driver (once; a failure is retried on the next call).
-pub(super) fn driver_lib() -> Result<&'static DriverLib, HookError> {
+pub(in crate::hook) fn driver_lib() -> Result<&'static DriverLib, HookError> {
     if let Some(loaded) = DRIVER.get() {
         return Ok(loaded);
     }
@@ -77,7 +77,7 @@ pub(super) fn driver_lib() -> Result<&'static DriverLib, HookError> {
 }
 
 /// Loads libcupti (once; a failure is retried on the next call).
-pub(super) fn cupti_lib() -> Result<&'static CuptiLib, HookError> {
+pub(in crate::hook) fn cupti_lib() -> Result<&'static CuptiLib, HookError> {
     if let Some(loaded) = CUPTI.get() {
         return Ok(loaded);
     }
@@ -105,7 +105,7 @@ fn open_cupti() -> Result<(Library, String), HookError> {
     if let Some(found) = open_by_name(&CUPTI_NAMES) {
         return Ok(found);
     }
-    let dirs = search_dirs(std::env::var_os(CUPTI_ENV).map(PathBuf::from));
+    let dirs = search_dirs(env::path(CUPTI_ENV));
     let found = dirs.iter().flat_map(|d| cupti_files(d)).find_map(|file| {
         // SAFETY: a libcupti found on disk: loading it runs its initialisers, which only set up
         // its own state.
@@ -163,7 +163,7 @@ fn cupti_symbols(lib: &Library, from: &str) -> Result<Cupti, HookError> {
 /// `NOSYNC_CUPTI` (a file's directory, or a directory), then `CUDA_HOME`, `CUDA_PATH`,
 /// `/usr/local/cuda` and every `/usr/local/cuda-*` (newest name first), each with the
 /// toolkit's library subdirectories. Only directories that exist.
-pub(super) fn search_dirs(env: Option<PathBuf>) -> Vec<PathBuf> {
+pub(in crate::hook) fn search_dirs(env: Option<PathBuf>) -> Vec<PathBuf> {
     let mut roots: Vec<PathBuf> = Vec::new();
     let mut dirs: Vec<PathBuf> = Vec::new();
     if let Some(env) = env {

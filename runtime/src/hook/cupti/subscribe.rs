@@ -1,8 +1,9 @@
 //! CUPTI's side of the hook: subscribe, enable the hooked callbacks, unsubscribe.
 
-use super::ffi::{self, CUPTI_MULTIPLE_SUBSCRIBERS, CuptiResult, Driver};
 use super::load::{self, CuptiLib};
-use super::{HOOKED, HookError, Subscription, table::Domain};
+use crate::hook::check::ffi::{self, CUPTI_MULTIPLE_SUBSCRIBERS, CuptiResult, Driver};
+use crate::hook::check::table::{Domain, HOOKED};
+use crate::hook::{HookError, Subscription};
 
 fn cupti_error(driver: &Driver, cupti: &CuptiLib, call: &'static str, r: CuptiResult) -> HookError {
     if r == CUPTI_MULTIPLE_SUBSCRIBERS {
@@ -17,7 +18,7 @@ fn cupti_error(driver: &Driver, cupti: &CuptiLib, call: &'static str, r: CuptiRe
 }
 
 /// Starts the driver (`cuInit`): a driver without a usable device is an error here.
-pub(super) fn start_driver(driver: &Driver) -> Result<(), HookError> {
+pub(in crate::hook) fn start_driver(driver: &Driver) -> Result<(), HookError> {
     // SAFETY: a loaded driver's `cuInit`.
     let r = unsafe { (driver.init)(0) };
     if r != 0 {
@@ -31,12 +32,19 @@ pub(super) fn start_driver(driver: &Driver) -> Result<(), HookError> {
 }
 
 /// Starts the driver, subscribes, enables every row CUPTI knows.
-pub(super) fn start(driver: &Driver, cupti: &'static CuptiLib) -> Result<Subscription, HookError> {
+pub(in crate::hook) fn start(
+    driver: &Driver,
+    cupti: &'static CuptiLib,
+) -> Result<Subscription, HookError> {
     start_driver(driver)?;
     let mut handle: ffi::Subscriber = std::ptr::null_mut();
     // SAFETY: `on_api` has CUPTI's callback signature and lives for the whole program.
     let r = unsafe {
-        (cupti.cupti.subscribe)(&mut handle, super::callback::on_api, std::ptr::null_mut())
+        (cupti.cupti.subscribe)(
+            &mut handle,
+            crate::hook::check::callback::on_api,
+            std::ptr::null_mut(),
+        )
     };
     if r != 0 {
         return Err(cupti_error(driver, cupti, "cuptiSubscribe", r));
@@ -45,7 +53,7 @@ pub(super) fn start(driver: &Driver, cupti: &'static CuptiLib) -> Result<Subscri
         .iter()
         .filter(|row| enable(cupti, handle, row.domain, row.cbid, true))
         .collect();
-    for w in super::capture::WATCHED
+    for w in crate::hook::check::capture::WATCHED
         .iter()
         .filter(|w| !w.while_capturing())
     {
@@ -70,8 +78,8 @@ pub(super) fn start(driver: &Driver, cupti: &'static CuptiLib) -> Result<Subscri
 
 /// Turns the callbacks of the watched queries and launches on or off.
 #[cfg_attr(nosync_off, allow(dead_code))]
-pub(super) fn set_watched(cupti: &CuptiLib, handle: ffi::Subscriber, on: bool) {
-    for w in super::capture::WATCHED
+pub(in crate::hook) fn set_watched(cupti: &CuptiLib, handle: ffi::Subscriber, on: bool) {
+    for w in crate::hook::check::capture::WATCHED
         .iter()
         .filter(|w| w.while_capturing())
     {
@@ -80,7 +88,7 @@ pub(super) fn set_watched(cupti: &CuptiLib, handle: ffi::Subscriber, on: bool) {
 }
 
 /// Enables or disables one callback; whether CUPTI accepted.
-pub(super) fn enable(
+pub(in crate::hook) fn enable(
     cupti: &CuptiLib,
     handle: ffi::Subscriber,
     domain: Domain,
@@ -95,7 +103,7 @@ pub(super) fn enable(
     unsafe { (cupti.cupti.enable_callback)(u32::from(on), handle, domain, cbid) == 0 }
 }
 
-pub(super) fn stop(handle: ffi::Subscriber) {
+pub(in crate::hook) fn stop(handle: ffi::Subscriber) {
     if let Some(cupti) = load::cupti() {
         // SAFETY: `handle` is the live subscriber, unsubscribed once.
         let _ = unsafe { (cupti.cupti.unsubscribe)(handle) };

@@ -20,11 +20,8 @@ use std::sync::{Mutex, Once, OnceLock, PoisonError};
 use std::time::Instant;
 
 use super::trace::{self, Arg, Event, Phase};
-use super::waits::{Wait, WaitSite, WaitTable};
-
-/// The environment variable that turns the report on: `summary`, `trace:PATH`, or both
-/// separated by a comma.
-pub const REPORT_ENV: &str = "NOSYNC_REPORT";
+use crate::guard::env::{self, EnvError, REPORT_ENV, say};
+use crate::hook::check::waits::{Wait, WaitSite, WaitTable};
 
 /// Sites printed in the summary.
 const TOP: usize = 20;
@@ -39,7 +36,7 @@ pub(crate) struct Switch {
 }
 
 /// Parses `NOSYNC_REPORT`'s value.
-pub(crate) fn parse(value: &str) -> Result<Switch, String> {
+pub(crate) fn parse(value: &str) -> Result<Switch, EnvError> {
     let mut switch = Switch::default();
     for part in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         match part {
@@ -48,9 +45,11 @@ pub(crate) fn parse(value: &str) -> Result<Switch, String> {
             _ => match part.strip_prefix("trace:") {
                 Some(path) if !path.is_empty() => switch.trace = Some(PathBuf::from(path)),
                 _ => {
-                    return Err(format!(
-                        "{REPORT_ENV}: `{part}` is none of `summary`, `trace:PATH`, `off`"
-                    ));
+                    return Err(EnvError {
+                        var: REPORT_ENV,
+                        value: part.to_owned(),
+                        takes: "summary, trace:PATH, off",
+                    });
                 }
             },
         }
@@ -105,13 +104,7 @@ pub(crate) fn now_ns() -> u64 {
 pub(crate) fn start_from_env() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let value = std::env::var(REPORT_ENV).unwrap_or_default();
-        match parse(&value) {
-            Ok(switch) => {
-                start(switch);
-            }
-            Err(message) => say(&format!("{message}; no report")),
-        }
+        start(env::read(REPORT_ENV, parse, Switch::default(), "no report"));
     });
 }
 
@@ -119,7 +112,7 @@ pub(crate) fn start_from_env() {
 /// `trace:PATH`, both): for programs that decide at run time. It takes effect while the hook is
 /// installed. An invalid value, or a report already on, is an error and changes nothing.
 pub fn start_report(value: &str) -> Result<(), String> {
-    let switch = parse(value)?;
+    let switch = parse(value).map_err(|e| e.to_string())?;
     if !start(switch) {
         return Err(String::from(
             "the report is already on, or the value asks for nothing",
@@ -142,14 +135,9 @@ fn start(switch: Switch) -> bool {
     });
     ON.store(bits, Ordering::Relaxed);
     // Every wait is recorded, also outside scopes: the callbacks stay on.
-    super::keep_enabled();
+    crate::hook::keep_enabled();
     at_exit::register(finish);
     true
-}
-
-fn say(message: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "nosync: {message}");
 }
 
 /// nosync's number for this thread in the trace (1 for the first thread seen).
@@ -183,7 +171,7 @@ fn push(collected: &mut Collected, event: Event) {
 pub(crate) fn add_wait(wait: &Wait, stack: u64) {
     let tracing = tracing();
     with_collected(|c| {
-        c.table.add(wait, stack, super::frame::capture);
+        c.table.add(wait, stack, crate::hook::check::frame::capture);
         if tracing {
             let frame = c
                 .table
@@ -299,7 +287,7 @@ mod at_exit {
     }
 
     /// Runs `handler` at exit (once, whatever the calls).
-    pub(super) fn register(handler: fn()) {
+    pub(in crate::hook) fn register(handler: fn()) {
         if HANDLER.set(handler).is_ok() {
             // SAFETY: `run` is a plain function that never unwinds.
             let _ = unsafe { atexit(run) };
@@ -337,10 +325,10 @@ mod tests {
                 trace: trace("out/w.json")
             })
         );
-        let e = parse("sumary").unwrap_err();
+        let e = parse("sumary").unwrap_err().to_string();
         assert_eq!(
             e,
-            "NOSYNC_REPORT: `sumary` is none of `summary`, `trace:PATH`, `off`"
+            "NOSYNC_REPORT: `sumary` is none of summary, trace:PATH, off"
         );
         assert!(parse("trace:").is_err());
     }

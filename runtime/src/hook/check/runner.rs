@@ -82,7 +82,7 @@ static SEQ: AtomicU64 = AtomicU64::new(0);
 /// The latest records, oldest first.
 static RECORDS: Mutex<VecDeque<Record>> = Mutex::new(VecDeque::new());
 /// How many records are kept for threads that have not caught up yet.
-pub(super) const KEPT: usize = 256;
+pub(in crate::hook) const KEPT: usize = 256;
 
 fn records() -> std::sync::MutexGuard<'static, VecDeque<Record>> {
     RECORDS.lock().unwrap_or_else(PoisonError::into_inner)

@@ -98,7 +98,7 @@ fn demand_counted() -> Demand {
 
 /// A capture began (`true`) or the last one ended: the hooked calls are checked during a capture
 /// outside forbid scopes too, so the callbacks stay on while one is live.
-pub(super) fn hold(on: bool) {
+pub(in crate::hook) fn hold(on: bool) {
     if on {
         std::mem::forget(demand_counted());
     } else {
@@ -108,7 +108,7 @@ pub(super) fn hold(on: bool) {
 
 /// Called by `install` once subscribed: counting starts, and the callbacks are on until the
 /// first idle tick.
-pub(super) fn installed() {
+pub(in crate::hook) fn installed() {
     drop(demand_counted());
 }
 
@@ -116,7 +116,7 @@ pub(super) fn installed() {
 #[cold]
 fn switch_on() {
     let mut watching = WATCH.lock().unwrap_or_else(PoisonError::into_inner);
-    super::set_callbacks(true);
+    crate::hook::set_callbacks(true);
     ON.store(true, SeqCst);
     if !*watching {
         *watching = true;
@@ -157,7 +157,7 @@ fn watch() {
             ON.store(true, SeqCst);
             continue;
         }
-        super::set_callbacks(false);
+        crate::hook::set_callbacks(false);
         *watching = false;
         while !*watching {
             watching = WAKE.wait(watching).unwrap_or_else(PoisonError::into_inner);
@@ -179,7 +179,7 @@ mod tests {
     /// once a hook is installed and would keep the callbacks on.
     #[test]
     fn callbacks_follow_the_demand() {
-        crate::hook::run_test_alone("hook::enable::tests::alone");
+        crate::hook::run_test_alone("hook::cupti::enable::tests::alone");
     }
 
     /// Without a subscription `set_callbacks` does nothing, so this follows the switch alone:

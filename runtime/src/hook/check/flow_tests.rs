@@ -281,7 +281,7 @@ fn return_codes_900_and_901_are_reported_inside_a_scope_only() {
 /// process, also those of the other tests of this binary.
 #[test]
 fn a_device_runner_s_wait_counts_in_the_scopes_open_meanwhile() {
-    super::run_test_alone("hook::flow_tests::runner_alone");
+    crate::hook::run_test_alone("hook::check::flow_tests::runner_alone");
 }
 
 /// A `cuStreamSynchronize` on a thread named like cubecl's runners (or marked as one), made
@@ -289,13 +289,13 @@ fn a_device_runner_s_wait_counts_in_the_scopes_open_meanwhile() {
 #[test]
 #[ignore = "run alone in a child process by `a_device_runner_s_wait_counts_in_the_scopes_open_meanwhile`"]
 fn runner_alone() {
-    super::enable::installed(); // scopes are counted from here on
+    crate::hook::cupti::enable::installed(); // scopes are counted from here on
     fn sync_on(name: &str, mark: bool) {
         std::thread::Builder::new()
             .name(name.to_owned())
             .spawn(move || {
                 if mark {
-                    super::runner_thread();
+                    crate::hook::runner_thread();
                 }
                 stream_sync(&STREAM);
             })

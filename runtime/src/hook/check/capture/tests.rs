@@ -1,7 +1,7 @@
 //! The capture rules on the calls a capture sees, without a GPU.
 
 use super::*;
-use crate::hook::table::{self, HOOKED};
+use crate::hook::check::table::{self, HOOKED};
 
 const S: u64 = 0x5555_0000; // the stream captured
 const OTHER: u64 = 0x7777_0000; // another created stream

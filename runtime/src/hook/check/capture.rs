@@ -22,7 +22,7 @@ use crate::SyncSite;
 
 /// The mode a capture was begun in (`CUstreamCaptureMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CaptureMode {
+pub(crate) enum CaptureMode {
     /// `CU_STREAM_CAPTURE_MODE_GLOBAL` (0): unsafe calls are prohibited in every thread.
     Global,
     /// `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL` (1): in the capturing thread.
@@ -33,7 +33,7 @@ pub enum CaptureMode {
 
 impl CaptureMode {
     /// The driver's value; an unknown one is taken as the strictest.
-    pub fn from_raw(mode: u32) -> CaptureMode {
+    pub(crate) fn from_raw(mode: u32) -> CaptureMode {
         match mode {
             1 => CaptureMode::ThreadLocal,
             2 => CaptureMode::Relaxed,
@@ -44,7 +44,7 @@ impl CaptureMode {
 
 /// What a hooked call is, for the capture rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
+pub(crate) enum Class {
     /// Synchronizes the context (`cuCtxSynchronize`, `cudaDeviceSynchronize`) or releases it.
     Context,
     /// Synchronizes one stream.
@@ -66,7 +66,7 @@ pub enum Class {
 
 impl Class {
     /// The class of a hooked row, with its rule's verdict for this call.
-    pub fn of(row: &Hooked, verdict: Verdict) -> Class {
+    pub(crate) fn of(row: &Hooked, verdict: Verdict) -> Class {
         let api = row.does.api;
         match row.rule {
             Rule::Synchronize if api.starts_with("cuStream") => Class::Stream,
@@ -88,7 +88,7 @@ impl Class {
 
 /// One call as the capture rules see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     /// A capture begins (at the exit of a successful `cuStreamBeginCapture*`).
     Begin {
         /// The stream captured.
@@ -195,23 +195,23 @@ fn legacy(stream: u64) -> bool {
 
 /// One thread's captures in progress.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Captures {
+pub(crate) struct Captures {
     active: Vec<(u64, CaptureMode)>,
 }
 
 impl Captures {
     /// No capture.
-    pub const fn new() -> Captures {
+    pub(crate) const fn new() -> Captures {
         Captures { active: Vec::new() }
     }
 
     /// Whether a capture is in progress.
-    pub fn capturing(&self) -> bool {
+    pub(crate) fn capturing(&self) -> bool {
         !self.active.is_empty()
     }
 
     /// Follows a capture's begin and end (other calls change nothing); whether it changed.
-    pub fn apply(&mut self, op: Op) -> bool {
+    pub(crate) fn apply(&mut self, op: Op) -> bool {
         let before = self.active.len();
         match op {
             Op::Begin { stream, mode } => self.active.push((stream, mode)),
@@ -223,7 +223,7 @@ impl Captures {
 
     /// What `op` breaks, in this thread's captures or, with `safe_scope`, in a capture of mode
     /// global assumed around it.
-    pub fn check(&self, safe_scope: bool, op: Op) -> Option<Break> {
+    pub(crate) fn check(&self, safe_scope: bool, op: Op) -> Option<Break> {
         if !safe_scope && !self.capturing() {
             return None;
         }
@@ -255,7 +255,7 @@ impl Captures {
 
 /// What a watched call (not a hooked row) is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Watch {
+pub(crate) enum Watch {
     /// `cuStreamBeginCapture` (`{ hStream }`) or `_v2` (`{ hStream, mode }`).
     Begin {
         /// The parameters carry the mode.
@@ -272,17 +272,17 @@ pub enum Watch {
 /// A call watched for capture safety only: the begin and end of captures, and the calls that
 /// break one without waiting.
 #[derive(Debug)]
-pub struct Watched {
+pub(crate) struct Watched {
     /// The callback domain (always the driver's).
-    pub domain: Domain,
+    pub(crate) domain: Domain,
     /// CUPTI's callback id.
-    pub cbid: u32,
+    pub(crate) cbid: u32,
     /// What it is.
-    pub watch: Watch,
+    pub(crate) watch: Watch,
     /// Per-thread default stream variant: a null stream is that thread's stream, not legacy.
-    pub ptsz: bool,
+    pub(crate) ptsz: bool,
     /// The site a capture break here is reported on.
-    pub site: SyncSite,
+    pub(crate) site: SyncSite,
 }
 
 /// The reason of every capture site (the violation states the precise break).
@@ -300,7 +300,7 @@ const fn watched(api: &'static str, cbid: u32, watch: Watch, ptsz: bool) -> Watc
 
 /// Every watched call. Begin and end are enabled with the hook; queries and launches only
 /// while some thread captures or is in a `capture_safe` scope ([`Watched::while_capturing`]).
-pub static WATCHED: [Watched; 10] = [
+pub(crate) static WATCHED: [Watched; 10] = [
     watched(
         "cuStreamBeginCapture",
         495,
@@ -335,7 +335,7 @@ pub static WATCHED: [Watched; 10] = [
 
 impl Watched {
     /// Enabled only while needed: a query or launch is frequent, and costs a callback.
-    pub fn while_capturing(&self) -> bool {
+    pub(crate) fn while_capturing(&self) -> bool {
         matches!(self.watch, Watch::Query | Watch::Launch)
     }
 

@@ -150,7 +150,7 @@ impl WaitSite {
 /// Every wait of the process by sync site: a site is a hooked call with the hash of the stack
 /// that reached it, so two lines of code that make the same call are two sites.
 #[derive(Debug, Default)]
-pub(super) struct WaitTable {
+pub(in crate::hook) struct WaitTable {
     sites: Vec<WaitSite>,
     index: HashMap<(usize, u64), usize>,
 }
@@ -187,14 +187,14 @@ impl WaitTable {
     }
 
     /// The sites, the longest total wait first (ties: the one seen first).
-    pub(super) fn ranked(&self) -> Vec<&WaitSite> {
+    pub(in crate::hook) fn ranked(&self) -> Vec<&WaitSite> {
         let mut sites: Vec<&WaitSite> = self.sites.iter().collect();
         sites.sort_by_key(|s| std::cmp::Reverse(s.total()));
         sites
     }
 
     /// The table as text, its first `top` sites with their frames.
-    pub(super) fn render(&self, top: usize) -> String {
+    pub(in crate::hook) fn render(&self, top: usize) -> String {
         Summary { table: self, top }.to_string()
     }
 }

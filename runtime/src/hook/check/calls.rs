@@ -11,9 +11,10 @@ use super::ffi::{CallbackData, LaunchParams};
 use super::capture::{Break, CaptureMode, Captures, Class, Op, Watch, Watched};
 use super::table::{self, HOOKED, Hooked, Memory, Rule};
 use super::waits::{self, Entered};
-use super::{frame, stack, summary};
+use super::{frame, stack};
 use crate::SyncSite;
 use crate::guard::state::{self, CAPTURE_SAFE, CAPTURING, FORBID, RECORD};
+use crate::hook::report::summary;
 
 thread_local! {
     static CAPTURES: Cell<Captures> = const { Cell::new(Captures::new()) };
@@ -65,7 +66,7 @@ unsafe fn set_slot(data: &CallbackData, value: u64) {
 /// # Safety
 /// `data` is the entry's data of `row`'s call (`check_call`'s contract): `functionParams` null or
 /// that call's parameter struct, `correlationData` null or its slot.
-pub(super) unsafe fn enter_hooked(
+pub(in crate::hook) unsafe fn enter_hooked(
     row: &'static Hooked,
     data: &CallbackData,
     mem: &dyn Memory,
@@ -95,7 +96,7 @@ pub(super) unsafe fn enter_hooked(
         // scopes open elsewhere.
         if state::innermost().location.is_none()
             && crate::is_enabled()
-            && super::enable::checking()
+            && crate::hook::cupti::enable::checking()
             && super::runner::is_runner()
         {
             super::runner::record(site, frame::capture());
@@ -122,7 +123,7 @@ pub(super) unsafe fn enter_hooked(
 /// # Safety
 /// `data` is the exit's data of `row`'s call (`check_call`'s contract): `correlationData` null or
 /// its slot, `functionReturnValue` null or its result.
-pub(super) unsafe fn exit_hooked(row: &'static Hooked, data: &CallbackData, flags: u32) {
+pub(in crate::hook) unsafe fn exit_hooked(row: &'static Hooked, data: &CallbackData, flags: u32) {
     let now = summary::now_ns();
     let slot = if data.correlationData.is_null() {
         0
@@ -191,7 +192,12 @@ unsafe fn stream_of(row: &Hooked, params: *const c_void) -> Option<u64> {
 /// # Safety
 /// `data` is the data of `w`'s call (`check_call`'s contract): `functionParams` null or that
 /// call's parameter struct, `functionReturnValue` null or its result.
-pub(super) unsafe fn watched(w: &'static Watched, enter: bool, data: &CallbackData, flags: u32) {
+pub(in crate::hook) unsafe fn watched(
+    w: &'static Watched,
+    enter: bool,
+    data: &CallbackData,
+    flags: u32,
+) {
     let params = data.functionParams;
     if params.is_null() {
         return;
@@ -230,7 +236,7 @@ pub(super) unsafe fn watched(w: &'static Watched, enter: bool, data: &CallbackDa
             let mode = with_mode.then(|| unsafe { *params.cast::<u32>().add(2) });
             let mode = mode.map_or(CaptureMode::Global, CaptureMode::from_raw);
             with_captures(|c| c.apply(Op::Begin { stream, mode }));
-            super::watch(true);
+            crate::hook::watch(true);
             if summary::tracing() {
                 let name = format!("capture of stream {stream:#x}");
                 summary::span(true, "capture", Cow::Owned(name));
@@ -239,7 +245,7 @@ pub(super) unsafe fn watched(w: &'static Watched, enter: bool, data: &CallbackDa
         Watch::End => {
             let ended = with_captures(|c| c.apply(Op::End { stream }));
             if ended == Some(true) {
-                super::watch(false);
+                crate::hook::watch(false);
                 if summary::tracing() {
                     summary::span(false, "capture", Cow::Borrowed(""));
                 }

@@ -1,6 +1,7 @@
 //! The hooked calls: one row per CUPTI callback id, and the rule that decides from the call's
 //! arguments whether the host waits. `docs/gpu.md` has the same table with what each row did on
-//! an H200; `tests/hook_table.rs` measures it there, and a unit test ties the two tables.
+//! an H200; `tests/hook_gpu.rs` checks every row on a GPU, and `tests/hook.rs` ties the two
+//! tables.
 //!
 //! The rules are pure functions of [`Args`] and of what the driver says about the pointers
 //! ([`Memory`]), tested without a GPU on callback data shaped like CUPTI's.
@@ -170,7 +171,7 @@ impl Rule {
 
 /// The site a verdict declares under a granularity: `Declared` reports every "may" and
 /// every wait on the `May` site, `Actual` only waits, on the `Does` site.
-pub(super) fn site_for(
+pub(in crate::hook) fn site_for(
     row: &'static Hooked,
     verdict: Verdict,
     declared: bool,
@@ -184,7 +185,7 @@ pub(super) fn site_for(
 }
 
 /// The row of a callback, if it is hooked.
-pub(super) fn row(domain: Domain, cbid: u32) -> Option<&'static Hooked> {
+pub(in crate::hook) fn row(domain: Domain, cbid: u32) -> Option<&'static Hooked> {
     HOOKED.iter().find(|h| h.domain == domain && h.cbid == cbid)
 }
 

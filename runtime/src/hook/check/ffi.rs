@@ -15,42 +15,42 @@
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 /// `CUresult`: 0 is success.
-pub(super) type CuResult = c_int;
+pub(in crate::hook) type CuResult = c_int;
 /// `CUptiResult`: 0 is success.
-pub(super) type CuptiResult = c_uint;
+pub(in crate::hook) type CuptiResult = c_uint;
 /// `CUpti_SubscriberHandle`.
-pub(super) type Subscriber = *mut c_void;
+pub(in crate::hook) type Subscriber = *mut c_void;
 /// `CUdeviceptr`.
-pub(super) type DevicePtr = u64;
+pub(in crate::hook) type DevicePtr = u64;
 
 /// `CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED`.
-pub(super) const CUPTI_MULTIPLE_SUBSCRIBERS: CuptiResult = 39;
+pub(in crate::hook) const CUPTI_MULTIPLE_SUBSCRIBERS: CuptiResult = 39;
 /// `CUPTI_CB_DOMAIN_DRIVER_API`.
-pub(super) const DOMAIN_DRIVER: u32 = 1;
+pub(in crate::hook) const DOMAIN_DRIVER: u32 = 1;
 /// `CUPTI_CB_DOMAIN_RUNTIME_API`.
-pub(super) const DOMAIN_RUNTIME: u32 = 2;
+pub(in crate::hook) const DOMAIN_RUNTIME: u32 = 2;
 /// `CUPTI_API_ENTER`.
-pub(super) const API_ENTER: u32 = 0;
+pub(in crate::hook) const API_ENTER: u32 = 0;
 /// `CUPTI_API_EXIT`.
 #[cfg_attr(not(test), allow(dead_code))] // exits are not decided yet
-pub(super) const API_EXIT: u32 = 1;
+pub(in crate::hook) const API_EXIT: u32 = 1;
 /// `CU_POINTER_ATTRIBUTE_MEMORY_TYPE`.
-pub(super) const POINTER_MEMORY_TYPE: c_uint = 2;
+pub(in crate::hook) const POINTER_MEMORY_TYPE: c_uint = 2;
 /// `CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE`.
-pub(super) const POINTER_MEMPOOL_HANDLE: c_uint = 17;
+pub(in crate::hook) const POINTER_MEMPOOL_HANDLE: c_uint = 17;
 /// `CU_MEMORYTYPE_HOST`.
-pub(super) const MEMORYTYPE_HOST: c_uint = 1;
+pub(in crate::hook) const MEMORYTYPE_HOST: c_uint = 1;
 
 /// `CUpti_CallbackFunc`. The domain and the callback site are C enums: read as integers, so an
 /// unknown value is no undefined behaviour.
-pub(super) type CallbackFunc =
+pub(in crate::hook) type CallbackFunc =
     unsafe extern "C" fn(userdata: *mut c_void, domain: u32, cbid: u32, data: *const c_void);
 
 /// `CUpti_CallbackData`, the data of an API callback.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 #[allow(non_snake_case)] // CUPTI's names, so the declaration reads like the header
-pub(super) struct CallbackData {
+pub(in crate::hook) struct CallbackData {
     /// `CUPTI_API_ENTER` or `CUPTI_API_EXIT`.
     pub callbackSite: u32,
     /// The API function's name.
@@ -75,7 +75,7 @@ pub(super) struct CallbackData {
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 #[allow(non_snake_case)]
-pub(super) struct ToHostParams {
+pub(in crate::hook) struct ToHostParams {
     /// Host destination.
     pub dstHost: *mut c_void,
     /// Device source.
@@ -88,7 +88,7 @@ pub(super) struct ToHostParams {
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 #[allow(non_snake_case)]
-pub(super) struct FromHostParams {
+pub(in crate::hook) struct FromHostParams {
     /// Device destination.
     pub dstDevice: DevicePtr,
     /// Host source.
@@ -101,7 +101,7 @@ pub(super) struct FromHostParams {
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 #[allow(non_snake_case)]
-pub(super) struct CopyParams {
+pub(in crate::hook) struct CopyParams {
     /// Destination (unified addressing).
     pub dst: DevicePtr,
     /// Source.
@@ -114,7 +114,7 @@ pub(super) struct CopyParams {
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 #[allow(non_snake_case)]
-pub(super) struct LaunchParams {
+pub(in crate::hook) struct LaunchParams {
     /// The kernel (`CUfunction`).
     pub f: *mut c_void,
     /// Grid and block dimensions, dynamic shared memory.
@@ -126,14 +126,14 @@ pub(super) struct LaunchParams {
 /// `cuMemFree_v2_params`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub(super) struct FreeParams {
+pub(in crate::hook) struct FreeParams {
     /// The freed pointer.
     pub dptr: DevicePtr,
 }
 
 /// The driver's entry points the hook calls (none of them is hooked or waits).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Driver {
+pub(in crate::hook) struct Driver {
     /// `cuInit`.
     pub init: unsafe extern "C" fn(flags: c_uint) -> CuResult,
     /// `cuDriverGetVersion`.
@@ -149,7 +149,7 @@ pub(super) struct Driver {
 
 /// CUPTI's entry points for the callback API.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Cupti {
+pub(in crate::hook) struct Cupti {
     /// `cuptiSubscribe`.
     pub subscribe: unsafe extern "C" fn(
         subscriber: *mut Subscriber,
@@ -174,7 +174,7 @@ pub(super) struct Cupti {
 ///
 /// # Safety
 /// `text` is null or points at a NUL-terminated string that lives for the program.
-pub(super) unsafe fn static_str(text: *const c_char) -> Option<String> {
+pub(in crate::hook) unsafe fn static_str(text: *const c_char) -> Option<String> {
     (!text.is_null()).then(|| {
         // SAFETY: `text` is not null, so by the caller's contract a NUL-terminated string that
         // lives for the program.
@@ -185,19 +185,19 @@ pub(super) unsafe fn static_str(text: *const c_char) -> Option<String> {
 }
 
 /// `CUDA_ERROR_NOT_INITIALIZED`.
-pub(super) const NOT_INITIALIZED: CuResult = 3;
+pub(in crate::hook) const NOT_INITIALIZED: CuResult = 3;
 
 impl Driver {
     /// Whether some code of the process has called `cuInit` (and may hold the driver's
     /// functions).
-    pub(super) fn initialized(&self) -> bool {
+    pub(in crate::hook) fn initialized(&self) -> bool {
         let mut ctx: *mut c_void = std::ptr::null_mut();
         // SAFETY: the loaded driver's `cuCtxGetCurrent` writes one `CUcontext` into `ctx`.
         unsafe { (self.ctx_current)(&mut ctx) != NOT_INITIALIZED }
     }
 
     /// `cuDriverGetVersion`, 0 when it fails.
-    pub(super) fn version(&self) -> i32 {
+    pub(in crate::hook) fn version(&self) -> i32 {
         let mut v = 0;
         // SAFETY: the loaded driver's `cuDriverGetVersion` writes one `int` into `v`.
         let _ = unsafe { (self.get_version)(&mut v) };
@@ -205,7 +205,7 @@ impl Driver {
     }
 
     /// `CUDA_ERROR_NO_DEVICE (100)`: the driver's name for a result, and its number.
-    pub(super) fn describe(&self, code: CuResult) -> String {
+    pub(in crate::hook) fn describe(&self, code: CuResult) -> String {
         let mut name: *const c_char = std::ptr::null();
         // SAFETY: `cuGetErrorName` writes into `name` a pointer to a static string, or leaves
         // it null; any `code` is allowed.
@@ -220,7 +220,7 @@ impl Driver {
 
 impl Cupti {
     /// CUPTI's text for a result, with its number.
-    pub(super) fn describe(&self, code: CuptiResult) -> String {
+    pub(in crate::hook) fn describe(&self, code: CuptiResult) -> String {
         let mut text: *const c_char = std::ptr::null();
         // SAFETY: `cuptiGetResultString` writes into `text` a pointer to a static string, or
         // leaves it null; any `code` is allowed.
