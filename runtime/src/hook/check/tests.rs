@@ -13,6 +13,7 @@ use cudarc::cupti::sys::{
 use super::callback::check_call;
 use super::ffi::{self, CallbackData};
 use super::table::{self, Args, Domain, HOOKED, Memory, PtrKind, Rule, Verdict};
+use crate::guard::state::{self, IN_RUNTIME, PENDING, QUIET};
 use crate::{Mode, SyncKind, SyncViolation};
 
 /// Pointers below 0x1000_0000 are pageable, below 0x2000_0000 pinned, the rest device memory;
@@ -231,11 +232,7 @@ fn error_and_panic_modes_surface_at_the_end_of_the_scope() {
     }
     assert!(synchronize_in_scope(Mode::Log).is_ok());
     assert!(synchronize_in_scope(Mode::Allow).is_ok());
-    assert_eq!(
-        crate::guard::state::flags() & crate::guard::state::PENDING,
-        0,
-        "nothing left pending"
-    );
+    assert_eq!(state::flags() & PENDING, 0, "nothing left pending");
 }
 
 #[test]
@@ -247,9 +244,9 @@ fn allow_scopes_quiet_ops_and_disabled_checks_see_nothing() {
         crate::with_mode(Mode::Error, || {
             crate::no_sync(|| {
                 crate::allow_sync(call);
-                crate::guard::state::set_flag(crate::guard::state::QUIET, true);
+                state::set_flag(QUIET, true);
                 call();
-                crate::guard::state::set_flag(crate::guard::state::QUIET, false);
+                state::set_flag(QUIET, false);
             })
         })
     });
@@ -464,10 +461,7 @@ fn an_error_that_cannot_take_the_violation_panics_at_the_scope_end() {
         message.contains("inside #[no_sync] `step_with_string_error`"),
         "{message}"
     );
-    assert_eq!(
-        crate::guard::state::flags() & crate::guard::state::PENDING,
-        0
-    );
+    assert_eq!(state::flags() & PENDING, 0);
 }
 
 #[test]
@@ -494,8 +488,5 @@ fn driver_calls_inside_a_hooked_runtime_call_are_not_reported_twice() {
         1,
         "only the call made after: {report}"
     );
-    assert_eq!(
-        crate::guard::state::flags() & crate::guard::state::IN_RUNTIME,
-        0
-    );
+    assert_eq!(state::flags() & IN_RUNTIME, 0);
 }
