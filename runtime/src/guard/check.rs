@@ -73,7 +73,7 @@ pub(crate) fn from_hook(site: &'static SyncSite, frames: impl FnOnce() -> Vec<cr
 }
 
 /// A wait a device-runner thread made while this thread was in its current scope
-/// (`hook/runner.rs`): checked as if this thread had made the call, the violation naming the
+/// (seen by the hook): checked as if this thread had made the call, the violation naming the
 /// runner. Never panics (kept for the scope's end in `Error`/`Panic`).
 #[cfg(all(feature = "hook", not(nosync_off)))]
 pub(crate) fn from_runner(site: &'static SyncSite, runner: String, frames: Vec<crate::Frame>) {

@@ -5,7 +5,7 @@
 //! since the process's first timed event; `pid` is the process id, `tid` nosync's number for the
 //! thread (1 for the first thread seen), so that each thread gets its own track.
 //!
-//! Pure: events in, text out. The hook collects the events (`hook/summary.rs`).
+//! Pure: events in, text out. The hook collects the events (`summary.rs`).
 
 use std::borrow::Cow;
 use std::fmt::Write;
