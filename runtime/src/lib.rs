@@ -62,9 +62,11 @@
 //! environment variable `NOSYNC_MODE=allow|log|warn|error|panic` (read once, case-insensitive)
 //! replaces it; an invalid value prints one message naming the valid values to stderr and keeps
 //! the default. [`set_mode`] sets the process-wide mode, [`with_mode`] overrides it on the current
-//! thread for a closure. Stderr is written in exactly three places, all on purpose: `Mode::Warn`,
-//! the invalid-`NOSYNC_MODE` message and a failed `NOSYNC_HOOK=1` (a logger may not be installed
-//! yet); all use
+//! thread for a closure. Every `NOSYNC_*` variable takes that policy: an unknown value is one
+//! line on stderr naming what it takes, and the default stands. Stderr is written in two places,
+//! both on purpose: a `Mode::Warn` report, and one line where a logger may not be installed yet
+//! (an unknown `NOSYNC_*` value; with the hook, a hook the environment asked for and could not
+//! install, the interposer's note of what it left alone, the `NOSYNC_REPORT` summary). Both use
 //! `io::stderr` directly and ignore write errors, so they never panic.
 //!
 //! A [`SyncViolation`] carries the site, its reason, where the forbid scope began (and the
@@ -125,8 +127,8 @@
 //! compiling (they expand to the same calls, which then vanish). Modes and `set_enabled` keep
 //! their values but have nothing to act on.
 
-// A library never prints to stdout; its three stderr lines (a `Mode::Warn` violation, an invalid
-// `NOSYNC_MODE`, a hook that `NOSYNC_HOOK=1` asked for and could not install) are written with
+// A library never prints to stdout. Stderr is written in two functions only: `Mode::Warn`'s
+// report (`guard/check.rs`) and `guard/env.rs`'s `say` (the lines no logger may see yet), with
 // `writeln!` to a locked stderr, which cannot panic.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -136,20 +138,7 @@ pub use nosync_macros::{allow_sync, no_sync, synchronizes};
 #[cfg(test)]
 extern crate self as nosync;
 
-mod check;
-#[cfg(not(nosync_off))]
-mod deferred;
-mod future;
-mod mode;
-mod once;
-#[cfg(feature = "cuda")]
-mod quiet;
-mod report;
-mod scope;
-mod site;
-#[cfg(not(nosync_off))]
-mod state;
-mod violation;
+mod guard;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -157,28 +146,33 @@ pub mod __private;
 
 #[cfg(feature = "cuda")]
 pub mod gpu;
-#[cfg(any(feature = "cuda", feature = "cupti"))]
-mod granularity;
-#[cfg(feature = "cupti")]
+#[cfg(feature = "hook")]
 pub mod hook;
 /// The error of the GPU operations ([`gpu::Error`]).
 #[cfg(feature = "cuda")]
 pub use gpu::Error;
 
+/// The observer of the guard's seam (`guard/seam.rs`), wired here, at the crate root: the hook
+/// with the feature `hook`, else no one.
+#[cfg(feature = "hook")]
+type Wired = hook::Observed;
+#[cfg(not(feature = "hook"))]
+type Wired = guard::seam::Unobserved;
+
 /// `true` when this build compiled every check out (`--cfg nosync_off`), for tests that must
 /// pass either way.
 pub const COMPILED_OUT: bool = cfg!(nosync_off);
 
-pub use check::{declare_sync, declare_sync_in_drop};
-pub use future::{FutureExt, NoSync};
-pub use mode::{MODE_ENV, Mode, ParseModeError, mode, set_mode, with_mode};
-pub use report::{SiteCount, SyncReport, assert_no_sync, count_syncs};
-pub use scope::{
+pub use guard::check::{declare_sync, declare_sync_in_drop};
+pub use guard::future::{FutureExt, NoSync};
+pub use guard::mode::{MODE_ENV, Mode, ParseModeError, mode, set_mode, with_mode};
+pub use guard::report::{SiteCount, SyncReport, assert_no_sync, count_syncs};
+pub use guard::scope::{
     AllowGuard, CaptureSafeGuard, ForbidGuard, allow, allow_sync, allow_sync_once, capture_safe,
     capture_safe_scope, forbid, is_enabled, is_forbidden, no_sync, set_enabled,
 };
-pub use site::{SyncKind, SyncSite};
-pub use violation::{Frame, SyncViolation};
+pub use guard::site::{SyncKind, SyncSite};
+pub use guard::violation::{Frame, SyncViolation};
 
 /// The expression-level escape: evaluates `expr` inside an allow scope. Unlike the closure form
 /// [`allow_sync()`](fn@allow_sync), `?`, `return` and `break` inside `expr` keep their meaning.

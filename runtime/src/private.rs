@@ -13,14 +13,14 @@ pub use core::result::Result;
 #[track_caller]
 #[inline]
 pub fn forbid_fn(function: &'static str) -> ForbidGuard {
-    crate::scope::forbid_at(Location::caller(), Some(function))
+    crate::guard::scope::forbid_at(Location::caller(), Some(function))
 }
 
 /// A `capture_safe` scope that names the `#[no_sync(capture_safe)]` function it belongs to.
 #[track_caller]
 #[inline]
 pub fn capture_safe_fn(function: &'static str) -> crate::CaptureSafeGuard {
-    crate::scope::capture_safe_at(Location::caller(), Some(function))
+    crate::guard::scope::capture_safe_at(Location::caller(), Some(function))
 }
 
 /// An allow scope for an `#[allow_sync(reason = "..")]` function. The reason is for readers and
@@ -28,7 +28,7 @@ pub fn capture_safe_fn(function: &'static str) -> crate::CaptureSafeGuard {
 #[track_caller]
 #[inline]
 pub fn allow_fn(function: &'static str, _reason: &'static str) -> AllowGuard {
-    crate::scope::allow_at(Location::caller(), Some(function))
+    crate::guard::scope::allow_at(Location::caller(), Some(function))
 }
 
 /// The body of an `async fn` marked `#[no_sync]`.
@@ -41,7 +41,7 @@ pub fn no_sync_future<F: Future>(fut: F, function: &'static str) -> NoSync<F> {
 #[track_caller]
 #[inline]
 pub fn declare_sync_or_panic(site: &'static SyncSite) {
-    crate::check::declare_sync_or_panic(site);
+    crate::guard::check::declare_sync_or_panic(site);
 }
 
 /// Runs a `#[no_sync]` fn's body (the expansion's closure). `FnOnce`, so the body may return
@@ -80,11 +80,11 @@ impl<T, E: From<SyncViolation>> ReturnViolation<T, E> for Finish<T, E> {
     #[inline]
     fn finish(&self, result: Result<T, E>) -> Result<T, E> {
         #[cfg(not(nosync_off))]
-        if let Some(violation) = crate::deferred::take_returnable() {
+        if let Some(violation) = crate::guard::deferred::take_returnable() {
             return match result {
                 Ok(_) => Err(E::from(violation)),
                 Err(e) => {
-                    crate::deferred::log_unreturned(&violation);
+                    crate::guard::deferred::log_unreturned(&violation);
                     Err(e)
                 }
             };

@@ -1,6 +1,6 @@
-//! `NOSYNC_MODE` (read once per process) and `Mode::Warn` (stderr), tested in subprocesses: the
-//! parent tests re-run this test binary with the environment set and only one `#[ignore]`d probe
-//! selected, then check its stdout and stderr.
+//! `NOSYNC_MODE`, `NOSYNC_GRANULARITY` (read once per process) and `Mode::Warn` (stderr), tested
+//! in subprocesses: the parent tests re-run this test binary with the environment set and only
+//! one `#[ignore]`d probe selected, then check its stdout and stderr.
 #![cfg(not(nosync_off))]
 
 use std::process::{Command, Output};
@@ -9,6 +9,11 @@ use nosync::{Mode, SyncSite};
 
 /// Runs the ignored probe `name` in a fresh process with `NOSYNC_MODE` set to `value` (or unset).
 fn run_probe(name: &str, value: Option<&str>) -> (String, String) {
+    run_probe_with(name, "NOSYNC_MODE", value)
+}
+
+/// Runs the ignored probe `name` in a fresh process with `var` set to `value` (or unset).
+fn run_probe_with(name: &str, var: &str, value: Option<&str>) -> (String, String) {
     let exe = std::env::current_exe().expect("the test binary's path");
     let mut cmd = Command::new(exe);
     cmd.args([
@@ -19,8 +24,8 @@ fn run_probe(name: &str, value: Option<&str>) -> (String, String) {
         "--test-threads=1",
     ]);
     match value {
-        Some(v) => cmd.env("NOSYNC_MODE", v),
-        None => cmd.env_remove("NOSYNC_MODE"),
+        Some(v) => cmd.env(var, v),
+        None => cmd.env_remove(var),
     };
     let Output {
         status,
@@ -98,8 +103,8 @@ fn an_invalid_value_prints_one_message_naming_the_valid_ones() {
     assert_eq!(probed_mode(&stdout), Mode::build_default().to_string());
     let lines: Vec<_> = stderr.lines().filter(|l| l.contains("nosync:")).collect();
     let expected = format!(
-        "nosync: NOSYNC_MODE: invalid nosync mode `loud`; expected one of: allow, log, warn, \
-         error, panic; using the default `{}`",
+        "nosync: NOSYNC_MODE: `loud` is none of allow, log, warn, error, panic; using the \
+         default `{}`",
         Mode::build_default()
     );
     assert_eq!(lines, [expected.as_str()], "{stderr}");
@@ -117,4 +122,24 @@ fn warn_mode_prints_one_stderr_line_per_site() {
         lines[0].contains("`probe_warn_wait` blocks the host (blocks) inside a nosync::forbid()")
     );
     assert!(lines[1].contains("`probe_warn_copy` blocks the host (may block)"));
+}
+
+#[test]
+#[ignore = "probe: run by the other tests of this file in a subprocess"]
+fn probe_granularity() {
+    println!("PROBE granularity={:?}", nosync::hook::granularity());
+}
+
+/// Every `NOSYNC_*` variable takes one policy: an unknown value is one line on stderr naming
+/// what it takes, and the default stands.
+#[test]
+fn an_invalid_granularity_is_one_stderr_line_like_an_invalid_mode() {
+    let (stdout, stderr) = run_probe_with("probe_granularity", "NOSYNC_GRANULARITY", Some("all"));
+    assert!(stdout.contains("PROBE granularity=Actual"), "{stdout}");
+    let lines: Vec<_> = stderr.lines().filter(|l| l.contains("nosync:")).collect();
+    assert_eq!(
+        lines,
+        ["nosync: NOSYNC_GRANULARITY: `all` is none of declared, actual; using `actual`"],
+        "{stderr}"
+    );
 }

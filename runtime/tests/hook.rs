@@ -2,7 +2,7 @@
 //! panics, and changes nothing; `NOSYNC_HOOK=1` says so once on stderr. On a machine with a
 //! driver the same tests check that the error, if any, is not the missing-driver one
 //! (`hook_gpu.rs` tests the hook itself there).
-#![cfg(all(feature = "cupti", not(nosync_off)))]
+#![cfg(all(feature = "hook", not(nosync_off)))]
 
 use std::process::Command;
 

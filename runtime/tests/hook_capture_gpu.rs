@@ -3,7 +3,7 @@
 //! (900, 901) that the code discards are reported too; a clean capture is silent and its graph
 //! runs; a `capture_safe` scope reports what would break a capture without one; the wait behind
 //! a 100 ms kernel is timed. Skipped as ignored without a GPU.
-#![cfg(feature = "cupti")]
+#![cfg(feature = "hook")]
 
 mod gpu_support;
 
@@ -16,7 +16,7 @@ use cudarc::driver::{
     PushKernelArg, result,
 };
 use gpu_support::{exclusive, gpu, say};
-use nosync::hook::capture::{Break, WATCHED};
+use nosync::hook::capture::Break;
 use nosync::{Mode, SyncReport, SyncViolation};
 
 const GLOBAL: CUstreamCaptureMode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL;
@@ -182,7 +182,7 @@ fn a_capture_safe_scope_reports_what_would_break_a_capture() {
     assert!(outside.is_empty(), "{outside}");
     e.s.synchronize().expect("sync");
     legacy.synchronize().expect("sync");
-    assert!(WATCHED.iter().any(|w| w.while_capturing()));
+    assert!(nosync::hook::capture::watched().any(|(_, live)| live));
 }
 
 #[test]

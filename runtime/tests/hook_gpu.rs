@@ -4,7 +4,7 @@
 //! case fails when the two disagree; setup cases are printed (their cost is the driver's).
 //! Also: no double report under `nosync::gpu`, other threads, `Mode::Error` with the frame,
 //! `Declared` granularity, uninstall. Skipped as ignored without a GPU.
-#![cfg(feature = "cupti")]
+#![cfg(feature = "hook")]
 
 mod gpu_support;
 

@@ -5,7 +5,7 @@
 //! listed in `Hook::coverage()` as unseen; `cuGetProcAddress` itself is answered with nosync's
 //! hook. A synchronization looked up each way is reported inside a forbid scope. Skipped as
 //! ignored without a GPU; run it alone (one test, before any other CUDA call of the process).
-#![cfg(all(feature = "cupti", target_os = "linux"))]
+#![cfg(all(feature = "hook", target_os = "linux"))]
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, c_char, c_void};
@@ -87,7 +87,7 @@ fn every_hooked_name_through_the_real_cu_get_proc_address() {
     // The wrapper of each exported hooked function, as `dlsym` (nosync's) answers it.
     let hooked = nosync::hook::HOOKED.iter().map(|r| r.does.api);
     let hooked: Vec<&str> = hooked
-        .chain(nosync::hook::capture::WATCHED.iter().map(|w| w.site.api))
+        .chain(nosync::hook::capture::watched().map(|(api, _)| api))
         .collect();
     let wrapped: BTreeMap<usize, String> = NAMES
         .iter()

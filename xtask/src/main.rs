@@ -2,7 +2,9 @@
 //!
 //! `cargo run -p xtask -- modgraph [ROOT]` prints which top-level module of the lint uses
 //! which, bottom layer first, and every use of a later stage or file-system call in the
-//! core (exit status 1 when there is one); its test runs in CI (see `modgraph.rs`).
+//! core; then the runtime's rooms, and any use of a later layer or circle of files in
+//! `runtime/src` (exit status 1 when there is one); its tests run in CI (see `modgraph.rs`,
+//! `runtime_graph.rs`).
 //!
 //! `cargo run -p xtask --release -- sweep [--list FILE] [--scratch DIR] [--only NAME]...
 //! [--timeout SECS] [--lint PATH]`
@@ -25,6 +27,7 @@ mod fetch;
 mod list;
 mod modgraph;
 mod run;
+mod runtime_graph;
 mod table;
 
 use std::path::{Path, PathBuf};
@@ -46,7 +49,12 @@ const USAGE: &str = "usage: cargo run -p xtask --release -- sweep [--list FILE] 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let code = match argv.split_first() {
-        Some((cmd, rest)) if cmd == "modgraph" => modgraph::main(rest, &repo_root()),
+        Some((cmd, rest)) if cmd == "modgraph" => {
+            let lint = modgraph::main(rest, &repo_root());
+            println!();
+            let runtime = runtime_graph::main(&runtime_graph::root_arg(rest, &repo_root()));
+            lint.max(runtime)
+        }
         Some((cmd, rest)) if cmd == "edits" => edits::main(rest),
         Some((cmd, rest)) if cmd == "sweep" => match parse_args(rest) {
             Ok(args) => sweep(&args),

@@ -142,7 +142,7 @@ fn left_out(path: &[String]) -> bool {
 }
 
 /// The `.rs` files under `dir`, sorted (another crate's directory inside it left out).
-fn rust_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn rust_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -248,7 +248,7 @@ impl Uses<'_> {
 }
 
 /// The segments of the path `a :: b :: c` at the start of `trees`.
-fn path_tokens(trees: &[proc_macro2::TokenTree]) -> Vec<String> {
+pub(crate) fn path_tokens(trees: &[proc_macro2::TokenTree]) -> Vec<String> {
     use proc_macro2::TokenTree::{Ident, Punct};
     let mut segs = Vec::new();
     let mut i = 0;
@@ -283,7 +283,7 @@ fn top_module(krate: &Crate, module: &[String], segs: &[String]) -> Option<Strin
     }
 }
 
-fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+pub(crate) fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         a.path().is_ident("cfg")
             && a.parse_args::<syn::Meta>()

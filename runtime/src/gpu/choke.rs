@@ -18,9 +18,9 @@ use cudarc::driver::{
 
 use super::ops::{self, Op};
 use super::{Error, Granularity, granularity};
-use crate::quiet::Checked;
+use crate::guard::quiet::Checked;
 
-use crate::granularity::{PAGEABLE_INLINE_LIMIT, PAGEABLE_STAGING_CHUNKS, staging_chunks};
+use crate::guard::granularity::{PAGEABLE_INLINE_LIMIT, PAGEABLE_STAGING_CHUNKS, staging_chunks};
 
 /// The facts about one blocking driver call that decide whether the host waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -59,7 +59,7 @@ pub mod __private {
 pub use pinned::PinnedBuffer;
 pub use stream::Stream;
 
-pub use crate::granularity::{GRANULARITY_ENV, Granularity, granularity, set_granularity};
+pub use crate::guard::granularity::{GRANULARITY_ENV, Granularity, granularity, set_granularity};
 
 /// The driver's names on the loader's path.
 const DRIVER_NAMES: [&str; 2] = ["libcuda.so.1", "libcuda.so"];

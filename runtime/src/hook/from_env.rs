@@ -2,18 +2,32 @@
 
 use std::sync::Once;
 
-use super::{Backend, HOOK_ENV, HookError, REPORT_ENV, install_with, say};
+use super::{Backend, HOOK_ENV, HookError, REPORT_ENV, install_with};
+use crate::guard::env::{self, EnvError, say};
+
+/// What `NOSYNC_HOOK` takes, for its error.
+const TAKES: &str = "0, 1, auto, cupti, interpose";
+
+/// The error of a `NOSYNC_HOOK` value nosync does not know.
+pub(super) fn env_error(value: &str) -> EnvError {
+    EnvError {
+        var: HOOK_ENV,
+        value: value.to_owned(),
+        takes: TAKES,
+    }
+}
 
 /// What `NOSYNC_HOOK` says: `None` for "do not install on the first scope" (unset, empty, `0`),
 /// else the backend it asks for.
 pub(super) fn env_backend() -> Result<Option<Backend>, HookError> {
-    let value = std::env::var(HOOK_ENV).unwrap_or_default();
-    match value.trim() {
-        "" | "0" => Ok(None),
-        "1" | "auto" => Ok(Some(Backend::Auto)),
-        "cupti" => Ok(Some(Backend::Cupti)),
-        "interpose" => Ok(Some(Backend::Interpose)),
-        _ => Err(HookError::Env { value }),
+    match env::var(HOOK_ENV).as_deref() {
+        None | Some("0") => Ok(None),
+        Some("1" | "auto") => Ok(Some(Backend::Auto)),
+        Some("cupti") => Ok(Some(Backend::Cupti)),
+        Some("interpose") => Ok(Some(Backend::Interpose)),
+        Some(value) => Err(HookError::Env {
+            value: value.to_owned(),
+        }),
     }
 }
 
@@ -30,8 +44,8 @@ pub(crate) fn install_from_env_once() {
 #[cold]
 fn install_from_env() {
     // A report asks for the hook too.
-    let report = std::env::var_os(REPORT_ENV).is_some_and(|v| !v.is_empty());
-    if std::env::var(HOOK_ENV).is_ok_and(|v| v.trim() == "0") {
+    let report = env::var(REPORT_ENV).is_some();
+    if env::var(HOOK_ENV).as_deref() == Some("0") {
         return;
     }
     let message = match env_backend() {
@@ -45,11 +59,8 @@ fn install_from_env() {
                 format!("{REPORT_ENV} is set but the hook was not installed: {e}")
             }
             Err(e) => {
-                let value = std::env::var(HOOK_ENV).unwrap_or_default();
-                format!(
-                    "{HOOK_ENV}={} but the hook was not installed: {e}",
-                    value.trim()
-                )
+                let value = env::var(HOOK_ENV).unwrap_or_default();
+                format!("{HOOK_ENV}={value} but the hook was not installed: {e}")
             }
         },
         Err(e) => format!("{e}; the hook was not installed"),

@@ -35,53 +35,50 @@
 //! when the interposer is asked for where it cannot see every call, [`install`] returns a
 //! [`HookError`] naming the cause and where it looked; nothing else changes.
 
-mod callback;
-#[cfg(not(nosync_off))]
-mod calls;
-pub mod capture;
+mod check;
 mod coverage;
-mod enable;
-mod ffi;
-#[cfg(all(test, not(nosync_off)))]
-mod flow_tests;
-mod frame;
+mod cupti;
 mod from_env;
 #[cfg(target_os = "linux")]
 mod interpose;
-mod load;
-mod runner;
-mod stack;
-mod subscribe;
-pub(crate) mod summary;
-mod table;
-#[cfg(all(test, not(nosync_off)))]
-mod tests;
-mod waits;
+mod observe;
+mod report;
 
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
-pub use crate::granularity::{GRANULARITY_ENV, Granularity, granularity, set_granularity};
-pub use coverage::{Coverage, PatchedObject, Skipped};
-#[cfg(not(nosync_off))]
-pub(crate) use enable::{Demand, demand};
-pub use enable::{IDLE, callbacks_on, keep_enabled};
-pub use frame::MAX_FRAMES;
-use from_env::env_backend;
-pub(crate) use from_env::install_from_env_once;
-pub use load::CUPTI_ENV;
-#[cfg(not(nosync_off))]
-pub(crate) use runner::{check_since as runner_check_since, latest as runner_latest};
-pub use runner::{is_runner_name, runner_thread};
-pub use summary::{REPORT_ENV, start_report, waits};
-pub use table::{Domain, HOOKED, Hooked, Params, Rule};
-pub use waits::{WaitSite, Waited};
+use check::ffi;
+use cupti::{enable, load, subscribe};
+use report::summary;
 
-/// `NOSYNC_HOOK=1` (or `auto`, `cupti`, `interpose`) installs the hook when the first forbid
-/// scope opens (and keeps it for the process); `0` or unset does nothing. `cupti` and
-/// `interpose` also pick the backend of every [`install`] (which does not name one); any other
-/// value makes `install` an error.
-pub const HOOK_ENV: &str = "NOSYNC_HOOK";
+pub use crate::guard::env::{CUPTI_ENV, REPORT_ENV};
+pub use crate::guard::granularity::{GRANULARITY_ENV, Granularity, granularity, set_granularity};
+pub use check::frame::MAX_FRAMES;
+pub use check::runner::{is_runner_name, runner_thread};
+pub use check::table::{Domain, HOOKED, Hooked, Params, Rule};
+pub use check::waits::{WaitSite, Waited};
+pub use coverage::{Coverage, PatchedObject, Skipped};
+pub use enable::{IDLE, callbacks_on, keep_enabled};
+use from_env::env_backend;
+pub(crate) use observe::Observed;
+
+/// CUDA-graph capture: what breaks one ([`Break`](crate::hook::capture::Break)), as a violation
+/// names it.
+pub mod capture {
+    pub use super::check::capture::Break;
+
+    /// The calls the hook watches for capture safety, by name, and whether each is enabled only
+    /// while a capture or a `capture_safe` scope is live: for the GPU tests.
+    #[doc(hidden)]
+    pub fn watched() -> impl Iterator<Item = (&'static str, bool)> {
+        super::check::capture::WATCHED
+            .iter()
+            .map(|w| (w.site.api, w.while_capturing()))
+    }
+}
+pub use summary::{start_report, waits};
+
+pub use crate::guard::env::HOOK_ENV;
 
 /// Why the hook could not be installed. Nothing else changed: the rest of nosync works as before.
 #[derive(Debug, thiserror::Error)]
@@ -149,7 +146,7 @@ pub enum HookError {
         reason: String,
     },
     /// `NOSYNC_HOOK` holds a value nosync does not know.
-    #[error("{HOOK_ENV}={value:?} is not 0, 1, auto, cupti or interpose")]
+    #[error("{}", from_env::env_error(value))]
     Env {
         /// The variable's value.
         value: String,
@@ -225,12 +222,6 @@ fn subscription() -> std::sync::MutexGuard<'static, Option<Subscription>> {
 /// libcupti for CUPTI): without it, it returns the error and changes nothing.
 pub fn install() -> Result<Hook, HookError> {
     install_with(env_backend()?.unwrap_or(Backend::Auto))
-}
-
-/// A line for the user on stderr, like nosync's other messages (no logger needed).
-pub(crate) fn say(message: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "nosync: {message}");
 }
 
 /// Installs the hook with a chosen backend (or shares the installed one, whatever its backend).

@@ -174,7 +174,7 @@ pub(super) fn tell_once() {
     }
     state.told_skipped = skipped;
     drop(guard);
-    crate::hook::say(&format!(
+    crate::guard::env::say(&format!(
         "hook: the interposer left {skipped} import slots or lookups alone, so calls through them are not seen (Hook::coverage() says which and why; NOSYNC_HOOK=cupti sees every call)"
     ));
 }
@@ -199,7 +199,7 @@ pub(super) unsafe fn around(
 ) -> i32 {
     if !ACTIVE.load(Relaxed)
         || (entry.frequent && !WATCHING.load(Relaxed))
-        || super::callback::idle(entry.cbid)
+        || super::check::callback::idle(entry.cbid)
     {
         return call();
     }
@@ -236,13 +236,13 @@ unsafe fn checked(entry: &'static Entry, params: *const c_void, call: impl FnOnc
     };
     // SAFETY: `data` is shaped like CUPTI's for this call: its parameter struct (this fn's
     // contract), its slot, and at the exit its result.
-    unsafe { super::callback::check_interposed(entry.domain, entry.cbid, &data) };
+    unsafe { super::check::callback::check_interposed(entry.domain, entry.cbid, &data) };
     let mut result = call();
     let r = result;
     data.callbackSite = API_EXIT;
     data.functionReturnValue = (&raw mut result).cast();
     // SAFETY: as above.
-    unsafe { super::callback::check_interposed(entry.domain, entry.cbid, &data) };
+    unsafe { super::check::callback::check_interposed(entry.domain, entry.cbid, &data) };
     r
 }
 

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
 use super::elf::{self, Object};
 use super::wrappers::{self, Entry, Targets};
-use crate::hook::table::Domain;
+use crate::hook::check::table::Domain;
 
 /// What a slot or a lookup of a name gets instead.
 #[derive(Debug, Clone, Copy)]

@@ -1,9 +1,9 @@
 //! The interposer without a GPU: its table against the hook's, its wrappers' parameter structs
 //! against CUPTI's, and the import slots of this test binary.
 
-use super::super::capture::WATCHED;
-use super::super::table::HOOKED;
 use super::*;
+use crate::hook::check::capture::WATCHED;
+use crate::hook::check::table::HOOKED;
 use std::collections::HashMap;
 
 #[test]

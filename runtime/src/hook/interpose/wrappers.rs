@@ -15,7 +15,7 @@ use std::ffi::c_void;
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 
-use super::super::table::Domain;
+use crate::hook::check::table::Domain;
 
 /// `CUresult` or `cudaError_t`.
 type Res = i32;
