@@ -118,7 +118,7 @@ fn join_report(path: &std::path::Path, analysis: &mut Analysis) -> Result<(), St
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read the wait report {}: {e}", path.display()))?;
     let index = std::mem::take(&mut analysis.stats.fn_index);
-    let inputs = (&analysis.sources, &index, analysis.root.as_path());
+    let inputs = (&analysis.sources, index, analysis.root.as_path());
     crate::runtime_report::apply(&mut analysis.diagnostics, inputs, (path, &text))
 }
 

@@ -106,7 +106,7 @@ pub struct Stats {
     /// What became of the speculative analysis, when one was started (cargo ran).
     pub speculation: Option<Speculation>,
     /// The fns `--runtime-report` looks frames up in (not printed).
-    pub(crate) fn_index: crate::runtime_report::FnIndex,
+    pub(crate) fn_index: crate::runtime_report::RawIndex,
 }
 
 /// The result of a run: diagnostics (sorted), figures, the sources they point into, and

@@ -6,7 +6,7 @@
 use crate::callgraph::CallGraph;
 use crate::parse::ir::Body;
 use crate::resolve::{DefMap, FnId};
-use crate::source::SourceMap;
+use crate::source::{FileId, SourceMap, SpanIr};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -48,13 +48,63 @@ pub(crate) enum Callee {
     Unresolved(String),
 }
 
+/// What [`build`] keeps: spans, not lines, so that no file is read for it (a file the stamp
+/// table vouched for is read only if a join asks, [`RawIndex::lines`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RawIndex {
+    fns: Vec<RawFn>,
+    crates: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+struct RawFn {
+    path: String,
+    file: FileId,
+    name: SpanIr,
+    end: Option<SpanIr>,
+    analysed: bool,
+    root: bool,
+    calls: Vec<(SpanIr, Callee)>,
+}
+
+impl RawIndex {
+    /// The index with lines, read from `sources`.
+    pub(crate) fn lines(self, sources: &SourceMap) -> FnIndex {
+        let line = |s: SpanIr| sources.span(s).line_start;
+        let fns = (self.fns.into_iter())
+            .map(|f| {
+                let start = line(f.name);
+                let end = f.end.map_or(start, |e| sources.span(e).line_end);
+                let calls = f.calls.into_iter();
+                IndexedFn {
+                    path: f.path,
+                    file: sources.file(f.file).path.clone(),
+                    lines: (start, end.max(start)),
+                    analysed: f.analysed,
+                    root: f.root,
+                    calls: calls
+                        .map(|(s, callee)| Call {
+                            line: line(s),
+                            callee,
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        FnIndex {
+            fns,
+            crates: self.crates,
+        }
+    }
+}
+
 /// The index of `map`'s fns with a body that are under `workspace` or that `graph` walked.
 pub(crate) fn build(
     map: &DefMap<'_>,
     graph: &CallGraph,
     sources: &SourceMap,
     workspace: &Path,
-) -> FnIndex {
+) -> RawIndex {
     let reached: HashSet<FnId> = graph.edges.iter().map(|e| e.to).collect();
     let mut fns = Vec::new();
     for (id, f) in map.fns.iter().enumerate() {
@@ -62,26 +112,24 @@ pub(crate) fn build(
             continue;
         };
         let id = id as FnId;
-        let file = sources.file(span.file).path.clone();
         let walked = has_calls(graph, id) || f.marks.root || reached.contains(&id);
-        if !walked && !file.starts_with(workspace) {
+        if !walked && !sources.file(span.file).path.starts_with(workspace) {
             continue;
         }
-        let start = sources.span(span).line_start;
-        let end = body_end(ir.body.as_ref()).map_or(start, |s| sources.span(s).line_end);
-        fns.push(IndexedFn {
+        fns.push(RawFn {
             path: f.path.clone(),
-            file,
-            lines: (start, end.max(start)),
+            file: span.file,
+            name: span,
+            end: body_end(ir.body.as_ref()),
             analysed: walked,
             root: f.marks.root,
-            calls: calls(map, graph, sources, id),
+            calls: calls(map, graph, id),
         });
     }
     let names = map.fns.iter().filter_map(|f| crate_name(&f.path));
     let mut crates: Vec<String> = names.collect::<HashSet<_>>().into_iter().collect();
     crates.sort_unstable();
-    FnIndex { fns, crates }
+    RawIndex { fns, crates }
 }
 
 fn has_calls(graph: &CallGraph, id: FnId) -> bool {
@@ -91,7 +139,7 @@ fn has_calls(graph: &CallGraph, id: FnId) -> bool {
 }
 
 /// The span whose end is the end of a body.
-fn body_end(body: Option<&Body>) -> Option<crate::source::SpanIr> {
+fn body_end(body: Option<&Body>) -> Option<SpanIr> {
     match body? {
         Body::Lowered(block) => block.close,
         Body::Lazy(lazy) => Some(lazy.span),
@@ -99,29 +147,21 @@ fn body_end(body: Option<&Body>) -> Option<crate::source::SpanIr> {
     }
 }
 
-/// Fn `id`'s calls by line: its edges (not drops), then its unresolved calls.
-fn calls(map: &DefMap<'_>, graph: &CallGraph, sources: &SourceMap, id: FnId) -> Vec<Call> {
+/// Fn `id`'s calls: its edges (not drops), then its unresolved calls.
+fn calls(map: &DefMap<'_>, graph: &CallGraph, id: FnId) -> Vec<(SpanIr, Callee)> {
     let i = id as usize;
     let out = graph.out.get(i).map_or(&[][..], Vec::as_slice);
     let edges = out.iter().map(|&e| &graph.edges[e as usize]);
-    let mut calls: Vec<Call> = (edges.filter(|e| e.dropped.is_none()))
+    let mut calls: Vec<(SpanIr, Callee)> = (edges.filter(|e| e.dropped.is_none()))
         .map(|e| {
             let callee = map.func(e.to);
-            let callee = Callee::Fn {
-                path: callee.path.clone(),
-                sink: callee.marks.sink.is_some() || callee.marks.model_node.is_some(),
-            };
-            Call {
-                line: sources.span(e.site).line_start,
-                callee,
-            }
+            let sink = callee.marks.sink.is_some() || callee.marks.model_node.is_some();
+            let path = callee.path.clone();
+            (e.site, Callee::Fn { path, sink })
         })
         .collect();
     let unresolved = graph.unresolved.get(i).map_or(&[][..], Vec::as_slice);
-    calls.extend(unresolved.iter().map(|u| Call {
-        line: sources.span(u.site).line_start,
-        callee: Callee::Unresolved(u.what.clone()),
-    }));
+    calls.extend((unresolved.iter()).map(|u| (u.site, Callee::Unresolved(u.what.clone()))));
     calls
 }
 

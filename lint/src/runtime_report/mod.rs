@@ -11,7 +11,7 @@ mod frames;
 mod index;
 mod join;
 
-pub(crate) use index::{FnIndex, build as index};
+pub(crate) use index::{RawIndex, build as index};
 
 use crate::diagnostics::{Diagnostic, Runtime};
 use crate::source::SourceMap;
@@ -26,11 +26,15 @@ const NO_LINES: &str = "the wait report's frames have no file or line (the binar
 /// workspace at `root`: `Err` is the located error to print (exit status 2).
 pub(crate) fn apply(
     diagnostics: &mut Vec<Diagnostic>,
-    (sources, index, root): (&SourceMap, &FnIndex, &Path),
+    (sources, index, root): (&SourceMap, RawIndex, &Path),
     (path, text): (&Path, &str),
 ) -> Result<(), String> {
     let report = format::parse(path, text).map_err(|e| e.to_string())?;
-    let world = World { root, index };
+    let index = index.lines(sources);
+    let world = World {
+        root,
+        index: &index,
+    };
     if let Some(frame) = join::another_build(&report, world) {
         return Err(another_build(path, &report, &frame));
     }
