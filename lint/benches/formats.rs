@@ -59,6 +59,7 @@ fn findings() -> Vec<Diagnostic> {
                 chain,
                 confidence: Confidence::Exact,
                 undecided: Vec::new(),
+                runtime: None,
             });
             d
         })

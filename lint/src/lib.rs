@@ -30,6 +30,7 @@ mod cli;
 mod engine;
 mod render;
 mod report;
+mod runtime_report;
 
 // The stages below, from the core and the workspace crates, by the names this crate's
 // modules use (`crate::parse`, `crate::workspace`).

@@ -614,3 +614,16 @@ fn no_deps_says_when_chains_leave_the_workspace() {
         full.stdout
     );
 }
+
+/// The join with a hand-written wait report (`fixtures/runtime-report/report.json`): two
+/// findings confirmed (the costlier first, `rank` by share of time), one not observed, one
+/// missed wait with its advice (`lint/tests/runtime_report.rs` applies it).
+#[test]
+fn runtime_report_in_three_formats() {
+    let human = snapshot_formats(
+        "runtime-report",
+        &["--runtime-report", "$FIXTURE/report.json"],
+    );
+    assert_eq!(human.exit, 1, "{}{}", human.stdout, human.stderr);
+    insta::assert_snapshot!("runtime-report-human", normalise(&human.stdout, None));
+}

@@ -28,6 +28,8 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     &["analysis"],
     &["baseline"],
     &["report"],
+    // `--runtime-report`: the findings joined with a wait report of the runtime hook.
+    &["runtime_report"],
     &["render"],
     &["engine"],
     &["cli"],

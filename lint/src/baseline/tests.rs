@@ -32,6 +32,7 @@ fn finding(code: Code, functions: &[&str], sink: &str, line: usize) -> Diagnosti
         chain,
         confidence: Confidence::Exact,
         undecided: Vec::new(),
+        runtime: None,
     });
     d
 }

@@ -64,6 +64,10 @@ pub(super) struct Cli {
     /// Output format
     #[arg(long, value_enum, default_value_t = OutputFormat::Human, value_name = "FMT")]
     pub format: OutputFormat,
+    /// Join the findings with a wait report of the runtime hook (`NOSYNC_REPORT=json:PATH`):
+    /// each finding observed or not, the costliest first; each wait it missed, with the fix
+    #[arg(long, value_name = "PATH")]
+    pub runtime_report: Option<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -91,6 +91,12 @@ fn run_with(
             return 2;
         }
     };
+    if let Some(path) = &cli.runtime_report
+        && let Err(e) = join_report(path, &mut analysis)
+    {
+        let _ = writeln!(err, "error: {e}");
+        return 2;
+    }
     let code = match finish(&cli.output, &mut analysis, err) {
         Ok(diagnostics) => {
             let code = show(&cli, &analysis, &diagnostics, terminal, out, err);
@@ -105,6 +111,15 @@ fn run_with(
         std::mem::forget(analysis);
     }
     code
+}
+
+/// The analysis's findings joined with the wait report at `path` (`--runtime-report`).
+fn join_report(path: &std::path::Path, analysis: &mut Analysis) -> Result<(), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the wait report {}: {e}", path.display()))?;
+    let index = std::mem::take(&mut analysis.stats.fn_index);
+    let inputs = (&analysis.sources, index, analysis.root.as_path());
+    crate::runtime_report::apply(&mut analysis.diagnostics, inputs, (path, &text))
 }
 
 /// What needs no analysis: `--explain`, a bad `--message-format` value; the exit code when

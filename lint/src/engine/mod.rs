@@ -105,6 +105,8 @@ pub struct Stats {
     pub walks_cached: Option<(usize, usize)>,
     /// What became of the speculative analysis, when one was started (cargo ran).
     pub speculation: Option<Speculation>,
+    /// The fns `--runtime-report` looks frames up in (not printed).
+    pub(crate) fn_index: crate::runtime_report::RawIndex,
 }
 
 /// The result of a run: diagnostics (sorted), figures, the sources they point into, and

@@ -173,7 +173,8 @@ fn pipeline(input: Input, opts: Core<'_>, files: &dyn Loader, incr: &mut Increme
     let roots = analysis::sorted_roots(&map, root_fns);
     let d = search(&map, &graph, &sources, (&roots, opts));
     run.lap("analysis", d);
-    let stats = figures(run.stats, (&map, &graph), (&sources, &crates), &roots);
+    let mut stats = figures(run.stats, (&map, &graph), (&sources, &crates), &roots);
+    stats.fn_index = crate::runtime_report::index(&map, &graph, &sources, &root);
     let diags = analysis::settle(run.diags, &parsed, &sources, &crates);
     let exiting = opts.exiting && !incr.stale();
     free(map, graph, exiting);

@@ -288,6 +288,7 @@ pub(crate) mod tests {
             chain,
             confidence: Confidence::Exact,
             undecided: Vec::new(),
+            runtime: None,
         });
         d
     }

@@ -89,6 +89,9 @@ struct FindingJson<'a> {
     sink_kind: crate::diagnostics::SinkKind,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     undecided: &'a [String],
+    /// What a wait report says of it (`--runtime-report`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runtime: Option<crate::diagnostics::Runtime>,
 }
 
 #[derive(Serialize)]
@@ -266,5 +269,6 @@ fn finding_json(finding: &Finding) -> FindingJson<'_> {
         sink_reason: &finding.sink_reason,
         sink_kind: finding.sink_kind,
         undecided: &finding.undecided,
+        runtime: finding.runtime,
     }
 }

@@ -99,6 +99,17 @@ struct SarifResult {
     partial_fingerprints: serde_json::Map<String, serde_json::Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     code_flows: Vec<CodeFlow>,
+    /// With `--runtime-report`: an observed finding's share of the waited time, 0 to 100.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rank: Option<f64>,
+    /// With `--runtime-report`: what the wait report says of the finding.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    properties: Option<ResultProperties>,
+}
+
+#[derive(Serialize)]
+struct ResultProperties {
+    observed: crate::diagnostics::Runtime,
 }
 
 #[derive(Serialize)]
@@ -233,6 +244,7 @@ fn result(item: &Item<'_>) -> SarifResult {
         }
         text.push_str(&note.message);
     }
+    let runtime = diagnostic.finding.as_ref().and_then(|f| f.runtime);
     let mut fingerprints = serde_json::Map::new();
     fingerprints.insert(FINGERPRINT_KEY.to_owned(), item.fingerprint.clone().into());
     SarifResult {
@@ -246,6 +258,11 @@ fn result(item: &Item<'_>) -> SarifResult {
         locations: [location(&diagnostic.primary, diagnostic.label.clone())],
         partial_fingerprints: fingerprints,
         code_flows: code_flows(diagnostic),
+        rank: runtime.and_then(|r| match r {
+            crate::diagnostics::Runtime::Observed { rank, .. } => Some(f64::from(rank)),
+            crate::diagnostics::Runtime::NotObserved => None,
+        }),
+        properties: runtime.map(|observed| ResultProperties { observed }),
     }
 }
 

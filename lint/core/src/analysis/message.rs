@@ -92,6 +92,7 @@ pub(super) fn finding(
         chain: hops,
         confidence,
         undecided,
+        runtime: None,
     });
     d
 }

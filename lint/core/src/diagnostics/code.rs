@@ -79,6 +79,8 @@ codes! {
         "the lint hit an internal error on part of the input; that part was skipped, the rest analysed, and the run exits 2";
     StaleBaselineEntry = "stale-baseline-entry", Warn,
         "a baseline entry matches no finding any more; regenerate the baseline";
+    MissedWait = "missed-wait", Warn,
+        "the runtime hook saw a wait inside a #[no_sync] root that no finding explains (--runtime-report)";
 }
 
 impl Code {

@@ -141,6 +141,25 @@ pub struct Finding {
     /// modelled call, a failing path below the root), in words: a `blocks` sink reached so
     /// is a `possible-sync-in-no-sync`.
     pub undecided: Vec<String>,
+    /// What a run's wait report says of the finding (`--runtime-report`); `None` without one.
+    pub runtime: Option<Runtime>,
+}
+
+/// What a wait report says of a finding: the waits it observed on the finding's chain, or
+/// none (the run did not cover it, or the arm never runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum Runtime {
+    Observed {
+        /// How many waits.
+        count: u64,
+        /// Their total and longest time, in nanoseconds.
+        total_ns: u64,
+        max_ns: u64,
+        /// The finding's share of the time of every confirmed finding, 0 to 100.
+        rank: u8,
+    },
+    NotObserved,
 }
 
 /// The Cargo target a diagnostic belongs to, for cargo-shaped JSON output.

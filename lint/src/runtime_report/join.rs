@@ -1,0 +1,160 @@
+//! The join, pure: the findings and a wait report → each finding confirmed (with what was
+//! observed) or not observed, and each observed in-scope site of a root that no finding
+//! explains (a missed wait, `advice.rs`). A frame that points into the workspace where no
+//! fn of its name is means the report is of other sources: an error.
+
+use super::format::{Frame, ScopeKind, Site, WaitReport};
+use super::frames::{frame_file, same_file, same_fn};
+use super::index::{FnIndex, IndexedFn};
+use crate::diagnostics::{Finding, Runtime};
+use std::path::Path;
+
+/// What the join needs besides the report: the workspace root and the index of fns.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct World<'a> {
+    pub root: &'a Path,
+    pub index: &'a FnIndex,
+}
+
+/// The first frame that points into the workspace where no fn of its name is, as words.
+pub(crate) fn another_build(report: &WaitReport, world: World<'_>) -> Option<String> {
+    let frames = report.sites.iter().flat_map(|s| &s.frames);
+    frames.filter_map(|f| misplaced(f, world)).next()
+}
+
+/// Why frame `f` cannot be of these sources, if it cannot.
+fn misplaced(f: &Frame, world: World<'_>) -> Option<String> {
+    let (written, line) = (f.file.as_ref()?, f.line?);
+    let file = frame_file(world.root, written);
+    if !file.starts_with(world.root) {
+        return None;
+    }
+    let in_file: Vec<&IndexedFn> = (world.index.fns.iter())
+        .filter(|g| same_file(&g.file, &file))
+        .collect();
+    let at = format!("`{}` at {}:{line}", f.function, written.display());
+    if in_file.is_empty() {
+        return Some(format!("{at}: no such source file in the workspace"));
+    }
+    let found = (in_file.iter()).any(|g| same_fn(&g.path, &f.function) && within(g, line));
+    (!found).then(|| format!("{at}: no fn of that name holds that line"))
+}
+
+fn within(g: &IndexedFn, line: usize) -> bool {
+    g.lines.0 <= line && line <= g.lines.1
+}
+
+/// The root a site's waits were in (its path as the lint names it), if the site is in scope.
+pub(crate) fn scope_root<'i>(site: &Site, world: World<'i>) -> Option<&'i IndexedFn> {
+    let scope = site.scope.as_ref().filter(|_| site.in_scope)?;
+    let roots = world.index.fns.iter().filter(|g| g.root);
+    match scope.kind {
+        ScopeKind::NoSync => {
+            let name = scope.function.as_deref()?;
+            roots.into_iter().find(|g| same_fn(&g.path, name))
+        }
+        ScopeKind::Forbid => {
+            let file = frame_file(world.root, scope.file.as_deref()?);
+            let line = scope.line?;
+            let mut holding = roots.filter(|g| same_file(&g.file, &file) && within(g, line));
+            holding.next()
+        }
+    }
+}
+
+/// How well a site's frames match a finding of the same root: `None` when its hops are not
+/// all among the frames in order; else whether the sink is among them too.
+pub(crate) fn matches(
+    finding: &Finding,
+    site: &Site,
+    world: World<'_>,
+    lines: bool,
+) -> Option<bool> {
+    // Outermost first, as the chain goes.
+    let mut frames = site.frames.iter().rev();
+    for hop in &finding.chain {
+        let file = &hop.call_site.file;
+        let in_workspace = world.index.fns.iter().any(|g| {
+            same_file(&g.file, file) && g.file.starts_with(world.root) && g.path == hop.function
+        });
+        if !in_workspace {
+            continue;
+        }
+        let line = hop.call_site.line_start;
+        frames.find(|f| {
+            same_fn(&hop.function, &f.function) && (!lines || frame_at(f, world.root, file, line))
+        })?;
+    }
+    let sink = site
+        .frames
+        .iter()
+        .any(|f| same_fn(&finding.sink, &f.function));
+    (lines || sink).then_some(sink)
+}
+
+fn frame_at(f: &Frame, root: &Path, file: &Path, line: usize) -> bool {
+    let at_file = f
+        .file
+        .as_ref()
+        .is_some_and(|g| same_file(file, &frame_file(root, g)));
+    at_file && f.line == Some(line)
+}
+
+/// The observations of `sites`, summed, with `rank` left to [`rank`].
+pub(crate) fn observed(sites: &[&Site]) -> Runtime {
+    Runtime::Observed {
+        count: sites.iter().map(|s| s.count).sum(),
+        total_ns: sites.iter().map(|s| s.total_ns).sum(),
+        max_ns: sites.iter().map(|s| s.max_ns).max().unwrap_or(0),
+        rank: 0,
+    }
+}
+
+/// Each observed finding's `rank`: its share of the time of all, 0 to 100.
+pub(crate) fn rank(runtimes: &mut [&mut Runtime]) {
+    let total: u128 = (runtimes.iter())
+        .map(|r| match r {
+            Runtime::Observed { total_ns, .. } => *total_ns as u128,
+            Runtime::NotObserved => 0,
+        })
+        .sum();
+    for r in runtimes.iter_mut() {
+        if let Runtime::Observed { total_ns, rank, .. } = r {
+            let share = (*total_ns as u128 * 100).checked_div(total).unwrap_or(0);
+            *rank = share.min(100) as u8;
+        }
+    }
+}
+
+/// `2000 waits, 41.0 ms in all, longest 90 µs`.
+pub(crate) fn words(r: &Runtime) -> String {
+    match r {
+        Runtime::Observed {
+            count,
+            total_ns,
+            max_ns,
+            ..
+        } => {
+            let waits = if *count == 1 { "wait" } else { "waits" };
+            let (total, max) = (duration(*total_ns), duration(*max_ns));
+            format!("observed: {count} {waits}, {total} in all, longest {max}")
+        }
+        Runtime::NotObserved => {
+            "not observed: the run that wrote the wait report never waited on this chain".to_owned()
+        }
+    }
+}
+
+/// `41.0 ms`, `90 µs`, `1.20 s`, `850 ns`.
+pub(crate) fn duration(ns: u64) -> String {
+    let ns = ns as f64;
+    if ns >= 1e9 {
+        format!("{:.2} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.1} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.0} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}

@@ -1,0 +1,142 @@
+//! `--runtime-report PATH`: the findings joined with what the runtime hook saw
+//! (`docs/wait-report.md`). `format` reads and checks the report, `index` keeps what the
+//! join needs of the analysis, `frames` compares its paths, `join` matches sites with
+//! findings, `advice` makes a missed wait's diagnostic. [`apply`] is the join over a run's
+//! diagnostics: findings confirmed (with what was observed, the costliest first) or not
+//! observed, and a `missed-wait` for each observed wait of a root no finding explains.
+
+mod advice;
+mod format;
+mod frames;
+mod index;
+mod join;
+
+pub(crate) use index::{RawIndex, build as index};
+
+use crate::diagnostics::{Diagnostic, Runtime};
+use crate::source::SourceMap;
+use format::WaitReport;
+use join::World;
+use std::path::Path;
+
+/// The note said once when the report's frames have no lines.
+const NO_LINES: &str = "the wait report's frames have no file or line (the binary has no line tables): findings were matched by function names only; to match lines, build with `[profile.release] debug = \"line-tables-only\"`";
+
+/// Joins the report at `path` (its text `text`) with `diagnostics`, the run's over the
+/// workspace at `root`: `Err` is the located error to print (exit status 2).
+pub(crate) fn apply(
+    diagnostics: &mut Vec<Diagnostic>,
+    (sources, index, root): (&SourceMap, RawIndex, &Path),
+    (path, text): (&Path, &str),
+) -> Result<(), String> {
+    let report = format::parse(path, text).map_err(|e| e.to_string())?;
+    let index = index.lines(sources);
+    let world = World {
+        root,
+        index: &index,
+    };
+    if let Some(frame) = join::another_build(&report, world) {
+        return Err(another_build(path, &report, &frame));
+    }
+    let taken = confirm(diagnostics, &report, world);
+    let mut missed: Vec<Diagnostic> = (report.sites.iter().zip(&taken))
+        .filter(|(_, taken)| !**taken)
+        .filter_map(|(site, _)| {
+            let root = join::scope_root(site, world)?;
+            Some(advice::missed(
+                site,
+                root,
+                (world, report.line_tables),
+                sources,
+            ))
+        })
+        .collect();
+    if !report.line_tables
+        && let Some(first) = missed
+            .first_mut()
+            .or(diagnostics.iter_mut().find(|d| d.finding.is_some()))
+    {
+        first.notes.push(crate::diagnostics::Note {
+            message: NO_LINES.to_owned(),
+            span: None,
+        });
+    }
+    order(diagnostics);
+    diagnostics.append(&mut missed);
+    Ok(())
+}
+
+/// The error for a report of other sources.
+fn another_build(path: &Path, report: &WaitReport, frame: &str) -> String {
+    let p = &report.program;
+    format!(
+        "{}: the wait report is of another build of this workspace ({}, pid {}, backend {}): frame {frame}",
+        path.display(),
+        p.exe,
+        p.pid,
+        p.backend
+    )
+}
+
+/// Marks each finding observed or not, and returns which sites a finding took.
+fn confirm(diagnostics: &mut [Diagnostic], report: &WaitReport, world: World<'_>) -> Vec<bool> {
+    let roots: Vec<Option<&index::IndexedFn>> = report
+        .sites
+        .iter()
+        .map(|s| join::scope_root(s, world))
+        .collect();
+    let lines = report.line_tables;
+    let mut taken_by: Vec<Option<(usize, (bool, usize))>> = vec![None; report.sites.len()];
+    for (d, diagnostic) in diagnostics.iter().enumerate() {
+        let Some(finding) = &diagnostic.finding else {
+            continue;
+        };
+        for (s, site) in report.sites.iter().enumerate() {
+            let same_root = roots[s].is_some_and(|r| r.path == finding.root);
+            let Some(sink) = same_root
+                .then(|| join::matches(finding, site, world, lines))
+                .flatten()
+            else {
+                continue;
+            };
+            let score = (sink, finding.chain.len());
+            if taken_by[s].is_none_or(|(_, best)| score > best) {
+                taken_by[s] = Some((d, score));
+            }
+        }
+    }
+    for (d, diagnostic) in diagnostics.iter_mut().enumerate() {
+        let sites: Vec<_> = (report.sites.iter().zip(&taken_by))
+            .filter(|(_, t)| t.is_some_and(|(by, _)| by == d))
+            .map(|(s, _)| s)
+            .collect();
+        if let Some(finding) = &mut diagnostic.finding {
+            finding.runtime = Some(match sites.is_empty() {
+                true => Runtime::NotObserved,
+                false => join::observed(&sites),
+            });
+        }
+    }
+    let mut runtimes: Vec<&mut Runtime> = (diagnostics.iter_mut())
+        .filter_map(|d| d.finding.as_mut()?.runtime.as_mut())
+        .collect();
+    join::rank(&mut runtimes);
+    taken_by.iter().map(Option::is_some).collect()
+}
+
+/// The observed findings first, the most time first, each with its note; the others after,
+/// in their order, each with a note that it was not observed.
+fn order(diagnostics: &mut [Diagnostic]) {
+    for d in diagnostics.iter_mut() {
+        if let Some(runtime) = d.finding.as_ref().and_then(|f| f.runtime) {
+            d.notes.push(crate::diagnostics::Note {
+                message: join::words(&runtime),
+                span: None,
+            });
+        }
+    }
+    diagnostics.sort_by_key(|d| match d.finding.as_ref().and_then(|f| f.runtime) {
+        Some(Runtime::Observed { total_ns, .. }) => (0, std::cmp::Reverse(total_ns)),
+        _ => (1, std::cmp::Reverse(0)),
+    });
+}
