@@ -14,10 +14,12 @@ pub mod encoded;
 pub mod ir;
 pub mod lazy;
 pub(crate) mod lower;
+mod lower_attr;
 mod lower_expr;
 mod lower_fmt;
 pub(crate) mod lower_macro;
 mod lower_mod;
+mod lower_scan;
 mod prescan;
 pub mod recover;
 #[cfg(test)]
