@@ -26,6 +26,8 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     &["resolve"],
     &["callgraph"],
     &["analysis"],
+    // The stage sequence from parsing to the search, over given crates and a loader.
+    &["pipeline"],
     &["baseline"],
     &["report"],
     &["render"],
@@ -42,6 +44,7 @@ pub(crate) const NO_IO: &[&str] = &[
     "resolve",
     "callgraph",
     "analysis",
+    "pipeline",
 ];
 
 /// ... whose disk implementation is the one file of them that touches the file system.
