@@ -35,8 +35,7 @@ mod runtime_report;
 // The stages below, from the core and the workspace crates, by the names this crate's
 // modules use (`crate::parse`, `crate::workspace`).
 use nosync_lint_core::{
-    analysis, callgraph, config, diagnostics, incremental, levels, panics, parse, paths, resolve,
-    source,
+    config, diagnostics, incremental, levels, panics, parse, paths, pipeline, source,
 };
 use nosync_lint_workspace as workspace;
 

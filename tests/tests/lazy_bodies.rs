@@ -1,6 +1,6 @@
 //! Lazy fn bodies change no output: every fixture is analysed with its fn bodies lowered
 //! only when the call graph reads them (the default) and with every body lowered with its
-//! file (`Options::eager_bodies`), and the diagnostics (codes, messages, spans, hops,
+//! file (`Options::pipeline.eager_bodies`), and the diagnostics (codes, messages, spans, hops,
 //! notes) must be identical.
 
 use nosync_tests::fixture;
@@ -22,7 +22,7 @@ fn lazy_bodies_change_no_diagnostic() {
         let args = f.lint_args().unwrap_or_else(|e| panic!("{e}"));
         let mut opts = nosync_lint::options_from_args(&args).unwrap_or_else(|e| panic!("{e}"));
         let lazy = nosync_lint::analyze(&opts, &mut |_| {}).map(|a| a.diagnostics);
-        opts.eager_bodies = true;
+        opts.pipeline.eager_bodies = true;
         let eager = nosync_lint::analyze(&opts, &mut |_| {}).map(|a| a.diagnostics);
         let (lazy, eager) = (
             lazy.map_err(|e| format!("{e:#}")),

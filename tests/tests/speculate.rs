@@ -34,7 +34,7 @@ fn output(a: Result<Analysis, String>) -> Output {
             let s = &a.stats;
             let figures = (s.crates, s.files, s.lines, s.fns, s.fns_walked, s.roots);
             let text = format!("{:#?}\n{figures:?}", a.diagnostics);
-            (Ok((text, a.crates)), a.stats.speculation.clone())
+            (Ok((text, a.crates)), a.speculation.clone())
         }
         Err(e) => (Err(e), None),
     }
@@ -164,7 +164,7 @@ fn a_wrong_guess_is_rejected_and_the_output_is_cargo_s() {
     assert_eq!(plain.diagnostics, speculated.diagnostics);
     assert_eq!(plain.crates, speculated.crates);
     assert_eq!(plain.stats.files, speculated.stats.files);
-    match &speculated.stats.speculation {
+    match &speculated.speculation {
         Some(Speculation::Rejected(what)) => assert_eq!(what, "crate 1 (`other`): features"),
         other => panic!("not rejected: {other:?}"),
     }
@@ -185,14 +185,11 @@ fn a_rejected_guess_leaves_the_caches_of_cargo_s_selection() {
     let (cold, plain) = (run(&on, true), run(&off, false));
     let warm = run(&on, true);
     let _ = (fs::remove_dir_all(&on), fs::remove_dir_all(&off));
-    assert!(matches!(
-        cold.stats.speculation,
-        Some(Speculation::Rejected(_))
-    ));
+    assert!(matches!(cold.speculation, Some(Speculation::Rejected(_))));
     assert_eq!(cold.stats.lowered_cached, plain.stats.lowered_cached);
     assert_eq!(cold.stats.bodies_cached, plain.stats.bodies_cached);
     // The warm run hits the metadata cache: no speculation, every file from the cache.
-    assert_eq!(warm.stats.speculation, None);
+    assert_eq!(warm.speculation, None);
     let (hits, all) = warm.stats.lowered_cached.unwrap();
     assert!(hits == all && all > 0, "{:?}", warm.stats.lowered_cached);
     let relocated = |a: &Analysis, from: &Path| {

@@ -26,6 +26,8 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     &["resolve"],
     &["callgraph"],
     &["analysis"],
+    // The stage sequence from parsing to the search, over given crates and a loader.
+    &["pipeline"],
     &["baseline"],
     &["report"],
     // `--runtime-report`: the findings joined with a wait report of the runtime hook.
@@ -44,6 +46,7 @@ pub(crate) const NO_IO: &[&str] = &[
     "resolve",
     "callgraph",
     "analysis",
+    "pipeline",
 ];
 
 /// ... whose disk implementation is the one file of them that touches the file system.

@@ -24,6 +24,7 @@ pub mod levels;
 pub mod panics;
 pub mod parse;
 pub mod paths;
+pub mod pipeline;
 pub mod resolve;
 pub mod source;
 /// The stages' unit tests' fixtures, pipeline and rendering (also the engine's, through

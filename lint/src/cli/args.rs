@@ -98,11 +98,12 @@ impl Cli {
                 target: self.target.clone(),
             },
             config: self.config.clone(),
-            eager_bodies: false,
-            walk_every_fn: self.walk_every_fn,
+            pipeline: crate::pipeline::Options {
+                walk_every_fn: self.walk_every_fn,
+                ..Default::default()
+            },
             speculate: false,
             drop_late_guess: false,
-            exiting: false,
             levels: None,
         }
     }

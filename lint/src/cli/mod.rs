@@ -38,7 +38,7 @@ pub fn run(
 }
 
 /// [`run`] in a process that exits with the code it returns (the binary): the analysis'
-/// memory is left to the exit, not freed ([`engine::Options::exiting`]).
+/// memory is left to the exit, not freed ([`crate::pipeline::Options::exiting`]).
 pub fn run_then_exit(
     args: impl IntoIterator<Item = OsString>,
     out: &mut dyn Write,
@@ -75,12 +75,12 @@ fn run_with(
     };
     let mut opts = cli.options();
     // An internal switch, for checking that lazy bodies change no output (not a flag).
-    opts.eager_bodies = std::env::var_os("NOSYNC_LINT_EAGER").is_some_and(|v| v == "1");
+    opts.pipeline.eager_bodies = std::env::var_os("NOSYNC_LINT_EAGER").is_some_and(|v| v == "1");
     // Speculative analysis while cargo metadata runs, on unless `NOSYNC_LINT_SPECULATE=0`
     // (docs/performance.md).
     opts.speculate = std::env::var_os("NOSYNC_LINT_SPECULATE").is_none_or(|v| v != "0");
     opts.drop_late_guess = true;
-    opts.exiting = exiting;
+    opts.pipeline.exiting = exiting;
     // The run reports only what the levels leave: what they allow need not be made (a
     // bad code was reported before the analysis, `early`).
     opts.levels = cli.output.level_overrides().ok();
@@ -117,7 +117,7 @@ fn run_with(
 fn join_report(path: &std::path::Path, analysis: &mut Analysis) -> Result<(), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read the wait report {}: {e}", path.display()))?;
-    let index = std::mem::take(&mut analysis.stats.fn_index);
+    let index = std::mem::take(&mut analysis.fn_index);
     let inputs = (&analysis.sources, index, analysis.root.as_path());
     crate::runtime_report::apply(&mut analysis.diagnostics, inputs, (path, &text))
 }
@@ -226,7 +226,7 @@ fn show(
     let result = render::render(format, &report, out).and_then(|rendered| {
         if cli.verbose {
             let json = matches!(format, render::Format::Json { .. });
-            stats::write(&analysis.stats, json, err)?;
+            stats::write(analysis, json, err)?;
         }
         Ok(rendered)
     });

@@ -4,11 +4,12 @@
 //! search reaches unresolved calls, with how many in which crates. With a JSON output format, a last
 //! line holds the same figures as one JSON object (`"reason": "nosync-statistics"`).
 
-use crate::engine::{CrateCalls, RootUnseen, Speculation, Stats};
+use crate::engine::{Analysis, CrateCalls, RootUnseen, Speculation, Stats};
 use std::io::Write;
 
 /// Writes the statistics of a run; `json`: the JSON object too.
-pub(super) fn write(s: &Stats, json: bool, err: &mut dyn Write) -> std::io::Result<()> {
+pub(super) fn write(a: &Analysis, json: bool, err: &mut dyn Write) -> std::io::Result<()> {
+    let s = &a.stats;
     writeln!(err, "nosync-lint statistics:")?;
     writeln!(
         err,
@@ -39,7 +40,7 @@ pub(super) fn write(s: &Stats, json: bool, err: &mut dyn Write) -> std::io::Resu
     }
     err.write_all(calls_table(&s.calls).as_bytes())?;
     err.write_all(unseen_lines(&s.unseen, s.roots).as_bytes())?;
-    err.write_all(phases_table(s).as_bytes())?;
+    err.write_all(phases_table(s, a.speculation.as_ref()).as_bytes())?;
     if json {
         writeln!(err, "{}", json_line(s))?;
     }
@@ -95,8 +96,8 @@ fn unseen_lines(unseen: &[RootUnseen], roots: usize) -> String {
 
 /// One row per phase, `NAME  TIME ms  NOTES`: what came from the caches beside the phase
 /// that read them, and what became of the speculative analysis beside `metadata`.
-fn phases_table(s: &Stats) -> String {
-    let mut notes = phase_notes(s);
+fn phases_table(s: &Stats, speculated: Option<&Speculation>) -> String {
+    let mut notes = phase_notes(s, speculated);
     // A fixed width: the header reads the same whichever phases ran (a run from the
     // caches prints `metadata (cache hit)`).
     let width = 20;
@@ -122,7 +123,7 @@ fn phases_table(s: &Stats) -> String {
 
 /// What each phase read from a cache, by phase (the last phase shows those whose phase did
 /// not run, such as a run called off).
-fn phase_notes(s: &Stats) -> Vec<(&'static str, String)> {
+fn phase_notes(s: &Stats, speculated: Option<&Speculation>) -> Vec<(&'static str, String)> {
     let mut notes = Vec::new();
     let mut from_cache = |phase, counts: Option<(usize, usize)>, what: &str| {
         if let Some((hits, all)) = counts {
@@ -142,7 +143,7 @@ fn phase_notes(s: &Stats) -> Vec<(&'static str, String)> {
         "lazy fn bodies from the cache",
     );
     from_cache("callgraph", s.walks_cached, "walked nodes from the cache");
-    if let Some(verdict) = &s.speculation {
+    if let Some(verdict) = speculated {
         notes.insert(0, ("metadata", speculation(verdict)));
     }
     notes
@@ -276,7 +277,7 @@ mod tests {
     #[test]
     fn the_tables() {
         let s = stats();
-        let text = calls_table(&s.calls) + &phases_table(&s);
+        let text = calls_table(&s.calls) + &phases_table(&s, None);
         insta::assert_snapshot!(text, @"
           call sites     exact  inferred  name-only  unresolved  resolved
           app                6         2          0           2    80.0 %

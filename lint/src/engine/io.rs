@@ -5,13 +5,14 @@
 
 use super::caches::{BODIES, CacheWriter, EXPANSIONS, LoweredSlot, STAMPS, WALKS};
 use super::no_deps::{self, Unread};
-use super::{Analysis, Core, Input, analyze_crates_incremental};
+use super::{Analysis, analyze_crates_incremental};
 use crate::config::{self, Config};
 use crate::diagnostics::sort;
 use crate::diagnostics::{Code, Diagnostic, Level};
 use crate::incremental::{FileCaches, Incremental};
 use crate::levels::LevelOverrides;
 use crate::parse::cfg::TargetCfg;
+use crate::pipeline::{self, Input};
 use crate::source::{DiskLoader, LoweredCache, SharedCache, SourceMap};
 use crate::workspace::{CrateSpec, MetadataTable, Workspace, WorkspaceOptions};
 use std::path::{Path, PathBuf};
@@ -142,17 +143,17 @@ fn run_once(
     let stamps_slot = slot.as_ref().map(|s| s.named(STAMPS));
     let read_time = start.elapsed();
     let target = target_cfg(&opts.workspace)?;
-    let core = Core {
-        config: &cfg,
-        eager_bodies: opts.eager_bodies,
-        walk_every_fn: opts.walk_every_fn,
-        exiting: opts.exiting,
+    let made = made(opts, &cfg, Code::UnresolvedCallInNoSync);
+    let switches = pipeline::Options {
         // `--no-deps` counts them (`chains-leave-workspace`).
-        unresolved_calls: opts.workspace.no_deps || made(opts, &cfg, Code::UnresolvedCallInNoSync),
-        target: &target,
+        unresolved_calls: opts.pipeline.unresolved_calls && (opts.workspace.no_deps || made),
+        ..opts.pipeline
     };
-    let input = Input::new(inputs.root.clone(), inputs.crates.clone(), sources);
-    let analysis = analyze_crates_incremental(input, core, &DiskLoader, &mut incr);
+    let input = Input {
+        target: &target,
+        ..Input::new(inputs.root.clone(), inputs.crates.clone(), sources, &cfg)
+    };
+    let analysis = analyze_crates_incremental(input, &switches, &DiskLoader, &mut incr);
     Ok(Ran {
         analysis,
         config_diags,

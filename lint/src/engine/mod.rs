@@ -1,32 +1,33 @@
-//! The pipeline, stage by stage: workspace → config → parse → macro expansion →
-//! resolve → call graph → analysis. [`analyze`] is the edge: it runs cargo metadata and
-//! reads from the disk (`io.rs`: the config, the caches; `caches.rs`), meanwhile
-//! analysing a guess of cargo's answer (`speculate.rs`); [`analyze_crates`] is the core
-//! over given crates and a [`crate::source::Loader`], which is all it sees of files
-//! (tests give it files in memory; `pipeline.rs`).
+//! The engine: what runs around the core's pipeline (`nosync_lint_core::pipeline`:
+//! parse → macro expansion → resolve → call graph → analysis). [`analyze`] is the edge: it
+//! runs the workspace stage (cargo metadata) and reads from the disk (`io.rs`: the config,
+//! the caches; `caches.rs`), meanwhile analysing a guess of cargo's answer
+//! (`speculate.rs`); [`analyze_crates`] runs the pipeline over given crates and a
+//! [`crate::source::Loader`] on a pool of large-stack threads behind the last panic net
+//! (`pool.rs`).
 
 use crate::diagnostics::{Diagnostic, Span, sort};
 use crate::levels::LevelOverrides;
+use crate::pipeline;
 use crate::source::SourceMap;
 use crate::workspace::{self, CrateSpec, WorkspaceOptions};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 mod caches;
-mod calls;
 mod io;
 mod no_deps;
 mod no_roots;
-mod pipeline;
+mod pool;
 mod speculate;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use calls::{CrateCalls, RootUnseen};
-pub use pipeline::analyze_crates;
+pub(crate) use crate::pipeline::{CrateCalls, RootUnseen, Stats};
+pub use pool::analyze_crates;
+pub(crate) use pool::analyze_crates_incremental;
 #[cfg(test)]
-pub(crate) use pipeline::analyze_crates_with;
-pub(crate) use pipeline::{Core, Input, analyze_crates_incremental};
+pub(crate) use pool::analyze_crates_with;
 pub use speculate::Speculation;
 
 /// What to analyse and how.
@@ -35,14 +36,9 @@ pub struct Options {
     pub workspace: WorkspaceOptions,
     /// `--config FILE`.
     pub config: Option<PathBuf>,
-    /// Lower every fn body with its file, not only when a root reaches it: the switch that
-    /// lets the tests check that laziness changes no output (`NOSYNC_LINT_EAGER=1`, read by
-    /// the CLI).
-    pub eager_bodies: bool,
-    /// Walk every fn body into the call graph, not only those the search from the roots
-    /// reads: the switch that lets the tests check that demand-driven walking changes no
-    /// output (`--walk-every-fn`, hidden).
-    pub walk_every_fn: bool,
+    /// The pipeline's switches (lazy bodies, demand-driven walking, exiting). Its
+    /// `unresolved_calls` is turned off where [`Options::levels`] allow the code.
+    pub pipeline: pipeline::Options,
     /// While `cargo metadata` runs, analyse the selection the offline fallback would make,
     /// kept when cargo's selection is the same ([`Speculation`]); the CLI turns it on
     /// unless `NOSYNC_LINT_SPECULATE=0`. Off by default, so that a test runs one analysis.
@@ -52,61 +48,12 @@ pub struct Options {
     /// never delays the run on cargo's selection. The CLI turns it on; off by default, so
     /// that a test's verdict does not depend on which of the two was faster.
     pub drop_late_guess: bool,
-    /// The process exits once the answer is rendered (the binary, [`crate::run_then_exit`]):
-    /// the tables of the analysis are not freed but left to the exit (freeing them was about
-    /// a tenth of a warm run's CPU, on the cores that render the answer). Off by default: a
-    /// test runs many analyses in one process.
-    pub exiting: bool,
     /// The command line's level overrides, given by a caller that reports only what the
     /// levels leave (the CLI): a code that the config's `levels`, then these, allow is not
     /// made at all (`unresolved-call-in-no-sync`: thousands of diagnostics on a large
     /// workspace, allowed by default). `None` (the default): every diagnostic is made,
     /// whatever its level.
     pub levels: Option<LevelOverrides>,
-}
-
-/// Figures `-v` prints.
-#[derive(Debug, Clone, Default)]
-pub struct Stats {
-    pub crates: usize,
-    pub files: usize,
-    pub lines: usize,
-    /// Analysed fns with a body (specialised nodes not counted).
-    pub fns: usize,
-    /// Of those, the ones the call graph walked; and the specialised nodes it walked.
-    pub fns_walked: usize,
-    pub specialised_walked: usize,
-    /// The edges and unresolved calls of the walked fns.
-    pub edges_exact: usize,
-    pub edges_inferred: usize,
-    pub edges_name_only: usize,
-    pub unresolved: usize,
-    /// The call sites of the walked fns by how they were resolved, per crate, then all
-    /// of them (`calls.rs`).
-    pub calls: Vec<CrateCalls>,
-    /// The roots whose search reaches unresolved calls, with how many by crate.
-    pub unseen: Vec<RootUnseen>,
-    pub macro_expansions: usize,
-    pub macro_failures: usize,
-    pub roots: usize,
-    pub phases: Vec<(&'static str, Duration)>,
-    /// With the cache of lowered files: how many files came from it, of how many lowered.
-    pub lowered_cached: Option<(usize, usize)>,
-    /// With the cache of lazy fn bodies: how many bodies came from it, of how many lowered.
-    pub bodies_cached: Option<(usize, usize)>,
-    /// With the cache of `macro_rules!` expansions: how many came from it, of how many
-    /// (invocation, definition) pairs tried.
-    pub expansions_cached: Option<(usize, usize)>,
-    /// With the stamp table: how many files' texts were read (with the file, or late),
-    /// of how many files (the others were vouched for by their stamps, see `source::Text`).
-    pub texts_read: Option<(usize, usize)>,
-    /// With the cache of walks: how many walked nodes (fns and specialised nodes with a
-    /// body) came from it, of how many.
-    pub walks_cached: Option<(usize, usize)>,
-    /// What became of the speculative analysis, when one was started (cargo ran).
-    pub speculation: Option<Speculation>,
-    /// The fns `--runtime-report` looks frames up in (not printed).
-    pub(crate) fn_index: crate::runtime_report::RawIndex,
 }
 
 /// The result of a run: diagnostics (sorted), figures, the sources they point into, and
@@ -126,6 +73,10 @@ pub struct Analysis {
     /// packages, without the resolve graph); `None` for crates given directly
     /// ([`analyze_crates`]).
     pub metadata: Option<cargo_metadata::Metadata>,
+    /// What became of the speculative analysis, when one was started (cargo ran).
+    pub speculation: Option<Speculation>,
+    /// The fns `--runtime-report` looks frames up in (not printed).
+    pub(crate) fn_index: crate::pipeline::RawIndex,
 }
 
 /// One `levels` entry of the configuration: code (or `warnings`), level, location.
@@ -165,7 +116,7 @@ pub fn analyze(opts: &Options, progress: &mut dyn FnMut(&str)) -> anyhow::Result
         None => (io::run(&inputs, opts, false, None)?, None),
     };
     let mut a = io::complete(ran, ws, ws_diags, phases);
-    a.stats.speculation = verdict;
+    a.speculation = verdict;
     if opts.workspace.no_deps
         && let Some(d) = no_deps::leaving(&a.diagnostics, &inputs.unread)
     {

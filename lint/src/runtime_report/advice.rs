@@ -4,7 +4,7 @@
 
 use super::format::{Frame, Site};
 use super::frames::{frame_file, normalise, same_file, same_fn};
-use super::index::{Callee, IndexedFn};
+use crate::pipeline::{Callee, IndexedFn};
 use super::join::{World, observed, words};
 use crate::diagnostics::{Code, Diagnostic, Span};
 use crate::source::SourceMap;

@@ -5,7 +5,7 @@
 
 use super::format::{Frame, ScopeKind, Site, WaitReport};
 use super::frames::{frame_file, same_file, same_fn};
-use super::index::{FnIndex, IndexedFn};
+use crate::pipeline::{FnIndex, IndexedFn};
 use crate::diagnostics::{Finding, Runtime};
 use std::path::Path;
 

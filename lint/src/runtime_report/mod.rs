@@ -8,12 +8,11 @@
 mod advice;
 mod format;
 mod frames;
-mod index;
 mod join;
 
-pub(crate) use index::{RawIndex, build as index};
 
 use crate::diagnostics::{Diagnostic, Runtime};
+use crate::pipeline::{IndexedFn, RawIndex};
 use crate::source::SourceMap;
 use format::WaitReport;
 use join::World;
@@ -80,7 +79,7 @@ fn another_build(path: &Path, report: &WaitReport, frame: &str) -> String {
 
 /// Marks each finding observed or not, and returns which sites a finding took.
 fn confirm(diagnostics: &mut [Diagnostic], report: &WaitReport, world: World<'_>) -> Vec<bool> {
-    let roots: Vec<Option<&index::IndexedFn>> = report
+    let roots: Vec<Option<&IndexedFn>> = report
         .sites
         .iter()
         .map(|s| join::scope_root(s, world))

@@ -1,8 +1,7 @@
 //! What the offline fallback finds on disk: the lock file's versions, the local registry's
 //! unpacked crates, cargo's git checkouts, path dependencies, and their manifests.
 
-use super::manifest::{read_patches, source_key};
-use super::offline::DepDecl;
+use super::dep::{DepDecl, source_key};
 use cargo_lock::package::SourceKind;
 use cargo_lock::{Lockfile, Package, SourceId};
 use cargo_metadata::cargo_platform::{Cfg, Platform};
@@ -55,8 +54,9 @@ pub(super) type Patches = HashMap<(String, String), (PathBuf, DepDecl)>;
 
 impl Disk {
     /// Reads the workspace's `Cargo.lock` (if any), lists the local registry and asks
-    /// rustc for the host's cfgs.
-    pub fn scan(workspace_root: &Path, cargo_home: PathBuf) -> Disk {
+    /// rustc for the host's cfgs; `patches`: the root manifest's `[patch]` tables
+    /// (`manifest::read_patches`).
+    pub fn scan(workspace_root: &Path, cargo_home: PathBuf, patches: Patches) -> Disk {
         let read =
             std::fs::read_to_string(workspace_root.join("Cargo.lock")).map(|t| parse_lock(&t));
         let (lock, lock_unread) = match read {
@@ -73,7 +73,7 @@ impl Disk {
             registry: std::sync::OnceLock::new(),
             dir_names: std::sync::OnceLock::new(),
             host: host_cfg(),
-            patches: read_patches(workspace_root),
+            patches,
         }
     }
 
@@ -339,16 +339,19 @@ fn find_package(dir: &Path, name: &str, depth: usize) -> Option<PathBuf> {
 
 fn host_cfg() -> Option<(String, Vec<Cfg>)> {
     let asked;
-    let text = match super::host_cfg_text() {
+    let text = match super::cargo::host_cfg_text() {
         Some(text) => text,
         None => {
-            let out = super::rustc().args(["--print", "cfg"]).output().ok()?;
+            let out = super::cargo::rustc()
+                .args(["--print", "cfg"])
+                .output()
+                .ok()?;
             asked = String::from_utf8(out.stdout).ok()?;
             asked.as_str()
         }
     };
     let cfgs = text.lines().filter_map(|l| Cfg::from_str(l).ok()).collect();
-    Some((super::host_triple()?.to_owned(), cfgs))
+    Some((super::cargo::host_triple()?.to_owned(), cfgs))
 }
 
 #[cfg(test)]

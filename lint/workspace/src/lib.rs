@@ -32,6 +32,7 @@
 pub mod cache;
 pub mod cache_dir;
 mod cargo;
+mod dep;
 mod disk;
 mod guess;
 mod inherit;
@@ -65,8 +66,8 @@ pub fn target_cfgs(opts: &WorkspaceOptions) -> Result<Option<Vec<TargetCfgPair>>
 }
 pub use guess::guess;
 
-use cargo::{Ask, host_cfg_text, host_triple, metadata, rustc};
-use select::{gpu_repositories, is_lib, repository_key, select, select_shared};
+use cargo::{Ask, metadata};
+use select::{is_lib, select, select_shared};
 
 use anyhow::Result;
 use cargo_metadata::Metadata;
@@ -283,7 +284,8 @@ fn offline_start(
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Metadata, disk::Disk, offline::FeatureRequest), CargoFailed> {
     let m = metadata(opts, Ask::NoDeps, progress)?;
-    let disk = disk::Disk::scan(m.workspace_root.as_std_path(), cargo_home());
+    let root = m.workspace_root.as_std_path();
+    let disk = disk::Disk::scan(root, cargo_home(), manifest::read_patches(root));
     let req = offline::FeatureRequest {
         features: opts.features.clone(),
         all_features: opts.all_features,

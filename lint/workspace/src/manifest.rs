@@ -2,8 +2,8 @@
 //! dependency's `Cargo.toml`, with its workspace inheritance applied): its lib target, its
 //! `[features]` with the implicit ones, its dependencies; and the root manifest's `[patch]`.
 
+use super::dep::{DepDecl, source_key};
 use super::disk::{CRATES_IO, Disk, Patches};
-use super::offline::{DepDecl, Node, NodeKind};
 use cargo_metadata::cargo_platform::Platform;
 use cargo_metadata::semver::{Version, VersionReq};
 use serde_json::{Value, json};
@@ -195,19 +195,6 @@ pub(super) fn read_patches(root: &Path) -> Patches {
     out
 }
 
-/// A git source as `[patch]` keys and dependencies compare it: without the `git+` of a
-/// dependency's source, its `?rev=..` or `#commit`, a trailing `/` or `.git`, in lower
-/// case (cargo canonicalises GitHub URLs so).
-pub(super) fn source_key(url: &str) -> String {
-    let url = url.strip_prefix("git+").unwrap_or(url);
-    let url = url
-        .split(['?', '#'])
-        .next()
-        .unwrap_or(url)
-        .trim_end_matches('/');
-    url.strip_suffix(".git").unwrap_or(url).to_ascii_lowercase()
-}
-
 /// Normal dependencies, including `[target.X.dependencies]` that apply to the host.
 fn dependencies(table: &toml::Table, disk: &Disk) -> Vec<DepDecl> {
     // Build dependencies too: cargo's resolve graph has them (and unifies their features).
@@ -269,6 +256,33 @@ fn dep_decl(key: &str, v: &toml::Value) -> Option<DepDecl> {
             .and_then(|g| g.as_str())
             .map(|g| format!("git+{g}")),
     })
+}
+
+/// A package the resolver knows.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub id: String,
+    /// The package's name and version: cargo's order of packages (with the id).
+    pub name: String,
+    pub version: Version,
+    pub kind: NodeKind,
+    /// The lib target's crate name.
+    pub lib: Option<String>,
+    pub features: BTreeMap<String, Vec<String>>,
+    pub deps: Vec<DepDecl>,
+    pub manifest: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeKind {
+    /// A workspace member (its `Package` is already in the metadata).
+    Member,
+    /// Found on disk, with the `cargo_metadata::Package` JSON it contributes.
+    Found(Value),
+    /// Not parsed: a built-in crate (cudarc: its APIs are the built-in table, so its own
+    /// dependencies do not matter) or a package not on disk. A package without targets,
+    /// so that code naming it still resolves to it (`cudarc::..` to the built-in table).
+    Unparsed(Value),
 }
 
 #[cfg(test)]

@@ -18,64 +18,24 @@
 mod output;
 mod start;
 
+pub use super::dep::DepDecl;
 use super::disk::Disk;
 use super::manifest::Manifest;
-use super::restrict::Relevant;
+pub use super::manifest::{Node, NodeKind};
 use anyhow::Result;
-use cargo_metadata::semver::{Version, VersionReq};
+
 use cargo_metadata::{Metadata, Package};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 
-/// A dependency as a manifest declares it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DepDecl {
-    /// The name features and code use (the rename, else the package name).
-    pub key: String,
-    pub package: String,
-    pub req: VersionReq,
-    pub optional: bool,
-    pub default_features: bool,
-    pub features: Vec<String>,
-    pub dev: bool,
-    /// Whether it applies to the host: a dependency of another platform's
-    /// `[target.X.*]` table is resolved all the same (cargo's dependency resolver, whose
-    /// features `cargo metadata` reports, unifies every platform's), but is no edge of
-    /// the graph (`--filter-platform`), and a package reached only through such edges is
-    /// not in it.
-    pub host: bool,
-    /// A path dependency's directory.
-    pub path: Option<PathBuf>,
-    /// A git dependency's URL.
-    pub git: Option<String>,
-}
-
-/// A package the resolver knows.
-#[derive(Debug, Clone)]
-pub struct Node {
-    pub id: String,
-    /// The package's name and version: cargo's order of packages (with the id).
-    pub name: String,
-    pub version: Version,
-    pub kind: NodeKind,
-    /// The lib target's crate name.
-    pub lib: Option<String>,
-    pub features: BTreeMap<String, Vec<String>>,
-    pub deps: Vec<DepDecl>,
-    pub manifest: PathBuf,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum NodeKind {
-    /// A workspace member (its `Package` is already in the metadata).
-    Member,
-    /// Found on disk, with the `cargo_metadata::Package` JSON it contributes.
-    Found(Value),
-    /// Not parsed: a built-in crate (cudarc: its APIs are the built-in table, so its own
-    /// dependencies do not matter) or a package not on disk. A package without targets,
-    /// so that code naming it still resolves to it (`cudarc::..` to the built-in table).
-    Unparsed(Value),
+/// Which packages a restricted resolution follows (the guess's `restrict::Relevant`): the
+/// resolver asks, the layer above it answers.
+pub trait Restriction {
+    /// Whether the resolution follows `node`'s dependencies.
+    fn expands(&self, node: &Node) -> bool;
+    /// Whether the lock file has `node`.
+    fn locks(&self, node: &Node) -> bool;
 }
 
 /// What the fallback analysed and what it could not find.
@@ -108,7 +68,7 @@ enum Act {
 struct Resolver<'d> {
     disk: &'d Disk,
     /// The packages whose dependencies are followed (all when `None`).
-    only: Option<&'d Relevant>,
+    only: Option<&'d dyn Restriction>,
     /// Manifests already read, by path (`None`: unreadable).
     manifests: Manifests,
     /// Why the restriction to `only` cannot be exact (a node the lock file lacks).
@@ -151,7 +111,7 @@ pub fn resolve_with(
     mut m: Metadata,
     req: &FeatureRequest,
     disk: &Disk,
-    only: Option<&Relevant>,
+    only: Option<&dyn Restriction>,
     manifests: &mut Manifests,
 ) -> Result<Resolved> {
     let mut r = Resolver::new(disk, only, std::mem::take(manifests));
@@ -199,7 +159,7 @@ pub fn resolve_with(
 }
 
 impl<'d> Resolver<'d> {
-    fn new(disk: &'d Disk, only: Option<&'d Relevant>, manifests: Manifests) -> Self {
+    fn new(disk: &'d Disk, only: Option<&'d dyn Restriction>, manifests: Manifests) -> Self {
         Resolver {
             disk,
             only,

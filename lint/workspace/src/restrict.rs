@@ -89,20 +89,20 @@ fn key_of(node: &Node) -> Option<(String, Version, Kind)> {
 
 /// The packages a restricted resolution follows, and those the lock file has.
 #[derive(Debug)]
-pub struct Relevant {
+pub(crate) struct Relevant {
     followed: HashSet<(String, Version, Kind)>,
     locked: HashSet<(String, Version, Kind)>,
 }
 
-impl Relevant {
+impl offline::Restriction for Relevant {
     /// Whether the resolution follows `node`'s dependencies (members and path and git
     /// packages always: they are seeds).
-    pub fn expands(&self, node: &Node) -> bool {
+    fn expands(&self, node: &Node) -> bool {
         key_of(node).is_some_and(|k| k.2 != Kind::Registry || self.followed.contains(&k))
     }
 
     /// Whether the lock file has `node` (a package not parsed needs no entry).
-    pub fn locks(&self, node: &Node) -> bool {
+    fn locks(&self, node: &Node) -> bool {
         key_of(node).is_none_or(|k| self.locked.contains(&k))
     }
 }
@@ -293,7 +293,7 @@ fn same_repository(
     disk: &Disk,
     manifests: &mut Manifests,
 ) -> Vec<usize> {
-    let repos = super::gpu_repositories(resolved);
+    let repos = super::select::gpu_repositories(resolved);
     if repos.is_empty() {
         return Vec::new();
     }
@@ -316,7 +316,7 @@ fn same_repository(
         let repo = manifest
             .as_ref()
             .and_then(|m| m.repository())
-            .and_then(super::repository_key);
+            .and_then(super::select::repository_key);
         if repo.is_some_and(|r| repos.contains(&r)) {
             out.push(i);
         }

@@ -94,7 +94,7 @@ fn resolve(name: &str, req: FeatureRequest, lock: Option<&str>) -> (Vec<String>,
         .no_deps()
         .exec()
         .unwrap();
-    let disk = disk::Disk::scan(&app, home.clone());
+    let disk = disk::Disk::scan(&app, home.clone(), manifest::read_patches(&app));
     let (m, report) = offline::resolve(m, &req, &disk).unwrap();
     let resolve = m.resolve.unwrap();
     let mut lines: Vec<String> = resolve
@@ -261,7 +261,7 @@ fn an_unknown_feature_is_an_error_as_in_cargo() {
         .no_deps()
         .exec()
         .unwrap();
-    let disk = disk::Disk::scan(&app, home);
+    let disk = disk::Disk::scan(&app, home, manifest::read_patches(&app));
     let err =
         offline::resolve(m, &req(&["nonexistent", "app/std"], false, false), &disk).unwrap_err();
     assert_eq!(
@@ -297,7 +297,7 @@ fn cargo_s_status_lines_are_told_from_its_warnings() {
 
 #[test]
 fn repositories_compare_by_host_owner_and_name() {
-    let key = |u| repository_key(u);
+    let key = |u| select::repository_key(u);
     assert_eq!(
         key("https://github.com/tracel-ai/cubecl/tree/main/crates/cubecl-cuda").as_deref(),
         Some("github.com/tracel-ai/cubecl")
@@ -381,7 +381,7 @@ gpu-core = { path = "../local/gpu-core" }
         .no_deps()
         .exec()
         .unwrap();
-    let disk = disk::Disk::scan(&app, dir.join("home"));
+    let disk = disk::Disk::scan(&app, dir.join("home"), manifest::read_patches(&app));
     let (m, report) = offline::resolve(m, &req(&[], false, false), &disk).unwrap();
     let gpu = m.packages.iter().find(|p| p.name.as_str() == "gpu-core");
     let gpu = gpu.expect("the patched package is in the graph");

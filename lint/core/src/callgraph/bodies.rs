@@ -82,7 +82,8 @@ impl Bodies {
         &mut self,
         map: &DefMap<'_>,
         fns: &[FnId],
-        (sources, cache): (&SourceMap, Option<&SharedCache>),
+        sources: &SourceMap,
+        cache: Option<&SharedCache>,
         diags: &mut Vec<Diagnostic>,
     ) {
         self.decode(map, fns, sources, diags);

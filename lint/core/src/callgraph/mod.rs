@@ -145,18 +145,27 @@ struct Walked {
     unresolved: Vec<Unresolved>,
 }
 
+/// Where the walked fns' bodies come from: the sources, the cache of lazy bodies, and the
+/// bodies lowered so far (which the walks add to).
+struct BodySource<'s> {
+    sources: &'s SourceMap,
+    cache: Option<&'s SharedCache>,
+    lowered: &'s mut Bodies,
+}
+
 /// Walks `fns` in parallel, each behind the net: a panic in one body loses that body's
 /// calls (an `internal-error` in `diags`), not the graph. With `store`, each clean walk
 /// is encoded for the cache right after it, on the pool (see [`reuse`]).
 fn walk_all(
     map: &DefMap<'_>,
     fns: &[FnId],
-    (sources, cache, bodies): (&SourceMap, Option<&SharedCache>, &mut Bodies),
+    from: &mut BodySource<'_>,
     store: Option<(&reuse::Walks<'_>, usize)>,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<(Walked, Option<Vec<u8>>)> {
-    bodies.lower(map, fns, (sources, cache), diags);
-    let bodies = &*bodies;
+    let sources = from.sources;
+    from.lowered.lower(map, fns, sources, from.cache, diags);
+    let bodies = &*from.lowered;
     let encode = |f: FnId, w: &Walked| {
         let (walks, declared) = store?;
         let clean = map.func(f).ir.is_some_and(|ir| bodies.clean(ir));
@@ -187,23 +196,24 @@ fn walk_all(
 fn walk_wave(
     map: &DefMap<'_>,
     (wave, ids): (&[FnId], &specialise::Ids),
-    (sources, cache, bodies): (&SourceMap, Option<&SharedCache>, &mut Bodies),
-    (walks, declared): (Option<&mut reuse::Walks<'_>>, usize),
+    from: &mut BodySource<'_>,
+    walks: Option<&mut reuse::Walks<'_>>,
+    declared: usize,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Walked> {
     let Some(walks) = walks else {
-        let walked = walk_all(map, wave, (sources, cache, bodies), None, diags);
+        let walked = walk_all(map, wave, from, None, diags);
         return walked.into_iter().map(|(w, _)| w).collect();
     };
-    let (keys, found) = walks.found(map, (wave, ids), sources);
+    let (keys, found) = walks.found(map, (wave, ids), from.sources);
     let shared = &*walks;
     let todo: Vec<FnId> = (wave.iter().zip(&found))
         .filter_map(|(&f, w)| w.is_none().then_some(f))
         .collect();
     let reused = (wave.iter().zip(&found)).filter_map(|(&f, w)| w.is_some().then_some(f));
-    reuse::keep_bodies(map, reused, cache);
+    reuse::keep_bodies(map, reused, from.cache);
     let store = Some((shared, declared));
-    let mut fresh = walk_all(map, &todo, (sources, cache, bodies), store, diags).into_iter();
+    let mut fresh = walk_all(map, &todo, from, store, diags).into_iter();
     let reuse = &mut *walks.reuse;
     (keys.into_iter().zip(found))
         .map(|(key, found)| {
@@ -251,6 +261,14 @@ pub enum Walk {
     Every,
 }
 
+/// What [`build`] reuses of earlier runs and fills for later ones: the cache of walks and
+/// the cache of lazy bodies.
+#[derive(Debug, Default)]
+pub struct Caches<'a> {
+    pub walks: Option<&'a mut Reuse>,
+    pub bodies: Option<&'a SharedCache>,
+}
+
 /// Builds the graph of the fns `walk` selects, wave by wave from `roots`: each wave's
 /// bodies are walked in parallel, then the callees the search from the roots can read
 /// (see [`frontier`]) that no wave had make the next wave. A provided trait method called
@@ -258,28 +276,36 @@ pub enum Walk {
 /// parameter, get a node of their own for those types (see [`specialise`]), walked when
 /// a call reaches it. `out` and `unresolved` are empty for a fn not walked.
 ///
-/// With `reuse`, the cache of walks of earlier runs, a node whose walk it has (see
+/// With `caches.walks`, the cache of walks of earlier runs, a node whose walk it has (see
 /// [`reuse`]) is not walked again; the walks made now are added to it. Lazy bodies come
-/// from `bodies`, the cache of lazy bodies, when it has them, and go into it when not.
+/// from `caches.bodies`, the cache of lazy bodies, when it has them, and go into it when
+/// not.
 pub fn build(
     map: &mut DefMap<'_>,
     sources: &SourceMap,
-    (roots, walk): (&[FnId], Walk),
-    (reuse, bodies): (Option<&mut Reuse>, Option<&SharedCache>),
+    roots: &[FnId],
+    walk: Walk,
+    caches: Caches<'_>,
 ) -> (CallGraph, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let mut lowered = Bodies::default();
     let declared = map.fns.len();
-    let mut walks = reuse.map(reuse::Walks::new);
+    let mut walks = caches.walks.map(reuse::Walks::new);
     let mut front = frontier::Frontier::new(map, walk);
     let mut walked: Vec<Option<Walked>> = Vec::new();
     let mut wave = front.first_wave(map, roots);
     while !wave.is_empty() {
+        let mut from = BodySource {
+            sources,
+            cache: caches.bodies,
+            lowered: &mut lowered,
+        };
         let results = walk_wave(
             map,
             (&wave, &front.ids),
-            (sources, bodies, &mut lowered),
-            (walks.as_mut(), declared),
+            &mut from,
+            walks.as_mut(),
+            declared,
             &mut diags,
         );
         let mut next = Vec::new();

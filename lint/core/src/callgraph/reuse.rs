@@ -31,9 +31,10 @@
 //! An entry's key is the world and the node ([`node_key`]), so any other world finds
 //! nothing; an entry holds the texts' hashes it was walked with, checked when it is
 //! found. Audit of what the walk does with spans (`walk/`: `mod.rs`, `calls.rs`,
-//! `narrow.rs`, `drops.rs`, `patterns.rs`, `external.rs`, `blanket.rs`; `returns.rs`,
-//! `tags.rs`): a call's span and a block's closing brace are copied into `site`; none is
-//! compared, ordered or read for text. (`assemble` sorts a node's edges by site: within
+//! `methods.rs`, `branches.rs`, `locals.rs`, `narrow.rs`, `drops.rs`, `patterns.rs`,
+//! `external.rs`, `blanket.rs`; `returns.rs`, `tags.rs`): a call's span and a block's
+//! closing brace are copied into `site`; none is compared, ordered or read for text.
+//! (`assemble` sorts a node's edges by site: within
 //! the node's files, the same on reuse.) Only a clean walk is stored: not one that
 //! panicked (its `internal-error` is the walk's), nor one whose body's lowering or
 //! decoding gave a diagnostic (a reused node's body is not lowered, so that diagnostic

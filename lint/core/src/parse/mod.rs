@@ -14,10 +14,12 @@ pub mod encoded;
 pub mod ir;
 pub mod lazy;
 pub(crate) mod lower;
+mod lower_attr;
 mod lower_expr;
 mod lower_fmt;
 pub(crate) mod lower_macro;
 mod lower_mod;
+mod lower_scan;
 mod prescan;
 pub mod recover;
 #[cfg(test)]
@@ -84,7 +86,8 @@ impl Parsed {
 pub fn parse_all(
     roots: &[(PathBuf, usize)],
     cfgs: &[CfgCtx],
-    (files, caches): (&dyn Loader, &mut FileCaches),
+    files: &dyn Loader,
+    caches: &mut FileCaches,
     sources: &mut SourceMap,
     eager: bool,
 ) -> (Parsed, Vec<Diagnostic>) {
@@ -102,14 +105,7 @@ pub fn parse_all(
             declared_at: None,
         })
         .collect();
-    parse_jobs(
-        &mut parsed,
-        wave,
-        cfgs,
-        (files, caches),
-        sources,
-        &mut diags,
-    );
+    parse_jobs(&mut parsed, wave, cfgs, files, caches, sources, &mut diags);
     (parsed, diags)
 }
 
@@ -119,7 +115,8 @@ pub fn parse_jobs(
     parsed: &mut Parsed,
     mut wave: Vec<FileJob>,
     cfgs: &[CfgCtx],
-    (files, caches): (&dyn Loader, &mut FileCaches),
+    files: &dyn Loader,
+    caches: &mut FileCaches,
     sources: &mut SourceMap,
     diags: &mut Vec<Diagnostic>,
 ) {
@@ -127,14 +124,14 @@ pub fn parse_jobs(
         wave.retain(|j| !parsed.files.contains_key(&(j.path.clone(), j.cfg)));
         wave.sort_by(|a, b| (&a.path, a.cfg).cmp(&(&b.path, b.cfg)));
         wave.dedup_by(|a, b| a.path == b.path && a.cfg == b.cfg);
-        let loaded = load_wave(&wave, (files, caches), sources, diags);
+        let loaded = load_wave(&wave, files, caches, sources, diags);
         let eager = parsed.eager;
         let shared = &*caches;
         // Runs on the caller's rayon pool: [`crate::engine`] installs one with large stacks.
         let results: Vec<(FileResult, Cached, Key)> = loaded
             .par_iter()
             .map(|(j, id)| {
-                let (mut res, cached, digest) = parse_one(j, *id, (sources, shared), cfgs, eager);
+                let (mut res, cached, digest) = parse_one(j, *id, sources, shared, cfgs, eager);
                 locate(&mut res.items, files);
                 (res, cached, digest)
             })
@@ -175,7 +172,8 @@ pub fn unparsed_children(parsed: &Parsed, items: &[Item], cfg: usize) -> Vec<Fil
 /// depend on which thread read what first.
 fn load_wave(
     wave: &[FileJob],
-    (files, caches): (&dyn Loader, &mut FileCaches),
+    files: &dyn Loader,
+    caches: &mut FileCaches,
     sources: &mut SourceMap,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<(FileJob, FileId)> {
@@ -256,7 +254,8 @@ type Cached = Option<(crate::source::Key, Option<Vec<u8>>)>;
 fn parse_one(
     job: &FileJob,
     id: FileId,
-    (sources, caches): (&SourceMap, &FileCaches),
+    sources: &SourceMap,
+    caches: &FileCaches,
     cfgs: &[CfgCtx],
     eager: bool,
 ) -> (FileResult, Cached, Key) {

@@ -1,6 +1,6 @@
-//! What the stages' unit tests share: in-memory crates ([`Fixture`]), the core pipeline over
-//! them ([`pipeline`]: parse to analysis, the stages the engine runs in its order, with no
-//! caches, no cancellation and no last safety net), and one compact rendering of its
+//! What the stages' unit tests share: in-memory crates ([`Fixture`]), the pipeline over
+//! them ([`pipeline`]: [`crate::pipeline::run`], the engine's own, with no caches, no
+//! cancellation and no last safety net), and one compact rendering of its
 //! diagnostics ([`render`]) that the tests compare exactly or snapshot with insta.
 //!
 //! Each stage's tests sit beside it (`parse/tests`, `resolve/tests`, `callgraph/tests`,
@@ -80,6 +80,17 @@ impl Fixture {
     /// An empty source map for the fixture's directory.
     pub fn sources(&self) -> SourceMap {
         SourceMap::new(&self.root)
+    }
+
+    /// The pipeline's input: the fixture's crates under its root, with `config`, an empty
+    /// source map and an unknown target.
+    pub fn input<'c>(&self, config: &'c Config) -> Input<'c> {
+        Input::new(
+            self.root.clone(),
+            self.crates.clone(),
+            self.sources(),
+            config,
+        )
     }
 }
 

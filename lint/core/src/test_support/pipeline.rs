@@ -1,70 +1,24 @@
-//! The core pipeline over a [`Fixture`], and the `check` helpers the stages' tests call.
-//! It runs the stages as the engine's pipeline does (`parse_all`, `expand_all`,
-//! `resolve_all`, `callgraph::build`, `analysis::find`, `settle`), on a pool of threads with
-//! the parser's stack size; what it leaves out is the engine's own: caches, cancellation,
-//! the safety net around the whole run and its figures but those the tests read.
+//! The pipeline over a [`Fixture`] (the core's own, [`crate::pipeline::run`], with no caches,
+//! on a pool of two threads with the parser's stack size), and the `check` helpers the
+//! stages' tests call. What it leaves out is the engine's own: the caches, cancellation, the
+//! safety net around the whole run.
 
 use super::{Analysed, Fixture, ROOT, chains_of, finding_lines, render, same_either_walk};
 use crate::config::Config;
-use crate::crate_graph::CrateSpec;
-use crate::diagnostics::{Confidence, Diagnostic};
+use crate::diagnostics::Diagnostic;
 use crate::incremental::Incremental;
-use crate::parse::cfg::{CfgCtx, TargetCfg};
+use crate::parse;
+pub use crate::pipeline::{Input, Options, Stats};
 use crate::source::{Loader, SourceMap};
-use crate::{analysis, callgraph, parse, resolve};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 
-/// What the pipeline is given besides the crates and files: the config, whether every fn
-/// body is lowered with its file, whether every fn is walked into the call graph, whether
-/// the unresolved calls the roots reach are reported, and the target `#[cfg]`s are
-/// evaluated for.
-#[derive(Debug, Clone, Copy)]
-pub struct Options<'c> {
-    pub config: &'c Config,
-    pub eager_bodies: bool,
-    pub walk_every_fn: bool,
-    pub unresolved_calls: bool,
-    pub target: &'c TargetCfg,
-}
-
-impl<'c> Options<'c> {
-    /// Lazy bodies, walking from the roots, unresolved calls reported, an unknown target.
-    pub fn new(config: &'c Config) -> Options<'c> {
-        Options {
-            config,
-            eager_bodies: false,
-            walk_every_fn: false,
-            unresolved_calls: true,
-            target: TargetCfg::unknown(),
-        }
-    }
-}
-
-/// What the pipeline returns: the diagnostics (sorted), the figures the tests read, the
-/// sources the diagnostics point into.
+/// What the pipeline returns that the tests read: the diagnostics (sorted), the figures,
+/// the sources the diagnostics point into.
 #[derive(Debug, Default)]
 pub struct Analysis {
     pub diagnostics: Vec<Diagnostic>,
     pub stats: Stats,
     pub sources: SourceMap,
-}
-
-/// The figures of a run (those of the engine's `-v` that the tests read).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Stats {
-    /// Analysed fns with a body (specialised nodes not counted).
-    pub fns: usize,
-    /// Of those, the ones the call graph walked; and the specialised nodes it walked.
-    pub fns_walked: usize,
-    pub specialised_walked: usize,
-    /// The edges and unresolved calls of the walked fns.
-    pub edges_exact: usize,
-    pub edges_inferred: usize,
-    pub edges_name_only: usize,
-    pub unresolved: usize,
-    pub macro_expansions: usize,
-    pub macro_failures: usize,
 }
 
 impl Analysed for Analysis {
@@ -79,109 +33,41 @@ impl Analysed for Analysis {
     }
 }
 
-/// The analysis of `crates` (files read through `files`, added to `sources`) on a pool whose
-/// threads have the parser's large stacks.
-pub fn analyze_crates_with(
-    crates: &[CrateSpec],
-    opts: Options<'_>,
-    files: &dyn Loader,
-    sources: SourceMap,
-) -> Analysis {
+/// The analysis of `input` (files read through `files`) on a pool whose threads have the
+/// parser's large stacks.
+pub fn analyze_crates_with(input: Input<'_>, opts: Options, files: &dyn Loader) -> Analysis {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .stack_size(parse::STACK_SIZE)
         .build()
         .expect("a pool of two threads");
-    pool.install(|| pipeline(crates, opts, files, sources))
-}
-
-/// Parse, expand `macro_rules!`, resolve, build the call graph, search it.
-fn pipeline(
-    crates: &[CrateSpec],
-    opts: Options<'_>,
-    files: &dyn Loader,
-    mut sources: SourceMap,
-) -> Analysis {
-    let cfgs = cfgs_of(crates, opts.target);
-    let roots: Vec<(PathBuf, usize)> = (crates.iter().enumerate())
-        .map(|(i, c)| (c.root.clone(), i))
-        .collect();
     let mut incr = Incremental::default();
-    let caches = (files, &mut incr.files);
-    let eager = opts.eager_bodies;
-    let (mut parsed, mut diags) = parse::parse_all(&roots, &cfgs, caches, &mut sources, eager);
-    let inputs = (files, &mut incr);
-    let (expansions, d) =
-        resolve::macros::expand_all(&mut parsed, &cfgs, crates, inputs, &mut sources);
-    diags.extend(d);
-    let (mut map, root_fns, d) = resolve::resolve_all(crates, &parsed, &sources, opts.config);
-    diags.extend(d);
-    let fns = map.fns.iter().filter(|f| f.ir.is_some()).count();
-    let walk = match opts.walk_every_fn {
-        true => callgraph::Walk::Every,
-        false => callgraph::Walk::FromRoots,
-    };
-    let (graph, d) = callgraph::build(&mut map, &sources, (&root_fns, walk), (None, None));
-    diags.extend(d);
-    let roots = analysis::sorted_roots(&map, root_fns);
-    let wanted = analysis::Wanted {
-        unresolved: opts.unresolved_calls,
-    };
-    diags.extend(analysis::find(&map, &graph, &sources, (&roots, wanted)));
-    let stats = Stats {
-        fns,
-        macro_expansions: expansions.expanded,
-        macro_failures: expansions.failed,
-        ..stats_of(&graph)
-    };
-    let diagnostics = analysis::settle(diags, &parsed, &sources, crates);
+    let (output, diagnostics) =
+        pool.install(|| crate::pipeline::run(input, &opts, files, &mut incr));
     Analysis {
         diagnostics,
-        stats,
-        sources,
-    }
-}
-
-/// Each crate's `#[cfg]` context: its features, on `target`.
-fn cfgs_of(crates: &[CrateSpec], target: &TargetCfg) -> Vec<CfgCtx> {
-    let target = Arc::new(target.clone());
-    (crates.iter())
-        .map(|c| CfgCtx {
-            features: c.features.clone(),
-            test: false,
-            target: target.clone(),
-        })
-        .collect()
-}
-
-/// The call graph's figures.
-fn stats_of(graph: &callgraph::CallGraph) -> Stats {
-    Stats {
-        fns_walked: graph.walked,
-        specialised_walked: graph.walked_specialised,
-        edges_exact: graph.count(Confidence::Exact),
-        edges_inferred: graph.count(Confidence::Inferred),
-        edges_name_only: graph.count(Confidence::NameOnly),
-        unresolved: graph.unresolved_count(),
-        ..Stats::default()
+        stats: output.stats,
+        sources: output.sources,
     }
 }
 
 /// [`analyze_crates_with`] walking only what the search from the roots reads, then walking
 /// every fn: the diagnostics must be the same ([`same_either_walk`]). Returns the second
 /// analysis, whose figures are those of the whole call graph.
-pub fn both_walks(cfg: &Config, analyze: impl Fn(Options<'_>) -> Analysis) -> Analysis {
+pub fn both_walks(analyze: impl Fn(Options) -> Analysis) -> Analysis {
     let opts = |walk_every_fn| Options {
         walk_every_fn,
-        ..Options::new(cfg)
+        ..Options::default()
     };
     same_either_walk(analyze(opts(false)), analyze(opts(true)))
 }
 
 /// The analysis of `fixture` (files added to `sources`), both ways ([`both_walks`]).
 pub fn analyze_fixture(fixture: &Fixture, cfg: &Config, sources: SourceMap) -> Analysis {
-    both_walks(cfg, |opts| {
-        analyze_crates_with(&fixture.crates, opts, &fixture.files, sources.clone())
+    both_walks(|opts| {
+        let (root, crates) = (fixture.root.clone(), fixture.crates.clone());
+        let input = Input::new(root, crates, sources.clone(), cfg);
+        analyze_crates_with(input, opts, &fixture.files)
     })
 }
 

@@ -3,8 +3,9 @@
 //! files go back to the edge for the run that replaces it.
 
 use super::*;
-use crate::engine::{Input, analyze_crates_incremental};
+use crate::engine::analyze_crates_incremental;
 use crate::incremental::{Incremental, Keep};
+use crate::pipeline::{Input, Options};
 use crate::source::LoweredCache;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -37,16 +38,13 @@ fn run(off: bool) -> (crate::Analysis, usize) {
     };
     incr.files.lowered = Some(LoweredCache::read_only());
     let cfg = Config::default();
-    let core = Core {
-        config: &cfg,
-        eager_bodies: false,
-        walk_every_fn: false,
-        exiting: false,
-        unresolved_calls: true,
-        target: crate::parse::cfg::TargetCfg::unknown(),
-    };
-    let input = Input::new(root.clone(), vec![spec("t", file)], SourceMap::new(&root));
-    let a = analyze_crates_incremental(input, core, &files, &mut incr);
+    let input = Input::new(
+        root.clone(),
+        vec![spec("t", file)],
+        SourceMap::new(&root),
+        &cfg,
+    );
+    let a = analyze_crates_incremental(input, &Options::default(), &files, &mut incr);
     let stored = *kept.0.lock().unwrap();
     (a, stored)
 }

@@ -5,7 +5,8 @@
 //! from the core's `test_support`.
 
 use crate::config::Config;
-use crate::engine::{Core, analyze_crates_with};
+use crate::engine::analyze_crates_with;
+use crate::pipeline::{Input, Options};
 use crate::source::{MemLoader, SourceMap};
 use nosync_lint_core::test_support::{
     Analysed, Fixture, ROOT, same_either_walk, spec, with_prelude,
@@ -31,25 +32,22 @@ fn analyze_src(src: &str, cfg: &Config, sources: SourceMap) -> crate::Analysis {
 
 /// The engine's analysis of `fixture` both ways ([`both_walks`]).
 fn analyze_fixture(fixture: &Fixture, cfg: &Config, sources: SourceMap) -> crate::Analysis {
-    both_walks(cfg, |core| {
+    both_walks(|opts| {
         let (root, crates) = (fixture.root.clone(), fixture.crates.clone());
-        analyze_crates_with(root, crates, core, &fixture.files, sources.clone())
+        let input = Input::new(root, crates, sources.clone(), cfg);
+        analyze_crates_with(input, &opts, &fixture.files)
     })
 }
 
 /// `analyze` walking only what the search from the roots reads, then walking every fn:
 /// the diagnostics must be the same ([`same_either_walk`]). Returns the second analysis,
 /// whose figures are those of the whole call graph.
-fn both_walks(cfg: &Config, analyze: impl Fn(Core<'_>) -> crate::Analysis) -> crate::Analysis {
-    let core = |walk_every_fn| Core {
-        config: cfg,
-        eager_bodies: false,
+fn both_walks(analyze: impl Fn(Options) -> crate::Analysis) -> crate::Analysis {
+    let opts = |walk_every_fn| Options {
         walk_every_fn,
-        exiting: false,
-        unresolved_calls: true,
-        target: crate::parse::cfg::TargetCfg::unknown(),
+        ..Options::default()
     };
-    same_either_walk(analyze(core(false)), analyze(core(true)))
+    same_either_walk(analyze(opts(false)), analyze(opts(true)))
 }
 
 /// The engine's analysis of the crates of [`Fixture::tree`].

@@ -4,8 +4,9 @@
 //! the one its stamp vouched for makes the run stale.
 
 use super::*;
-use crate::engine::{Input, analyze_crates_incremental};
+use crate::engine::analyze_crates_incremental;
 use crate::incremental::{Incremental, Keep};
+use crate::pipeline::{Input, Options};
 use crate::source::{Loader, LoweredCache, Reader, Stamp};
 use crate::workspace::{CrateSpec, DepTarget};
 use std::sync::{Arc, Mutex};
@@ -102,16 +103,8 @@ fn run_crates(
     };
     (incr.files.stamps, incr.files.lowered) = (Some(caches.0), Some(caches.1));
     let cfg = Config::default();
-    let core = Core {
-        config: &cfg,
-        eager_bodies: false,
-        walk_every_fn: false,
-        exiting: false,
-        unresolved_calls: true,
-        target: crate::parse::cfg::TargetCfg::unknown(),
-    };
-    let input = Input::new(root.clone(), crates, SourceMap::new(&root));
-    let a = analyze_crates_incremental(input, core, &loader, &mut incr);
+    let input = Input::new(root.clone(), crates, SourceMap::new(&root), &cfg);
+    let a = analyze_crates_incremental(input, &Options::default(), &loader, &mut incr);
     let stamps = incr.files.stamps.take().expect("the stamp table");
     let lowered = kept.0.lock().unwrap().take().expect("the lowered files");
     (a, incr.stale(), (stamps, lowered))

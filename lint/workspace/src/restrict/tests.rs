@@ -49,7 +49,8 @@ fn difference(a: &Compared, b: &Compared) -> Option<String> {
 /// file cannot vouch for it), and whether the guess's was restricted.
 fn both(opts: &WorkspaceOptions, home: &Path) -> (Compared, Compared, bool) {
     let m = metadata(opts, Ask::NoDeps, &mut |_| {}).unwrap();
-    let disk = disk::Disk::scan(m.workspace_root.as_std_path(), home.to_path_buf());
+    let root = m.workspace_root.as_std_path();
+    let disk = disk::Disk::scan(root, home.to_path_buf(), manifest::read_patches(root));
     let req = FeatureRequest {
         features: opts.features.clone(),
         all_features: opts.all_features,
@@ -238,7 +239,8 @@ fn the_restricted_resolution_selects_what_the_full_one_does_and_reads_less() {
         }
         // `deep2` is reached only through `unrelated`, which nothing selected needs.
         let m = metadata(&opts, Ask::NoDeps, &mut |_| {}).unwrap();
-        let disk = disk::Disk::scan(m.workspace_root.as_std_path(), home);
+        let root = m.workspace_root.as_std_path();
+        let disk = disk::Disk::scan(root, home, manifest::read_patches(root));
         let req = FeatureRequest {
             all_features,
             ..FeatureRequest::default()

@@ -9,7 +9,7 @@ use crate::test_support::*;
 fn demand(src: &str) -> Analysis {
     let fx = Fixture::src(src);
     let config = Config::default();
-    analyze_crates_with(&fx.crates, Options::new(&config), &fx.files, fx.sources())
+    analyze_crates_with(fx.input(&config), Options::default(), &fx.files)
 }
 
 /// (fns walked, fns, specialised nodes walked, edges, unresolved calls).

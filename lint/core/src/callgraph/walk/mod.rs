@@ -3,10 +3,13 @@
 //! types, `?`, auto-deref). Closures and async blocks are part of the fn.
 
 mod blanket;
+mod branches;
 mod calls;
 mod drops;
 mod external;
 mod formats;
+mod locals;
+mod methods;
 mod models;
 mod narrow;
 mod ops;
@@ -164,57 +167,6 @@ impl Walker<'_, '_> {
         let self_ty = self.self_ty.as_ref();
         self.map
             .resolve_type_with(self.module, t, &self.generics, self_ty, &self.ty_params, 0)
-    }
-
-    fn bind(&mut self, name: &str, ty: Typed, is_param: bool) {
-        let depth = self.scopes.len().saturating_sub(1) as u32;
-        if let Some(scope) = self.scopes.last_mut() {
-            let at = (depth, scope.len() as u32);
-            self.bound.entry(name.to_owned()).or_default().push(at);
-            scope.push(Local {
-                name: name.to_owned(),
-                ty,
-                is_param,
-                by_ref: false,
-                moved: false,
-                owned: false,
-            });
-        }
-    }
-
-    fn bind_param(&mut self, name: &str, ty: Typed, by_ref: bool) {
-        self.bind(name, ty, true);
-        if let Some(l) = self.scopes.last_mut().and_then(|s| s.last_mut()) {
-            l.by_ref = by_ref;
-        }
-    }
-
-    fn local(&self, name: &str) -> Option<&Local> {
-        let &(s, i) = self.bound.get(name)?.last()?;
-        self.scopes.get(s as usize)?.get(i as usize)
-    }
-
-    fn local_mut(&mut self, name: &str) -> Option<&mut Local> {
-        let &(s, i) = self.bound.get(name)?.last()?;
-        self.scopes.get_mut(s as usize)?.get_mut(i as usize)
-    }
-
-    fn push_scope(&mut self) {
-        self.scopes.push(Vec::new());
-    }
-
-    /// Ends the innermost scope: its locals leave the index, innermost binding first.
-    fn pop_scope(&mut self) -> Vec<Local> {
-        let scope = self.scopes.pop().unwrap_or_default();
-        for l in scope.iter().rev() {
-            if let Some(at) = self.bound.get_mut(&l.name) {
-                at.pop();
-                if at.is_empty() {
-                    self.bound.remove(&l.name);
-                }
-            }
-        }
-        scope
     }
 
     /// An edge to a `Drop` impl: `what`, whose type is known as sure as `ty`, is
@@ -429,79 +381,6 @@ impl Walker<'_, '_> {
                 unknown()
             }
         }
-    }
-
-    /// The condition's bindings (`if let`) in the `then` branch's scope only; typed as the
-    /// first branch whose type is known (`let t = if c { a.argmax(0)? } else { b }`). A
-    /// condition that reads a library flag fixed at its default (`DefMap::fixed_flags`),
-    /// or that this node's constant arguments decide (`values.rs`), walks only the branch
-    /// it takes.
-    fn if_expr(&mut self, cond: &Expr, then: &Expr, els: Option<&Expr>) -> Typed {
-        let fixed = (self.fixed_condition(cond)).or_else(|| self.constant_condition(cond));
-        self.push_scope();
-        self.expr(cond);
-        let t = match fixed {
-            Some(false) => unknown(),
-            _ => self.expr(then),
-        };
-        self.pop_scope();
-        // Without `else` the `if` is `()`.
-        match els.filter(|_| fixed != Some(true)).map(|e| self.expr(e)) {
-            Some(e) if t.0 == Ty::Unknown => e,
-            Some(_) => t,
-            None if fixed == Some(true) => t,
-            None => unknown(),
-        }
-    }
-
-    /// The value of a condition that is a fixed flag's read, `FLAG.load(..)`, or its
-    /// negation; `None` for any other condition.
-    fn fixed_condition(&self, cond: &Expr) -> Option<bool> {
-        match cond {
-            Expr::Op { method, args, .. } if method == "not" => match args.as_slice() {
-                [inner] => self.fixed_condition(inner).map(|v| !v),
-                _ => None,
-            },
-            Expr::MethodCall { recv, name, .. } if &**name == "load" => {
-                let Expr::Path(p) = &**recv else { return None };
-                if p.segs.len() == 1 && self.local(p.last_name()).is_some() {
-                    return None;
-                }
-                match self.map.resolve_path(self.module, &p.names(), p.global)? {
-                    Def::Value(c) => self.map.fixed_flags.get(&c).copied(),
-                    _ => None,
-                }
-            }
-            _ => None,
-        }
-    }
-
-    /// Each arm in its own scope, with the pattern's bindings typed from the scrutinee;
-    /// not an arm that this node's constant values rule out (`values.rs`).
-    fn match_expr(
-        &mut self,
-        scrutinee: &Expr,
-        arms: &[(crate::parse::ir::Pat, Option<Expr>, Expr)],
-    ) -> Typed {
-        let st = self.expr(scrutinee);
-        let mut result = unknown();
-        for (pat, guard, body) in arms {
-            // An arm of another variant than the one this node knows the scrutinee holds.
-            if self.arm_ruled_out(scrutinee, pat) {
-                continue;
-            }
-            self.push_scope();
-            self.bind_pat(pat, st.clone(), 0);
-            if let Some(g) = guard {
-                self.expr(g);
-            }
-            let t = self.expr(body);
-            if result.0 == Ty::Unknown {
-                result = t;
-            }
-            self.pop_scope();
-        }
-        result
     }
 
     /// Whether `path` is `std::thread::spawn` (however it is imported).

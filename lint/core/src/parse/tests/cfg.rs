@@ -4,7 +4,7 @@
 use crate::config::Config;
 use crate::parse::cfg::TargetCfg;
 use crate::test_support::{
-    Fixture, Options, analyze_crates_with, both_walks, chains_of, with_prelude,
+    Fixture, Input, analyze_crates_with, both_walks, chains_of, with_prelude,
 };
 
 /// x86_64-unknown-linux-gnu's cfgs (those the tests read).
@@ -22,9 +22,13 @@ fn linux() -> TargetCfg {
 /// [`super::chains`] of `src` with `#[cfg]` evaluated for `target`.
 fn chains_on(src: &str, target: &TargetCfg) -> String {
     let fx = Fixture::src(src);
-    let a = both_walks(&Config::default(), |opts| {
-        let opts = Options { target, ..opts };
-        analyze_crates_with(&fx.crates, opts, &fx.files, fx.sources())
+    let config = Config::default();
+    let a = both_walks(|opts| {
+        let input = Input {
+            target,
+            ..fx.input(&config)
+        };
+        analyze_crates_with(input, opts, &fx.files)
     });
     chains_of(&a, false)
 }

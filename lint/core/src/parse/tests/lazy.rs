@@ -30,9 +30,9 @@ fn analyze(src: &str, eager_bodies: bool) -> Analysis {
     let config = Config::default();
     let opts = Options {
         eager_bodies,
-        ..Options::new(&config)
+        ..Options::default()
     };
-    analyze_crates_with(&fx.crates, opts, &fx.files, fx.sources())
+    analyze_crates_with(fx.input(&config), opts, &fx.files)
 }
 
 /// The chains of `src` analysed with lazy bodies, checked equal to the eager analysis.

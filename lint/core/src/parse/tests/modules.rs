@@ -4,7 +4,9 @@
 
 use crate::config::Config;
 use crate::source::{MemLoader, SourceMap};
-use crate::test_support::{Options, analyze_crates_with, chains_tree, check_tree, render, spec};
+use crate::test_support::{
+    Input, Options, analyze_crates_with, chains_tree, check_tree, render, spec,
+};
 use std::path::PathBuf;
 
 /// tokio 1.16's shape: `cfg_aio! { pub mod bsd { mod poll_aio; } }` in `src/io/mod.rs`, with
@@ -216,8 +218,9 @@ fn an_unreadable_module_file_is_reported_at_its_mod_item() {
     let files = MemLoader::new()
         .with(dir.join("lib.rs"), "pub mod fine {}\nmod bad;\n")
         .with(dir.join("bad.rs"), &b"fn f() {}\n\xff\xfe\n"[..]);
-    let (crates, config) = ([spec("t", dir.join("lib.rs"))], Config::default());
-    let a = analyze_crates_with(&crates, Options::new(&config), &files, SourceMap::new(&dir));
+    let (crates, config) = (vec![spec("t", dir.join("lib.rs"))], Config::default());
+    let input = Input::new(dir.clone(), crates, SourceMap::new(&dir), &config);
+    let a = analyze_crates_with(input, Options::default(), &files);
     let out = render(&a, true);
     assert_eq!(
         out,
@@ -232,8 +235,9 @@ fn the_core_reads_files_only_through_its_loader() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let lib = root.join("src/lib.rs");
     let analyse = |files: &MemLoader| {
-        let (crates, config) = ([spec("t", lib.clone())], Config::default());
-        let a = analyze_crates_with(&crates, Options::new(&config), files, SourceMap::new(&root));
+        let (crates, config) = (vec![spec("t", lib.clone())], Config::default());
+        let input = Input::new(root.clone(), crates, SourceMap::new(&root), &config);
+        let a = analyze_crates_with(input, Options::default(), files);
         render(&a, true)
     };
     let files = MemLoader::new().with(&lib, "mod parse;\n");

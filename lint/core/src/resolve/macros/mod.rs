@@ -41,9 +41,37 @@ const MAX_EXPANSION_LEN: usize = 256 * 1024;
 const MAX_TOTAL_EXPANSION: usize = 8 * 1024 * 1024;
 
 /// What one round of expansion is given: the crates' cfgs, the crates, the budget.
-type Round<'a> = (&'a [CfgCtx], &'a [CrateSpec], usize);
+#[derive(Clone, Copy)]
+struct Round<'a> {
+    cfgs: &'a [CfgCtx],
+    crates: &'a [CrateSpec],
+    budget: usize,
+}
+
 /// The caches of expansions and of lazy bodies.
-type Caches<'a> = (Option<&'a SharedCache>, Option<&'a SharedCache>);
+#[derive(Clone, Copy)]
+struct Caches<'a> {
+    memo: Option<&'a SharedCache>,
+    bodies: Option<&'a SharedCache>,
+}
+
+/// What expansion reads besides the parsed files: the crates' cfgs (`cfgs[i]` is crate
+/// `i`'s), the crates and the loader the files of `mod x;` items are read through.
+#[derive(Clone, Copy)]
+pub struct Given<'a> {
+    pub cfgs: &'a [CfgCtx],
+    pub crates: &'a [CrateSpec],
+    pub files: &'a dyn Loader,
+}
+
+impl std::fmt::Debug for Given<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Given")
+            .field("cfgs", &self.cfgs)
+            .field("crates", &self.crates)
+            .finish_non_exhaustive()
+    }
+}
 
 /// Deepest nesting of expansions (a macro whose expansion invokes a macro ...) and modules.
 const MAX_DEPTH: usize = 32;
@@ -58,20 +86,18 @@ pub struct Expansions {
     pub bytes: usize,
 }
 
-/// Expands item-position macro calls in every parsed file, in place; `cfgs[i]` and
-/// `crates[i]` belong to crate `i` (the second half of a file's key). A `mod x;` in an
-/// expansion names the file it would name written at the invocation (tokio declares most
-/// of its modules in `cfg_*!` macros); the files found (through `files`) are parsed, and
-/// expanded in turn.
+/// Expands item-position macro calls in every parsed file, in place; `given.cfgs[i]` and
+/// `given.crates[i]` belong to crate `i` (the second half of a file's key). A `mod x;` in
+/// an expansion names the file it would name written at the invocation (tokio declares
+/// most of its modules in `cfg_*!` macros); the files found (through `given.files`) are
+/// parsed, and expanded in turn.
 pub fn expand_all(
     parsed: &mut Parsed,
-    cfgs: &[CfgCtx],
-    crates: &[CrateSpec],
-    (files, incr): (&dyn Loader, &mut Incremental),
+    given: Given<'_>,
+    incr: &mut Incremental,
     sources: &mut SourceMap,
 ) -> (Expansions, Vec<Diagnostic>) {
-    let loading = (files, incr);
-    expand_all_within(parsed, cfgs, crates, loading, sources, MAX_TOTAL_EXPANSION)
+    expand_all_within(parsed, given, incr, sources, MAX_TOTAL_EXPANSION)
 }
 
 /// One expansion run: the definitions, the crates, the budget and what was done.
@@ -95,12 +121,16 @@ struct At<'c> {
 /// [`expand_all`] with at most `budget` bytes of expansion text.
 fn expand_all_within(
     parsed: &mut Parsed,
-    cfgs: &[CfgCtx],
-    crates: &[CrateSpec],
-    (files, incr): (&dyn Loader, &mut Incremental),
+    given: Given<'_>,
+    incr: &mut Incremental,
     sources: &mut SourceMap,
     budget: usize,
 ) -> (Expansions, Vec<Diagnostic>) {
+    let Given {
+        cfgs,
+        crates,
+        files,
+    } = given;
     let mut count = Expansions::default();
     let mut diags = Vec::new();
     let mut todo: Vec<_> = parsed.files.keys().cloned().collect();
@@ -108,9 +138,16 @@ fn expand_all_within(
     // it ends when no expansion names a file not parsed yet.
     while !todo.is_empty() {
         todo.sort();
-        let run = (cfgs, crates, budget);
-        let caches = (incr.expansions.as_ref(), incr.bodies.as_ref());
-        count = expand_files(parsed, &todo, (run, caches), (count, &*sources, &mut diags));
+        let round = Round {
+            cfgs,
+            crates,
+            budget,
+        };
+        let caches = Caches {
+            memo: incr.expansions.as_ref(),
+            bodies: incr.bodies.as_ref(),
+        };
+        count = expand_files(parsed, &todo, round, caches, &*sources, count, &mut diags);
         let mut jobs = Vec::new();
         for key in &todo {
             if let Some(f) = parsed.files.get_mut(key) {
@@ -120,8 +157,8 @@ fn expand_all_within(
             jobs.extend(crate::parse::unparsed_children(parsed, items, key.1));
         }
         let before: HashSet<_> = parsed.files.keys().cloned().collect();
-        let loading = (files, &mut incr.files);
-        crate::parse::parse_jobs(parsed, jobs, cfgs, loading, sources, &mut diags);
+        let caches = &mut incr.files;
+        crate::parse::parse_jobs(parsed, jobs, cfgs, files, caches, sources, &mut diags);
         todo = parsed
             .files
             .keys()
@@ -137,9 +174,18 @@ fn expand_all_within(
 fn expand_files(
     parsed: &mut Parsed,
     keys: &[(PathBuf, usize)],
-    ((cfgs, crates, budget), (memo, bodies)): (Round<'_>, Caches<'_>),
-    (count, sources, diags): (Expansions, &SourceMap, &mut Vec<Diagnostic>),
+    round: Round<'_>,
+    caches: Caches<'_>,
+    sources: &SourceMap,
+    count: Expansions,
+    diags: &mut Vec<Diagnostic>,
 ) -> Expansions {
+    let Round {
+        cfgs,
+        crates,
+        budget,
+    } = round;
+    let Caches { memo, bodies } = caches;
     let defs = Defs::collect(parsed);
     if defs.is_empty() {
         return count;
@@ -396,12 +442,20 @@ mod tests {
         let mut sources = SourceMap::new(std::path::Path::new("/mem/m"));
         let cfgs = [CfgCtx::default()];
         let mut incr = crate::incremental::Incremental::default();
-        let loading = (&files as &dyn crate::source::Loader, &mut incr.files);
-        let (mut parsed, _) =
-            crate::parse::parse_all(&[(file, 0)], &cfgs, loading, &mut sources, false);
-        let loading = (&files as &dyn crate::source::Loader, &mut incr);
-        let (n, _) =
-            super::expand_all_within(&mut parsed, &cfgs, &[], loading, &mut sources, 1 << 20);
+        let (mut parsed, _) = crate::parse::parse_all(
+            &[(file, 0)],
+            &cfgs,
+            &files,
+            &mut incr.files,
+            &mut sources,
+            false,
+        );
+        let given = super::Given {
+            cfgs: &cfgs,
+            crates: &[],
+            files: &files,
+        };
+        let (n, _) = super::expand_all_within(&mut parsed, given, &mut incr, &mut sources, 1 << 20);
         assert!(n.bytes <= (1 << 20) + super::MAX_EXPANSION_LEN, "{n:?}");
         assert!(n.failed > 0 && n.expanded < 200, "{n:?}");
     }

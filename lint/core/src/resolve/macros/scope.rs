@@ -324,9 +324,14 @@ mod tests {
         let mut sources = SourceMap::new(std::path::Path::new("/mem/m"));
         let cfgs = [CfgCtx::default()];
         let mut caches = crate::incremental::FileCaches::default();
-        let loading = (&files as &dyn crate::source::Loader, &mut caches);
-        let (parsed, _) =
-            crate::parse::parse_all(&[(file, 0)], &cfgs, loading, &mut sources, false);
+        let (parsed, _) = crate::parse::parse_all(
+            &[(file, 0)],
+            &cfgs,
+            &files,
+            &mut caches,
+            &mut sources,
+            false,
+        );
         let defs = Defs::collect(&parsed);
         let names = [
             "bail", "munch", "make", "outer", "outer2", "attr", "odd", "absent",

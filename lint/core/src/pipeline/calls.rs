@@ -6,10 +6,10 @@
 //! counted.
 
 use crate::callgraph::CallGraph;
+use crate::crate_graph::CrateSpec;
 use crate::diagnostics::Confidence;
 use crate::parse::ir::SpanIr;
 use crate::resolve::DefMap;
-use crate::workspace::CrateSpec;
 use std::collections::{HashMap, HashSet};
 
 /// One crate's call sites, by how their callee was found.
@@ -47,7 +47,7 @@ impl CrateCalls {
 /// The call sites of `graph`'s walked fns, per crate (in crate order, crates without a
 /// counted site left out; two crates of one name told apart by their versions), then
 /// their sum as a last entry named `all`.
-pub(super) fn by_crate(
+pub(crate) fn by_crate(
     map: &DefMap<'_>,
     graph: &CallGraph,
     crates: &[CrateSpec],
@@ -110,7 +110,7 @@ pub struct RootUnseen {
 
 /// The roots whose search reaches unresolved calls, in root order (`-v`: a root without
 /// findings and without any is one the lint saw all of).
-pub(super) fn unseen_by_root(
+pub(crate) fn unseen_by_root(
     map: &DefMap<'_>,
     graph: &CallGraph,
     (roots, crates): (&[crate::resolve::FnId], &[CrateSpec]),

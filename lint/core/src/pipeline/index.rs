@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The fns the join can look up, and the crates the lint read.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct FnIndex {
+pub struct FnIndex {
     pub fns: Vec<IndexedFn>,
     /// The analysed crates' names as code spells them (`candle_core`).
     pub crates: Vec<String>,
@@ -20,7 +20,7 @@ pub(crate) struct FnIndex {
 
 /// One fn with a body: where it is, whether it was analysed, and its calls.
 #[derive(Debug, Clone)]
-pub(crate) struct IndexedFn {
+pub struct IndexedFn {
     pub path: String,
     /// The file as the lint read it (absolute).
     pub file: PathBuf,
@@ -35,13 +35,13 @@ pub(crate) struct IndexedFn {
 
 /// One call an analysed fn makes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Call {
+pub struct Call {
     pub line: usize,
     pub callee: Callee,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Callee {
+pub enum Callee {
     /// Resolved to a fn of the analysed crates (or a known one); whether it is a sink.
     Fn { path: String, sink: bool },
     /// Not resolved: what the lint says of it (`a call through parameter `f``).
@@ -51,7 +51,7 @@ pub(crate) enum Callee {
 /// What [`build`] keeps: spans, not lines, so that no file is read for it (a file the stamp
 /// table vouched for is read only if a join asks, [`RawIndex::lines`]).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct RawIndex {
+pub struct RawIndex {
     fns: Vec<RawFn>,
     crates: Vec<String>,
 }
@@ -69,7 +69,7 @@ struct RawFn {
 
 impl RawIndex {
     /// The index with lines, read from `sources`.
-    pub(crate) fn lines(self, sources: &SourceMap) -> FnIndex {
+    pub fn lines(self, sources: &SourceMap) -> FnIndex {
         let line = |s: SpanIr| sources.span(s).line_start;
         let fns = (self.fns.into_iter())
             .map(|f| {
@@ -99,7 +99,7 @@ impl RawIndex {
 }
 
 /// The index of `map`'s fns with a body that are under `workspace` or that `graph` walked.
-pub(crate) fn build(
+pub(super) fn build(
     map: &DefMap<'_>,
     graph: &CallGraph,
     sources: &SourceMap,
