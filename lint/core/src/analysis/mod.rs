@@ -1,14 +1,17 @@
-//! From each root, breadth-first searches of the call graph: one finding per (root, call
-//! site in the root, sink) that the call reaches, each with its shortest chain (one-time
+//! From each root, searches of the call graph: one finding per (root, call site in the
+//! root, sink) that the call reaches, each with its most certain chain (one-time
 //! setup sinks counting as one: a call that loads a module, then looks up its function,
 //! is one setup finding). Fixing one
 //! reported chain thus never reveals a violation that was there all along: every call of
 //! the root that reaches a sink is reported, and every sink it reaches. The search from a
 //! call's callee goes first over exact and inferred edges whose condition is decided, then
 //! over undecided ones (`Uncertain`), then over name-only edges, each for the sinks not
-//! reached yet; at one site (a call dispatched to several impls, several values dropped at
-//! one brace) the chain without a name-only hop wins, then the one without an undecided
-//! hop, then the shorter.
+//! reached yet; within a pass the chain with the fewest calls in branches the lint does not
+//! know are taken wins, then the one with the fewest calls that are not exact, then the
+//! shorter (`best.rs`). At one site (a call dispatched to several impls, several values
+//! dropped at one brace) the chain without a name-only hop wins, then the one without an
+//! undecided hop, then the same order. A branch that a constant rules out is not in the
+//! graph at all (`callgraph`'s constant values): no chain runs through it.
 //!
 //! A call made only while a macro builds an error value or a panic message
 //! (`Uncertain::Failing`) is decided in the root's own body, where the hot path's author
@@ -36,6 +39,7 @@ use rayon::prelude::*;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 mod below;
+mod best;
 mod message;
 mod settle;
 #[cfg(test)]
@@ -51,6 +55,8 @@ const NONE: u32 = u32::MAX;
 struct Search {
     stamp: Vec<u32>,
     parent: Vec<u32>,
+    /// The cost of the best chain found to each fn ([`Search::best`]).
+    cost: Vec<best::Cost>,
     generation: u32,
 }
 
@@ -59,6 +65,7 @@ impl Search {
         Search {
             stamp: vec![0; n],
             parent: vec![NONE; n],
+            cost: vec![(0, 0, 0); n],
             generation: 0,
         }
     }
@@ -86,11 +93,7 @@ impl Search {
             for &ei in &g.out[f as usize] {
                 let e = &g.edges[ei as usize];
                 let t = e.to as usize;
-                if self.stamp[t] == self.generation
-                    || map.func(e.to).marks.allow
-                    || (pass < Pass::NameOnly && e.tag == Confidence::NameOnly)
-                    || (pass < Pass::Undecided && e.uncertain.is_some())
-                {
+                if self.stamp[t] == self.generation || !pass.follows(map, e) {
                     continue;
                 }
                 self.stamp[t] = self.generation;
@@ -123,7 +126,16 @@ enum Pass {
     NameOnly,
 }
 
-/// The sinks a callee reaches, in search order, each with its shortest chain from the
+impl Pass {
+    /// Whether a search in this pass follows `e` (never into an `#[allow_sync]` fn).
+    fn follows(self, map: &DefMap<'_>, e: &Edge) -> bool {
+        !(map.func(e.to).marks.allow
+            || (self < Pass::NameOnly && e.tag == Confidence::NameOnly)
+            || (self < Pass::Undecided && e.uncertain.is_some()))
+    }
+}
+
+/// The sinks a callee reaches, in search order, each with its most certain chain from the
 /// callee (decided exact and inferred edges first, then undecided ones, then name-only
 /// edges, each for the sinks left).
 type Reach<'g> = Vec<(FnId, Vec<&'g Edge>)>;
@@ -293,12 +305,14 @@ fn root_chains<'g>(
     best
 }
 
-/// How good a chain is (less is better): without a name-only hop first, then without an
-/// undecided one, then shorter.
-fn rank(chain: &[&Edge]) -> (bool, bool, usize) {
+/// How certain a chain is (less is better): without a name-only hop first, then without
+/// an undecided one, then the fewest calls in branches not known to be taken, then the
+/// fewest calls that are not exact, then the fewest calls ([`best`]).
+fn rank(chain: &[&Edge]) -> (bool, bool, best::Cost) {
     let name_only = chain.iter().any(|e| e.tag == Confidence::NameOnly);
     let undecided = undecided(chain).next().is_some();
-    (name_only, undecided, chain.len())
+    let cost = (chain.iter()).fold((0, 0, 0), |c, e| best::add(c, best::edge_cost(e)));
+    (name_only, undecided, cost)
 }
 
 /// The conditions a chain's calls wait under that the lint could not decide: every edge's
@@ -328,7 +342,7 @@ fn callee_reach<'g>(
         false => &[Pass::Decided, Pass::NameOnly][..],
     };
     for &pass in passes {
-        for f in s.run(map, g, (callee, is_root), pass) {
+        for f in s.best(map, g, (callee, is_root), pass) {
             if f != callee && map.func(f).marks.sink.is_some() && found.insert(f) {
                 out.push((f, s.chain(g, f)));
             }

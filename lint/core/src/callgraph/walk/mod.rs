@@ -80,6 +80,8 @@ struct Walker<'m, 'a> {
     /// While walking the message of a macro that builds an error value or panics: its name
     /// (the calls made there are `Uncertain::Failing`).
     failing: Option<String>,
+    /// How many branches not known to be taken enclose the walk here (`values.rs`).
+    branch: u32,
 }
 
 /// The calls of fn `f`.
@@ -123,6 +125,7 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId, bodies: &super::Bodies) -> Walk
         recv_values: None,
         values: map.value_specs.get(&f).cloned().unwrap_or_default(),
         failing: None,
+        branch: 0,
     };
     if let Some(st) = &w.self_ty {
         let by_ref = ir.self_param != Some(false);
@@ -228,6 +231,7 @@ impl Walker<'_, '_> {
             uncertain: None,
             via: Via::default(),
             dropped: Some(what),
+            branch: self.branch > 0,
         });
     }
 
@@ -291,7 +295,7 @@ impl Walker<'_, '_> {
         let inferred = init.map(|e| self.expr(e));
         self.expected = None;
         if let Some(d) = diverge {
-            self.expr(d);
+            self.in_branch(true, |w| w.expr(d));
         }
         match (written, inferred) {
             // `let v: Vec<_> = ..`: the holes of the annotation are the initializer's.
@@ -442,11 +446,12 @@ impl Walker<'_, '_> {
         self.expr(cond);
         let t = match fixed {
             Some(false) => unknown(),
-            _ => self.expr(then),
+            _ => self.in_branch(fixed.is_none(), |w| w.expr(then)),
         };
         self.pop_scope();
         // Without `else` the `if` is `()`.
-        match els.filter(|_| fixed != Some(true)).map(|e| self.expr(e)) {
+        let els = els.filter(|_| fixed != Some(true));
+        match els.map(|e| self.in_branch(fixed.is_none(), |w| w.expr(e))) {
             Some(e) if t.0 == Ty::Unknown => e,
             Some(_) => t,
             None if fixed == Some(true) => t,
@@ -485,6 +490,7 @@ impl Walker<'_, '_> {
     ) -> Typed {
         let st = self.expr(scrutinee);
         let mut result = unknown();
+        let several = self.live_arms(scrutinee, arms) > 1;
         for (pat, guard, body) in arms {
             // An arm of another variant than the one this node knows the scrutinee holds.
             if self.arm_ruled_out(scrutinee, pat) {
@@ -495,7 +501,7 @@ impl Walker<'_, '_> {
             if let Some(g) = guard {
                 self.expr(g);
             }
-            let t = self.expr(body);
+            let t = self.in_branch(several, |w| w.expr(body));
             if result.0 == Ty::Unknown {
                 result = t;
             }
