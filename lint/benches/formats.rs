@@ -59,6 +59,8 @@ fn findings() -> Vec<Diagnostic> {
                 chain,
                 confidence: Confidence::Exact,
                 undecided: Vec::new(),
+                other_chain_count: 0,
+                other_chains: Vec::new(),
             });
             d
         })

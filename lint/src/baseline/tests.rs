@@ -32,6 +32,8 @@ fn finding(code: Code, functions: &[&str], sink: &str, line: usize) -> Diagnosti
         chain,
         confidence: Confidence::Exact,
         undecided: Vec::new(),
+        other_chain_count: 0,
+        other_chains: Vec::new(),
     });
     d
 }

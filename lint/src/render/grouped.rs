@@ -288,6 +288,8 @@ pub(crate) mod tests {
             chain,
             confidence: Confidence::Exact,
             undecided: Vec::new(),
+            other_chain_count: 0,
+            other_chains: Vec::new(),
         });
         d
     }

@@ -89,6 +89,27 @@ struct FindingJson<'a> {
     sink_kind: crate::diagnostics::SinkKind,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     undecided: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    other_chains: Option<OtherChainsJson<'a>>,
+}
+
+/// A finding's other chains: how many, and where the first ones join the shown chain.
+#[derive(Serialize)]
+struct OtherChainsJson<'a> {
+    count: usize,
+    joins: Vec<JoinJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct JoinJson<'a> {
+    function: &'a str,
+    file: String,
+    line: usize,
+    column: usize,
+    joins: &'a str,
+    confidence: crate::diagnostics::Confidence,
+    branch: bool,
+    hops: usize,
 }
 
 #[derive(Serialize)]
@@ -266,5 +287,20 @@ fn finding_json(finding: &Finding) -> FindingJson<'_> {
         sink_reason: &finding.sink_reason,
         sink_kind: finding.sink_kind,
         undecided: &finding.undecided,
+        other_chains: (finding.other_chain_count > 0).then(|| OtherChainsJson {
+            count: finding.other_chain_count,
+            joins: (finding.other_chains.iter())
+                .map(|o| JoinJson {
+                    function: &o.function,
+                    file: path_text(&o.call_site.file),
+                    line: o.call_site.line_start,
+                    column: o.call_site.column_start,
+                    joins: &o.joins,
+                    confidence: o.confidence,
+                    branch: o.branch,
+                    hops: o.hops,
+                })
+                .collect(),
+        }),
     }
 }

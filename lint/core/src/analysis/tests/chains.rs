@@ -2,7 +2,10 @@
 //! one (calls known to run, then exact calls, then the fewest), never one through a branch
 //! a constant rules out.
 
+use crate::config::Config;
+use crate::source::SourceMap;
 use crate::test_support::*;
+use std::path::Path;
 
 /// `forward` reaches `wait` in four calls through the `Gather` arm of `index`, which it
 /// never takes (it passes `Select`, a variant with data that the lint does not follow), and
@@ -26,6 +29,22 @@ fn a_chain_of_calls_that_run_wins_over_a_shorter_one_through_an_arm() {
          fn layer(t: &Tensor) -> f32 { t.to_scalar() }\n\
          fn forward(t: &Tensor) -> f32 { let first = t.index(Indexer::Select(0)); layer(&first) }\n\
          #[no_sync] fn step(t: &Tensor) { forward(t); }\n",
+    );
+    let found = analyze_src(&src, &Config::default(), SourceMap::new(Path::new(ROOT)));
+    let others: Vec<String> = (found.diagnostics().iter())
+        .flat_map(|d| d.finding.iter().flat_map(|f| &f.other_chains))
+        .map(|o| {
+            let (line, col) = (o.call_site.line_start, o.call_site.column_start);
+            format!(
+                "{line}:{col} {} -> {} ({} calls, branch: {})",
+                o.function, o.joins, o.hops, o.branch
+            )
+        })
+        .collect();
+    // The other chain is listed, by the call where it joins the shown one.
+    assert_eq!(
+        others,
+        ["13:39 t::Tensor::index -> t::Tensor::to_host (4 calls, branch: true)"]
     );
     insta::assert_snapshot!(chains(&src), @"
     19:34 sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `wait`

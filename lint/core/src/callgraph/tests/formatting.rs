@@ -181,5 +181,7 @@ fn error_messages_below_the_root_are_possible_waits() {
         .map(|n| n.message.as_str())
         .filter(|m| m.contains("only to build"))
         .collect();
-    insta::assert_snapshot!(notes.join("\n"), @"`check` calls `Tensor::fmt` only to build the message of `bail!`: the host waits there only when `check` fails");
+    insta::assert_snapshot!(notes.join("\n"), @"
+    `check` calls `Tensor::fmt` only to build the message of `assert!`: the host waits there only when `check` fails
+    ");
 }
