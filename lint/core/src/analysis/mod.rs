@@ -180,7 +180,7 @@ pub fn find(
         is_root[r as usize] = true;
     }
     let is_root = &is_root[..];
-    let inn = &others::incoming(g, map.fns.len())[..];
+    let inn = &others::Incoming::new(g, map.fns.len());
     let fresh = || (Search::new(map.fns.len()), HashMap::new());
     let searched: Vec<Result<Searched<'_>, crate::panics::Caught>> = roots
         .par_iter()
@@ -225,7 +225,7 @@ pub fn find(
 /// The chains of `root` and the unresolved calls its search reaches.
 fn search<'g>(
     map: &DefMap<'_>,
-    (g, inn): (&'g CallGraph, &[Vec<u32>]),
+    (g, inn): (&'g CallGraph, &others::Incoming),
     s: &mut Search,
     (root, is_root): (FnId, &[bool]),
     reach: &mut HashMap<FnId, Reach<'g>>,
@@ -268,7 +268,7 @@ fn report(map: &DefMap<'_>, sources: &SourceMap, r: Result<Report<'_>, Diagnosti
 /// call site reaches count as one sink: its best chain to any of them.
 fn root_chains<'g>(
     map: &DefMap<'_>,
-    (g, inn): (&'g CallGraph, &[Vec<u32>]),
+    (g, inn): (&'g CallGraph, &others::Incoming),
     s: &mut Search,
     (root, is_root): (FnId, &[bool]),
     reach: &mut HashMap<FnId, Reach<'g>>,
@@ -342,7 +342,7 @@ fn undecided<'e>(chain: &[&'e Edge]) -> impl Iterator<Item = &'e Edge> {
 /// The sinks `callee` reaches (it is no sink and no root itself).
 fn callee_reach<'g>(
     map: &DefMap<'_>,
-    (g, inn): (&'g CallGraph, &[Vec<u32>]),
+    (g, inn): (&'g CallGraph, &others::Incoming),
     s: &mut Search,
     (callee, is_root): (FnId, &[bool]),
 ) -> Reach<'g> {

@@ -16,15 +16,47 @@ pub(super) struct Join<'g> {
     pub hops: usize,
 }
 
-/// Each fn's incoming edges (by index), in edge order.
-pub(super) fn incoming(g: &CallGraph, fns: usize) -> Vec<Vec<u32>> {
-    let mut inn = vec![Vec::new(); fns];
-    for (i, e) in g.edges.iter().enumerate() {
-        if let Some(v) = inn.get_mut(e.to as usize) {
-            v.push(i as u32);
+/// Each fn's incoming edges (by index), in edge order: one offset per fn and one index
+/// per edge (a `Vec` per fn would cost more than the edges on a large workspace).
+#[derive(Debug, Default)]
+pub(super) struct Incoming {
+    start: Vec<u32>,
+    edges: Vec<u32>,
+}
+
+impl Incoming {
+    pub(super) fn new(g: &CallGraph, fns: usize) -> Self {
+        let mut start = vec![0u32; fns + 1];
+        for e in &g.edges {
+            if let Some(n) = start.get_mut(e.to as usize + 1) {
+                *n += 1;
+            }
+        }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut next = start.clone();
+        let mut edges = vec![0u32; start[fns] as usize];
+        for (i, e) in g.edges.iter().enumerate() {
+            if let Some(at) = next
+                .get_mut(e.to as usize)
+                .filter(|_| (e.to as usize) < fns)
+            {
+                edges[*at as usize] = i as u32;
+                *at += 1;
+            }
+        }
+        Incoming { start, edges }
+    }
+
+    /// The edges into `f`.
+    fn of(&self, f: FnId) -> &[u32] {
+        let (lo, hi) = (self.start.get(f as usize), self.start.get(f as usize + 1));
+        match (lo, hi) {
+            (Some(&lo), Some(&hi)) => &self.edges[lo as usize..hi as usize],
+            _ => &[],
         }
     }
-    inn
 }
 
 impl Search {
@@ -36,14 +68,14 @@ impl Search {
     pub(super) fn joins<'g>(
         &self,
         map: &DefMap<'_>,
-        (g, inn): (&'g CallGraph, &[Vec<u32>]),
+        (g, inn): (&'g CallGraph, &Incoming),
         (from, is_root, pass): (FnId, &[bool], Pass),
         chain: &[&'g Edge],
     ) -> Vec<Join<'g>> {
         let mut out = Vec::new();
         for (i, shown) in chain.iter().enumerate() {
             let later: Vec<FnId> = chain[i..].iter().map(|e| e.to).collect();
-            for &ei in &inn[shown.to as usize] {
+            for &ei in inn.of(shown.to) {
                 let e = &g.edges[ei as usize];
                 let u = e.from as usize;
                 let goes_on =
