@@ -1,5 +1,6 @@
 //! The most certain chain from a callee to each sink it reaches, within one pass's edges:
-//! fewest calls in a branch the lint does not know is taken (`Edge::branch`), then fewest
+//! fewest calls the lint does not know run (in a branch it does not know is taken,
+//! `Edge::branch`, or dispatched to one of several impls of a trait), then fewest
 //! calls that are not exact, then fewest calls. A chain that a user follows then runs
 //! through code that runs: a shorter chain through an `if` or a `match` arm nothing
 //! decides does not hide the longer one that always waits.
@@ -16,17 +17,15 @@ use crate::resolve::{DefMap, FnId};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// What a chain costs, less first: (calls in a branch not known to be taken, calls not
-/// exact, calls).
+/// What a chain costs, less first: (calls not known to run, calls not exact, calls).
 pub(super) type Cost = (u32, u32, u32);
 
-/// The cost of one edge of a chain.
+/// The cost of one edge of a chain. A call dispatched to one of several impls (the
+/// concrete type unknown) is, like a call in a branch, a call the lint does not know runs.
 pub(super) fn edge_cost(e: &Edge) -> Cost {
-    (
-        u32::from(e.branch),
-        u32::from(e.tag != Confidence::Exact),
-        1,
-    )
+    let dispatched = (e.via.dispatch.as_ref()).is_some_and(|d| d.impls > 1);
+    let unknown = e.branch || dispatched;
+    (u32::from(unknown), u32::from(e.tag != Confidence::Exact), 1)
 }
 
 pub(super) fn add(a: Cost, b: Cost) -> Cost {

@@ -130,9 +130,9 @@ impl Walker<'_, '_> {
         {
             return out;
         }
-        // The hop's note names the trait when every target is one of its methods.
-        let only_dispatch = out.is_empty();
         let targets = self.dispatch(std::slice::from_ref(tr), name);
+        // The hop's note names the trait when every target is one of its methods.
+        let only_dispatch = (out.iter()).all(|(f, _)| targets.iter().any(|(g, _)| g == f));
         let impls = (targets.iter())
             .filter(|(f, _)| !self.map.func(*f).is_trait_decl)
             .count();
