@@ -60,6 +60,8 @@ fn findings() -> Vec<Diagnostic> {
                 confidence: Confidence::Exact,
                 undecided: Vec::new(),
                 runtime: None,
+                other_chain_count: 0,
+                other_chains: Vec::new(),
             });
             d
         })

@@ -33,6 +33,8 @@ fn finding(code: Code, functions: &[&str], sink: &str, line: usize) -> Diagnosti
         confidence: Confidence::Exact,
         undecided: Vec::new(),
         runtime: None,
+        other_chain_count: 0,
+        other_chains: Vec::new(),
     });
     d
 }

@@ -289,6 +289,8 @@ pub(crate) mod tests {
             confidence: Confidence::Exact,
             undecided: Vec::new(),
             runtime: None,
+            other_chain_count: 0,
+            other_chains: Vec::new(),
         });
         d
     }

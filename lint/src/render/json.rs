@@ -92,6 +92,27 @@ struct FindingJson<'a> {
     /// What a wait report says of it (`--runtime-report`).
     #[serde(skip_serializing_if = "Option::is_none")]
     runtime: Option<crate::diagnostics::Runtime>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    other_chains: Option<OtherChainsJson<'a>>,
+}
+
+/// A finding's other chains: how many, and where the first ones join the shown chain.
+#[derive(Serialize)]
+struct OtherChainsJson<'a> {
+    count: usize,
+    joins: Vec<JoinJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct JoinJson<'a> {
+    function: &'a str,
+    file: String,
+    line: usize,
+    column: usize,
+    joins: &'a str,
+    confidence: crate::diagnostics::Confidence,
+    branch: bool,
+    hops: usize,
 }
 
 #[derive(Serialize)]
@@ -270,5 +291,20 @@ fn finding_json(finding: &Finding) -> FindingJson<'_> {
         sink_kind: finding.sink_kind,
         undecided: &finding.undecided,
         runtime: finding.runtime,
+        other_chains: (finding.other_chain_count > 0).then(|| OtherChainsJson {
+            count: finding.other_chain_count,
+            joins: (finding.other_chains.iter())
+                .map(|o| JoinJson {
+                    function: &o.function,
+                    file: path_text(&o.call_site.file),
+                    line: o.call_site.line_start,
+                    column: o.call_site.column_start,
+                    joins: &o.joins,
+                    confidence: o.confidence,
+                    branch: o.branch,
+                    hops: o.hops,
+                })
+                .collect(),
+        }),
     }
 }

@@ -2,6 +2,7 @@
 //! reached fn's unresolved calls.
 
 use super::*;
+use crate::diagnostics::{OTHER_CHAINS_LISTED, OtherChain};
 
 /// The short name of a fn for messages: `Type::method` for methods, the module and
 /// name for built-in fns (`stream::synchronize`), the bare name otherwise.
@@ -52,7 +53,7 @@ pub(super) fn finding(
     map: &DefMap<'_>,
     sources: &SourceMap,
     root: FnId,
-    chain: &[&Edge],
+    (chain, others): (&[&Edge], &[super::others::Join<'_>]),
 ) -> Diagnostic {
     let (r, sink) = (
         map.func(root),
@@ -93,8 +94,24 @@ pub(super) fn finding(
         confidence,
         undecided,
         runtime: None,
+        other_chain_count: others.len(),
+        other_chains: (others.iter().take(OTHER_CHAINS_LISTED))
+            .map(|j| other_chain(map, sources, j))
+            .collect(),
     });
     d
+}
+
+/// Where another chain joins the shown one, for the finding's data.
+fn other_chain(map: &DefMap<'_>, sources: &SourceMap, j: &super::others::Join<'_>) -> OtherChain {
+    OtherChain {
+        function: map.func(j.edge.from).path.clone(),
+        call_site: sources.span(j.edge.site),
+        confidence: j.edge.tag,
+        joins: map.func(j.edge.to).path.clone(),
+        branch: j.edge.branch,
+        hops: j.hops,
+    }
 }
 
 const ESCAPE_HELP: &str = "if this wait is intended, wrap the call in `nosync::allow_sync(|| ..)` or mark the called function #[allow_sync]";

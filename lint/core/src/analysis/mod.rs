@@ -1,14 +1,17 @@
-//! From each root, breadth-first searches of the call graph: one finding per (root, call
-//! site in the root, sink) that the call reaches, each with its shortest chain (one-time
+//! From each root, searches of the call graph: one finding per (root, call site in the
+//! root, sink) that the call reaches, each with its most certain chain (one-time
 //! setup sinks counting as one: a call that loads a module, then looks up its function,
 //! is one setup finding). Fixing one
 //! reported chain thus never reveals a violation that was there all along: every call of
 //! the root that reaches a sink is reported, and every sink it reaches. The search from a
 //! call's callee goes first over exact and inferred edges whose condition is decided, then
 //! over undecided ones (`Uncertain`), then over name-only edges, each for the sinks not
-//! reached yet; at one site (a call dispatched to several impls, several values dropped at
-//! one brace) the chain without a name-only hop wins, then the one without an undecided
-//! hop, then the shorter.
+//! reached yet; within a pass the chain with the fewest calls in branches the lint does not
+//! know are taken wins, then the one with the fewest calls that are not exact, then the
+//! shorter (`best.rs`). At one site (a call dispatched to several impls, several values
+//! dropped at one brace) the chain without a name-only hop wins, then the one without an
+//! undecided hop, then the same order. A branch that a constant rules out is not in the
+//! graph at all (`callgraph`'s constant values): no chain runs through it.
 //!
 //! A call made only while a macro builds an error value or a panic message
 //! (`Uncertain::Failing`) is decided in the root's own body, where the hot path's author
@@ -36,7 +39,9 @@ use rayon::prelude::*;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 mod below;
+mod best;
 mod message;
+mod others;
 mod settle;
 #[cfg(test)]
 mod tests;
@@ -51,6 +56,8 @@ const NONE: u32 = u32::MAX;
 struct Search {
     stamp: Vec<u32>,
     parent: Vec<u32>,
+    /// The cost of the best chain found to each fn ([`Search::best`]).
+    cost: Vec<best::Cost>,
     generation: u32,
 }
 
@@ -59,6 +66,7 @@ impl Search {
         Search {
             stamp: vec![0; n],
             parent: vec![NONE; n],
+            cost: vec![(0, 0, 0); n],
             generation: 0,
         }
     }
@@ -86,11 +94,7 @@ impl Search {
             for &ei in &g.out[f as usize] {
                 let e = &g.edges[ei as usize];
                 let t = e.to as usize;
-                if self.stamp[t] == self.generation
-                    || map.func(e.to).marks.allow
-                    || (pass < Pass::NameOnly && e.tag == Confidence::NameOnly)
-                    || (pass < Pass::Undecided && e.uncertain.is_some())
-                {
+                if self.stamp[t] == self.generation || !pass.follows(map, e) {
                     continue;
                 }
                 self.stamp[t] = self.generation;
@@ -123,19 +127,31 @@ enum Pass {
     NameOnly,
 }
 
-/// The sinks a callee reaches, in search order, each with its shortest chain from the
+impl Pass {
+    /// Whether a search in this pass follows `e` (never into an `#[allow_sync]` fn).
+    fn follows(self, map: &DefMap<'_>, e: &Edge) -> bool {
+        !(map.func(e.to).marks.allow
+            || (self < Pass::NameOnly && e.tag == Confidence::NameOnly)
+            || (self < Pass::Undecided && e.uncertain.is_some()))
+    }
+}
+
+/// The sinks a callee reaches, in search order, each with its most certain chain from the
 /// callee (decided exact and inferred edges first, then undecided ones, then name-only
 /// edges, each for the sinks left).
-type Reach<'g> = Vec<(FnId, Vec<&'g Edge>)>;
+type Reach<'g> = Vec<(FnId, Found<'g>)>;
+
+/// A chain, and the other chains from its start to its sink ([`others`]).
+type Found<'g> = (Vec<&'g Edge>, Vec<others::Join<'g>>);
 
 /// What one root's searches found: its chains, and the unresolved calls they reach (by
 /// the fn that makes each), in search order.
-type Searched<'g> = (Vec<Vec<&'g Edge>>, Vec<(FnId, &'g Unresolved)>);
+type Searched<'g> = (Vec<Found<'g>>, Vec<(FnId, &'g Unresolved)>);
 
 /// What a finding or an unresolved call is reported from: a root and its chain, or a root,
 /// the fn reached and its unresolved call.
 enum Report<'g> {
-    Finding(FnId, Vec<&'g Edge>),
+    Finding(FnId, Found<'g>),
     Unresolved(FnId, FnId, &'g Unresolved),
 }
 
@@ -164,11 +180,13 @@ pub fn find(
         is_root[r as usize] = true;
     }
     let is_root = &is_root[..];
+    let inn = &others::Incoming::new(g, map.fns.len());
     let fresh = || (Search::new(map.fns.len()), HashMap::new());
     let searched: Vec<Result<Searched<'_>, crate::panics::Caught>> = roots
         .par_iter()
         .map_init(fresh, |(s, reach), &root| {
-            let out = crate::panics::catch(|| search(map, g, s, (root, is_root), reach, wanted));
+            let at = (root, is_root);
+            let out = crate::panics::catch(|| search(map, (g, inn), s, at, reach, wanted));
             if out.is_err() {
                 // The search's state is unknown after a panic: start the next root afresh.
                 (*s, *reach) = fresh();
@@ -187,9 +205,9 @@ pub fn find(
                 continue;
             }
         };
-        for chain in chains {
-            if seen_findings.insert(finding_key(map, root, &chain)) {
-                reports.push(Ok(Report::Finding(root, chain)));
+        for found in chains {
+            if seen_findings.insert(finding_key(map, root, &found.0)) {
+                reports.push(Ok(Report::Finding(root, found)));
             }
         }
         for (f, u) in calls {
@@ -207,14 +225,14 @@ pub fn find(
 /// The chains of `root` and the unresolved calls its search reaches.
 fn search<'g>(
     map: &DefMap<'_>,
-    g: &'g CallGraph,
+    (g, inn): (&'g CallGraph, &others::Incoming),
     s: &mut Search,
     (root, is_root): (FnId, &[bool]),
     reach: &mut HashMap<FnId, Reach<'g>>,
     wanted: Wanted,
 ) -> Searched<'g> {
     crate::panics::failpoint("search", &map.func(root).name);
-    let chains = root_chains(map, g, s, (root, is_root), reach);
+    let chains = root_chains(map, (g, inn), s, (root, is_root), reach);
     let mut calls = Vec::new();
     if !wanted.unresolved {
         return (chains, calls);
@@ -239,7 +257,7 @@ fn report(map: &DefMap<'_>, sources: &SourceMap, r: Result<Report<'_>, Diagnosti
         Report::Finding(root, _) | Report::Unresolved(root, ..) => *root,
     };
     let made = crate::panics::catch(|| match &r {
-        Report::Finding(root, chain) => finding(map, sources, *root, chain),
+        Report::Finding(root, (chain, others)) => finding(map, sources, *root, (chain, others)),
         Report::Unresolved(root, f, u) => unresolved(map, sources, *root, *f, u),
     });
     made.unwrap_or_else(|caught| root_error(map, sources, root, &caught))
@@ -250,12 +268,12 @@ fn report(map: &DefMap<'_>, sources: &SourceMap, r: Result<Report<'_>, Diagnosti
 /// call site reaches count as one sink: its best chain to any of them.
 fn root_chains<'g>(
     map: &DefMap<'_>,
-    g: &'g CallGraph,
+    (g, inn): (&'g CallGraph, &others::Incoming),
     s: &mut Search,
     (root, is_root): (FnId, &[bool]),
     reach: &mut HashMap<FnId, Reach<'g>>,
-) -> Vec<Vec<&'g Edge>> {
-    let mut best: Vec<Vec<&'g Edge>> = Vec::new();
+) -> Vec<Found<'g>> {
+    let mut best: Vec<Found<'g>> = Vec::new();
     let mut index: HashMap<(SpanIr, FnId), usize> = HashMap::new();
     for &ei in &g.out[root as usize] {
         let e = &g.edges[ei as usize];
@@ -263,17 +281,22 @@ fn root_chains<'g>(
         if callee.marks.allow || (callee.marks.sink.is_none() && is_root[e.to as usize]) {
             continue;
         }
-        let suffixes: &[(FnId, Vec<&Edge>)] = if callee.marks.sink.is_some() {
-            &[(e.to, Vec::new())]
+        let suffixes: &[(FnId, Found)] = if callee.marks.sink.is_some() {
+            &[(e.to, (Vec::new(), Vec::new()))]
         } else {
             reach
                 .entry(e.to)
-                .or_insert_with(|| callee_reach(map, g, s, (e.to, is_root)))
+                .or_insert_with(|| callee_reach(map, (g, inn), s, (e.to, is_root)))
         };
-        for (sink, suffix) in suffixes {
+        for (sink, (suffix, joins)) in suffixes {
             let mut chain = Vec::with_capacity(suffix.len() + 1);
             chain.push(e);
             chain.extend(suffix.iter().copied());
+            let joins = (joins.iter()).map(|j| others::Join {
+                hops: j.hops + 1,
+                ..*j
+            });
+            let found = (chain, joins.collect());
             // One-time setup reached from one call site is one finding, whichever
             // setup sinks it reaches (a module load, then its function's lookup).
             let key = match map.func(*sink).marks.sink_kind {
@@ -281,11 +304,11 @@ fn root_chains<'g>(
                 _ => (e.site, *sink),
             };
             match index.get(&key) {
-                Some(&i) if rank(&chain) < rank(&best[i]) => best[i] = chain,
+                Some(&i) if rank(&found.0) < rank(&best[i].0) => best[i] = found,
                 Some(_) => {}
                 None => {
                     index.insert(key, best.len());
-                    best.push(chain);
+                    best.push(found);
                 }
             }
         }
@@ -293,12 +316,14 @@ fn root_chains<'g>(
     best
 }
 
-/// How good a chain is (less is better): without a name-only hop first, then without an
-/// undecided one, then shorter.
-fn rank(chain: &[&Edge]) -> (bool, bool, usize) {
+/// How certain a chain is (less is better): without a name-only hop first, then without
+/// an undecided one, then the fewest calls in branches not known to be taken, then the
+/// fewest calls that are not exact, then the fewest calls ([`best`]).
+fn rank(chain: &[&Edge]) -> (bool, bool, best::Cost) {
     let name_only = chain.iter().any(|e| e.tag == Confidence::NameOnly);
     let undecided = undecided(chain).next().is_some();
-    (name_only, undecided, chain.len())
+    let cost = (chain.iter()).fold((0, 0, 0), |c, e| best::add(c, best::edge_cost(e)));
+    (name_only, undecided, cost)
 }
 
 /// The conditions a chain's calls wait under that the lint could not decide: every edge's
@@ -317,7 +342,7 @@ fn undecided<'e>(chain: &[&'e Edge]) -> impl Iterator<Item = &'e Edge> {
 /// The sinks `callee` reaches (it is no sink and no root itself).
 fn callee_reach<'g>(
     map: &DefMap<'_>,
-    g: &'g CallGraph,
+    (g, inn): (&'g CallGraph, &others::Incoming),
     s: &mut Search,
     (callee, is_root): (FnId, &[bool]),
 ) -> Reach<'g> {
@@ -328,9 +353,11 @@ fn callee_reach<'g>(
         false => &[Pass::Decided, Pass::NameOnly][..],
     };
     for &pass in passes {
-        for f in s.run(map, g, (callee, is_root), pass) {
+        for f in s.best(map, g, (callee, is_root), pass) {
             if f != callee && map.func(f).marks.sink.is_some() && found.insert(f) {
-                out.push((f, s.chain(g, f)));
+                let chain = s.chain(g, f);
+                let joins = s.joins(map, (g, inn), (callee, is_root, pass), &chain);
+                out.push((f, (chain, joins)));
             }
         }
     }

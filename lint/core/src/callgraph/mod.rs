@@ -42,6 +42,10 @@ pub struct Edge {
     pub via: Via,
     /// Set when the edge is a value's `Drop` rather than a call written in the source.
     pub dropped: Option<Dropped>,
+    /// The call is in a branch that the lint does not know `from` takes: an `if`'s or
+    /// `else`'s block whose condition nothing decides, one of several `match` arms left,
+    /// a `let .. else` block. (A branch a constant rules out is not walked at all.)
+    pub branch: bool,
 }
 
 /// A condition the callee blocks under that the lint could not decide at this call.

@@ -143,6 +143,30 @@ pub struct Finding {
     pub undecided: Vec<String>,
     /// What a run's wait report says of the finding (`--runtime-report`); `None` without one.
     pub runtime: Option<Runtime>,
+    /// How many other chains lead from the same call in the root to the same sink, each
+    /// joining the shown chain by a call of its own (see [`OtherChain`]).
+    pub other_chain_count: usize,
+    /// The first [`OTHER_CHAINS_LISTED`] of them, nearest the root first.
+    pub other_chains: Vec<OtherChain>,
+}
+
+/// How many of a finding's other chains it lists.
+pub const OTHER_CHAINS_LISTED: usize = 16;
+
+/// Another chain from a finding's call to its sink: it joins the shown chain where
+/// `function` calls `joins` (a fn of the shown chain, or the sink) at `call_site`, and goes
+/// on along the shown chain from there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OtherChain {
+    pub function: String,
+    pub call_site: Span,
+    /// How that call was resolved.
+    pub confidence: Confidence,
+    pub joins: String,
+    /// Whether that call is in a branch the lint does not know is taken.
+    pub branch: bool,
+    /// The chain's length in calls, from the root to the sink.
+    pub hops: usize,
 }
 
 /// What a wait report says of a finding: the waits it observed on the finding's chain, or

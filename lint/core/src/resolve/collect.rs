@@ -53,6 +53,7 @@ pub fn build<'a>(
     }
     link(&mut map, &supers, &impls, sources, &mut diags);
     map.reach = super::reach::closure(&map.crates);
+    map.dyn_methods = super::dyn_uses::index(&map);
     // Specialised copies are added later, one by one; the spare half of a doubled Vec
     // would outlive the run (the memory of a large workspace).
     map.fns.shrink_to_fit();

@@ -9,6 +9,7 @@ mod assoc;
 mod collect;
 pub mod configured;
 mod derives;
+mod dyn_uses;
 pub mod flags;
 mod impls;
 mod items;
@@ -296,6 +297,9 @@ pub struct DefMap<'a> {
     pub derived_ctors: NameMap<&'static crate::known::models::Derive>,
     /// What each crate can call (by crate index), for name-only guesses.
     pub reach: Vec<reach::Reach>,
+    /// The methods of the traits the analysed code uses as `dyn Trait`, by name: each
+    /// name's traits (`dyn_uses.rs`).
+    pub dyn_methods: NameMap<Vec<String>>,
     /// The `macro_rules!` invocations that generated items, by the invocation's span
     /// (which every generated item carries).
     pub macro_origins: HashMap<SpanIr, MacroOrigin>,

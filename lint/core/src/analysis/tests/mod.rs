@@ -2,5 +2,6 @@
 //! through the core pipeline ([`crate::test_support`]) and compares its rendering exactly or with
 //! an inline insta snapshot.
 
+mod chains;
 mod findings;
 mod limits;

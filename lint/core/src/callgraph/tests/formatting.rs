@@ -166,8 +166,8 @@ fn error_messages_below_the_root_are_possible_waits() {
       = this call reaches `t::to_host`, which blocks the host
       t::f -> t::to_host (Blocks, exact, Warn)
       via 18:5 t::f (exact)
-      via 12:33 t::check (exact)
-      via 7:89 <t::Tensor as Debug>::fmt (exact)
+      via 13:18 t::check (exact)
+      via 8:91 <t::Tensor as Display>::fmt (exact)
     25:53 sync-in-no-sync: `g` is #[no_sync] but reaches a host-blocking call: `to_host`
       = this call reaches `t::to_host`, which blocks the host
       t::g -> t::to_host (Blocks, exact, Deny)
@@ -181,5 +181,7 @@ fn error_messages_below_the_root_are_possible_waits() {
         .map(|n| n.message.as_str())
         .filter(|m| m.contains("only to build"))
         .collect();
-    insta::assert_snapshot!(notes.join("\n"), @"`check` calls `Tensor::fmt` only to build the message of `bail!`: the host waits there only when `check` fails");
+    insta::assert_snapshot!(notes.join("\n"), @"
+    `check` calls `Tensor::fmt` only to build the message of `assert!`: the host waits there only when `check` fails
+    ");
 }

@@ -8,4 +8,5 @@ mod drops;
 mod formatting;
 mod limits;
 mod std_types;
+mod unread;
 mod values;

@@ -17,11 +17,12 @@ impl Walker<'_, '_> {
         self.expr(cond);
         let t = match fixed {
             Some(false) => unknown(),
-            _ => self.expr(then),
+            _ => self.in_branch(fixed.is_none(), |w| w.expr(then)),
         };
         self.pop_scope();
         // Without `else` the `if` is `()`.
-        match els.filter(|_| fixed != Some(true)).map(|e| self.expr(e)) {
+        let els = els.filter(|_| fixed != Some(true));
+        match els.map(|e| self.in_branch(fixed.is_none(), |w| w.expr(e))) {
             Some(e) if t.0 == Ty::Unknown => e,
             Some(_) => t,
             None if fixed == Some(true) => t,
@@ -60,6 +61,7 @@ impl Walker<'_, '_> {
     ) -> Typed {
         let st = self.expr(scrutinee);
         let mut result = unknown();
+        let several = self.live_arms(scrutinee, arms) > 1;
         for (pat, guard, body) in arms {
             // An arm of another variant than the one this node knows the scrutinee holds.
             if self.arm_ruled_out(scrutinee, pat) {
@@ -70,7 +72,7 @@ impl Walker<'_, '_> {
             if let Some(g) = guard {
                 self.expr(g);
             }
-            let t = self.expr(body);
+            let t = self.in_branch(several, |w| w.expr(body));
             if result.0 == Ty::Unknown {
                 result = t;
             }

@@ -272,6 +272,7 @@ impl Walker<'_, '_> {
                 uncertain,
                 via: Via::default(),
                 dropped: None,
+                branch: self.branch > 0,
             });
             return (self.ret_type(f, recv), tags::derived(tag));
         }
@@ -299,6 +300,7 @@ impl Walker<'_, '_> {
             uncertain,
             via,
             dropped: None,
+            branch: self.branch > 0,
         });
         (self.ret_type(f, recv), tags::derived(tag))
     }

@@ -105,3 +105,48 @@ fn parts_of(ty: &Ty, depth: usize, out: &mut Vec<String>) {
         Ty::Param(_) | Ty::Dyn(_) | Ty::Unknown => {}
     }
 }
+
+impl Walker<'_, '_> {
+    /// The targets of `recv.name(..)` on a receiver of unknown type: the methods of that
+    /// name the caller can reach ([`Walker::name_only`]) and, when `name` is a method of
+    /// exactly one trait that the analysed code uses as `dyn Trait` and the caller can
+    /// see, a dispatch through that trait to every impl of it in the graph, downstream
+    /// crates' included (the receiver may be such a trait object, taken out of a
+    /// container of a crate the lint does not read). All name-only: the lint does not know
+    /// the receiver's type.
+    pub(super) fn unknown_receiver(&mut self, name: &str, arity: usize) -> Vec<(FnId, How)> {
+        let mut out = self.name_only(name, arity);
+        let Some([tr]) = self.map.dyn_methods.get(name).map(Vec::as_slice) else {
+            return out;
+        };
+        let Some(decl) = self.map.trait_method(tr, name) else {
+            return out;
+        };
+        let fd = self.map.func(decl);
+        let arity_ok = fd.ir.is_none_or(|ir| ir.params.len() == arity);
+        if crate::known::std::never_guessed(name)
+            || !arity_ok
+            || !self.map.can_call(self.module, decl)
+        {
+            return out;
+        }
+        let targets = self.dispatch(std::slice::from_ref(tr), name);
+        // The hop's note names the trait when every target is one of its methods.
+        let only_dispatch = (out.iter()).all(|(f, _)| targets.iter().any(|(g, _)| g == f));
+        let impls = (targets.iter())
+            .filter(|(f, _)| !self.map.func(*f).is_trait_decl)
+            .count();
+        for (f, _) in targets {
+            if !out.iter().any(|(g, _)| *g == f) {
+                out.push((f, How::Name));
+            }
+        }
+        if only_dispatch {
+            self.via = Some(crate::callgraph::Dispatch {
+                trait_: tr.clone(),
+                impls,
+            });
+        }
+        out
+    }
+}

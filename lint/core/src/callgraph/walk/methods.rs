@@ -116,7 +116,7 @@ impl Walker<'_, '_> {
                     self.via = Some(Dispatch { trait_: tr, impls });
                     return (targets, true);
                 }
-                Ty::Unknown => return (self.name_only(name, arity), false),
+                Ty::Unknown => return (self.unknown_receiver(name, arity), false),
                 _ => return (Vec::new(), true),
             }
         }

@@ -83,6 +83,8 @@ struct Walker<'m, 'a> {
     /// While walking the message of a macro that builds an error value or panics: its name
     /// (the calls made there are `Uncertain::Failing`).
     failing: Option<String>,
+    /// How many branches not known to be taken enclose the walk here (`values.rs`).
+    branch: u32,
 }
 
 /// The calls of fn `f`.
@@ -126,6 +128,7 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId, bodies: &super::Bodies) -> Walk
         recv_values: None,
         values: map.value_specs.get(&f).cloned().unwrap_or_default(),
         failing: None,
+        branch: 0,
     };
     if let Some(st) = &w.self_ty {
         let by_ref = ir.self_param != Some(false);
@@ -180,6 +183,7 @@ impl Walker<'_, '_> {
             uncertain: None,
             via: Via::default(),
             dropped: Some(what),
+            branch: self.branch > 0,
         });
     }
 
@@ -243,7 +247,7 @@ impl Walker<'_, '_> {
         let inferred = init.map(|e| self.expr(e));
         self.expected = None;
         if let Some(d) = diverge {
-            self.expr(d);
+            self.in_branch(true, |w| w.expr(d));
         }
         match (written, inferred) {
             // `let v: Vec<_> = ..`: the holes of the annotation are the initializer's.

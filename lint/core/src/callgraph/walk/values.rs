@@ -7,6 +7,8 @@
 //! parameter on whole, and its walk follows only the branch of an `if` whose condition
 //! they decide (`if mode.flush`, `if !p`) and the arms of a `match` their variant can take.
 //! A reader sees the same: the branch a constant rules out is not taken by this call.
+//! The branches nothing decides are walked as such (`Edge::branch`): the search prefers a
+//! chain whose calls are known to run.
 
 use super::Walker;
 use crate::parse::ir::{DefaultValue, Expr, Pat, PathIr};
@@ -153,6 +155,23 @@ impl Walker<'_, '_> {
             }
             _ => false,
         }
+    }
+
+    /// How many arms of a `match` on `scrutinee` this node can take: one left means it
+    /// always runs (a `match` is exhaustive), several that none is known to.
+    pub(super) fn live_arms<G, B>(&self, scrutinee: &Expr, arms: &[(Pat, G, B)]) -> usize {
+        (arms.iter())
+            .filter(|(pat, ..)| !self.arm_ruled_out(scrutinee, pat))
+            .count()
+    }
+
+    /// Walks `f` as a branch this node is not known to take when `unknown` (the edges made
+    /// there are `Edge::branch`), else as code that runs whenever the enclosing code does.
+    pub(super) fn in_branch<T>(&mut self, unknown: bool, f: impl FnOnce(&mut Self) -> T) -> T {
+        self.branch += u32::from(unknown);
+        let out = f(self);
+        self.branch -= u32::from(unknown);
+        out
     }
 
     /// The constant arguments this call passes to `f`'s parameters (and receiver) that
