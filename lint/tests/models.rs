@@ -7,13 +7,14 @@
 //! Each flag (`[[flag]]`) is a static of its library that is not `pub`, starts at its
 //! `default`, and is written only by its setters, which nothing in the library calls. Each
 //! derive (`[[derive]]`) is written by the function its `source` names in the macro's crate,
-//! which contains the evidence.
+//! which contains the evidence. Each variant (`[[variant]]`) is a method of the impl its
+//! `source` names, for the type the entry names, whose body returns that variant.
 //!
 //! The sources come from crates.io through cargo: a probe crate depends on each library
 //! version (without default features) and `cargo metadata` downloads them, once; later runs
 //! read cargo's cache (about a second).
 
-use nosync_lint_core::known::models::{Derive, Flag, Model, shipped as shipped_models};
+use nosync_lint_core::known::models::{Derive, Flag, Model, Variant, shipped as shipped_models};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -52,6 +53,13 @@ fn models_match_their_sources() {
                 let at = format!("{} {version}: derive `{}`", lib.name, d.path);
                 problems.extend(derive_problems(d, &fns).map(|p| format!("{at} {p}")));
             }
+            for v in (models.variants.iter())
+                .filter(|v| package_of(v.krate()) == lib.name && v.holds_for(Some(version)))
+            {
+                checked += 1;
+                let at = format!("{} {version}: variant `{}`", lib.name, v.path);
+                problems.extend(variant_problems(v, &fns).map(|p| format!("{at} {p}")));
+            }
             for m in models.models.iter().filter(|m| library_of(m) == lib.name) {
                 let Some(source) = &m.source else { continue };
                 let found: Vec<&Function> = fns.iter().filter(|f| locates(m, f)).collect();
@@ -87,7 +95,34 @@ fn models_match_their_sources() {
     // Every model with a source, every flag and every derive was checked in at least one
     // version.
     let sourced = models.models.iter().filter(|m| m.source.is_some()).count();
-    assert!(checked >= sourced + models.flags.len() + models.derives.len());
+    let facts = models.flags.len() + models.derives.len() + models.variants.len();
+    assert!(checked >= sourced + facts);
+}
+
+/// What is wrong with variant fact `v` in its library's source: the impl its `source` names
+/// (which must be for `v.for_ty`, behind `&` as `for_ref` says) lacks the function, or the
+/// function's body lacks the evidence of the variant it returns.
+fn variant_problems<'a>(v: &'a Variant, fns: &'a [Function]) -> impl Iterator<Item = String> + 'a {
+    let source = v.source.clone().unwrap_or_default();
+    let ty = v.for_ty.rsplit("::").next().unwrap_or_default();
+    let amp = if v.for_ref { "&" } else { "" };
+    let trait_ = v.path.rsplit("::").nth(1).unwrap_or_default();
+    let wrong_impl = (source.impl_.as_deref() != Some(&format!("{trait_} for {amp}{ty}")))
+        .then(|| format!("has a `source.impl` that is not `{trait_} for {amp}{ty}`"));
+    let variant = v.returns.rsplit("::").take(2).collect::<Vec<_>>();
+    let returns = format!("{}::{}(", variant[1], variant[0]);
+    let lacking = (!source.has.iter().any(|e| e.contains(&returns)))
+        .then(|| format!("has no `source.has` evidence that it returns `{returns}..)`"));
+    let derive = Derive {
+        path: v.path.clone(),
+        constructor: String::new(),
+        defaults: None,
+        reason: v.reason.clone(),
+        source: Some(source),
+        span: v.span.clone(),
+    };
+    let found: Vec<String> = derive_problems(&derive, fns).collect();
+    wrong_impl.into_iter().chain(lacking).chain(found)
 }
 
 /// The package of a derive's macro (its `source.library`).
@@ -261,7 +296,8 @@ struct Function {
     /// Modules from the crate root (`driver::result::ctx`), `safe` left out (cudarc
     /// re-exports its safe layer from the module above).
     module: Vec<String>,
-    /// The impl block's self type and trait, by their last segments.
+    /// The impl block's self type (`&Tensor` for a reference) and trait, by their last
+    /// segments.
     self_ty: Option<String>,
     trait_: Option<String>,
     name: String,
@@ -345,6 +381,10 @@ fn items(list: &[syn::Item], module: &[String], text: &str, out: &mut Library) {
             syn::Item::Impl(imp) => {
                 let self_ty = match &*imp.self_ty {
                     syn::Type::Path(p) => last(&p.path),
+                    syn::Type::Reference(r) => match &*r.elem {
+                        syn::Type::Path(p) => last(&p.path).map(|t| format!("&{t}")),
+                        _ => None,
+                    },
                     _ => None,
                 };
                 let trait_ = imp.trait_.as_ref().and_then(|(_, p, _)| last(p));

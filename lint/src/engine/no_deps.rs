@@ -48,8 +48,10 @@ pub(super) fn drop_unread(cfg: &mut Config, unread: &[Unread]) {
             PathKind::Plain(segs) => segs.first(),
             PathKind::Qualified { self_ty, .. } => self_ty.first(),
         };
-        // cudarc's blocking APIs are known without reading cudarc (`known::cudarc`).
-        first.is_some_and(|f| f != "cudarc" && unread.iter().any(|u| u.extern_name == *f))
+        // cudarc's blocking APIs are known without reading cudarc (`known::cudarc`); a
+        // version pin (`krate@0.6.0`) names the crate before it.
+        let first = first.and_then(|f| f.split('@').next());
+        first.is_some_and(|f| f != "cudarc" && unread.iter().any(|u| u.extern_name == f))
     };
     for list in [&mut cfg.roots, &mut cfg.sinks, &mut cfg.allow] {
         list.retain(|e| !is_unread(e));

@@ -154,82 +154,216 @@ fn resolve_entry(map: &mut DefMap<'_>, path: &PathKind, sink: bool) -> Result<Ve
         PathKind::Plain(segs) => segs,
         PathKind::Qualified {
             self_ty,
+            self_ref,
             trait_path,
             method,
-        } => return qualified(map, self_ty, trait_path, method),
+        } => return qualified(map, (self_ty, *self_ref), trait_path, method),
     };
     let first = segs.first().ok_or("is empty")?;
-    if first == "cudarc" {
+    if first.split('@').next() == Some("cudarc") {
+        if first.contains('@') {
+            return Err(
+                "pins cudarc: cudarc is not analysed, its models hold for each version \
+                 they name"
+                    .to_owned(),
+            );
+        }
         return cudarc_fn(map, segs, sink);
     }
-    let refs: Vec<&str> = segs.iter().map(String::as_str).collect();
-    // A package's lib and bins may share a crate name: the path is looked up in each.
-    let found: Vec<Option<Def>> = crates_named(map, first)
-        .map(|k| map.resolve_path(map.crates[k].root, &refs, false))
-        .collect();
-    if found.is_empty() {
-        return Err(format!(
-            "matches nothing: no analysed crate is named `{first}` (paths start with a crate name)"
-        ));
+    let mut refs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    refs[0] = "crate";
+    let mut fns = Vec::new();
+    let mut other = None;
+    for package in packages_named(map, first)? {
+        // A package's lib and bins may share a crate name: the path is looked up in each.
+        let found: Vec<Def> = (package.iter())
+            .filter_map(|&k| map.resolve_path(map.crates[k].root, &refs, false))
+            .collect();
+        match found.iter().find_map(|d| match d {
+            Def::Fn(f) => Some(*f),
+            _ => None,
+        }) {
+            Some(f) => fns.push(f),
+            None => other = other.or(found.into_iter().next()),
+        }
     }
-    if let Some(f) = found.iter().find_map(|d| match d {
-        Some(Def::Fn(f)) => Some(*f),
-        _ => None,
-    }) {
-        return Ok(vec![f]);
+    if !fns.is_empty() {
+        return Ok(fns);
     }
-    match found.into_iter().flatten().next() {
+    match other {
         Some(Def::Type(_) | Def::Trait(_)) => Err("names a type, not a function".to_owned()),
         Some(Def::Mod(_) | Def::Crate(_)) => Err("names a module, not a function".to_owned()),
         _ => Err("matches no function of the analysed crates".to_owned()),
     }
 }
 
-/// The analysed crates named `name` (a lib and the bins of its package may share it).
-fn crates_named<'m>(map: &'m DefMap<'_>, name: &'m str) -> impl Iterator<Item = usize> + 'm {
-    (0..map.crates.len()).filter(move |&k| map.crates[k].name == name)
+/// The analysed packages a path's first segment names, each as its crates (a lib and the
+/// bins of its package share a name). `krate@0.6.0` is that version. A plain `krate`, where
+/// the graph holds several versions, is the one the checked crates (the members) are or
+/// depend on; where they are or depend on none or several, it is every version: a path never
+/// silently picks one.
+fn packages_named(map: &DefMap<'_>, first: &str) -> Result<Vec<Vec<usize>>, String> {
+    let (name, pin) = match first.split_once('@') {
+        Some((name, version)) => (name, Some(version)),
+        None => (first, None),
+    };
+    let mut packages: Vec<Vec<usize>> = Vec::new();
+    for k in (0..map.crates.len()).filter(|&k| map.crates[k].name == name) {
+        let path_name = &map.crates[k].path_name;
+        match packages
+            .iter_mut()
+            .find(|p| map.crates[p[0]].path_name == *path_name)
+        {
+            Some(p) => p.push(k),
+            None => packages.push(vec![k]),
+        }
+    }
+    if packages.is_empty() {
+        return Err(format!(
+            "matches nothing: no analysed crate is named `{name}` (paths start with a crate name)"
+        ));
+    }
+    let version = |p: &[usize]| {
+        map.crates[p[0]]
+            .versions
+            .own
+            .as_ref()
+            .map(|v| v.to_string())
+    };
+    if let Some(pin) = pin {
+        let versions: Vec<String> = packages.iter().filter_map(|p| version(p)).collect();
+        packages.retain(|p| version(p).as_deref() == Some(pin));
+        if packages.is_empty() {
+            return Err(format!(
+                "matches nothing: the analysed `{name}` is at {}, not {pin}",
+                or_list(&versions)
+            ));
+        }
+        return Ok(packages);
+    }
+    let direct: Vec<usize> = (0..packages.len())
+        .filter(|&i| packages[i].iter().any(|&k| used_by_members(map, k)))
+        .collect();
+    if let [only] = direct[..] {
+        return Ok(vec![packages.swap_remove(only)]);
+    }
+    Ok(packages)
+}
+
+/// Whether crate `k` is a checked crate (a member) or a dependency of one.
+fn used_by_members(map: &DefMap<'_>, k: usize) -> bool {
+    map.crates[k].check_roots
+        || (map.crates.iter().filter(|c| c.check_roots))
+            .any(|c| c.deps.values().any(|d| *d == DepTarget::Analysed(k)))
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn or_list(items: &[String]) -> String {
+    match items {
+        [] => "no known version".to_owned(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
 }
 
 /// `<Type as Trait>::method`: the method of that impl, or the trait's provided method
 /// specialised to `Type` when the impl does not override it. The trait may be in std
 /// (by any of its paths) or in a crate that is not analysed (see [`DefMap::impl_methods`]).
+/// Where the graph holds several versions of the type's crate, each version's (with the
+/// trait of the same version, where it is in that crate). `<&Type as Trait>` is the impl for
+/// `&Type`; `<Type as Trait>` the one for `Type`, or for `&Type` where that is the only one.
 fn qualified(
     map: &mut DefMap<'_>,
-    self_ty: &[String],
+    (self_ty, self_ref): (&[String], bool),
     trait_path: &[String],
     method: &str,
 ) -> Result<Vec<FnId>, String> {
-    // A type outside the analysed crates (a primitive, `f32`; a std type) is its
-    // canonical path, as its impls' self types are; an alias is the type it stands for.
-    let t = match find(map, self_ty) {
-        Some(Def::Type(t)) => map.resolve_alias(&t, &[], 0).canon().map(str::to_owned),
-        Some(Def::Trait(t)) if !map.crates.iter().any(|c| self_ty[0] == c.name) => Some(t),
-        _ => None,
-    };
-    let (Some(t), Some(Def::Trait(tr))) = (t, find(map, trait_path)) else {
-        return Err(
-            "matches nothing: the type or the trait is not in the analysed crates".to_owned(),
-        );
-    };
-    let hits = map.impl_methods(&t, &tr, method);
-    if !hits.is_empty() {
-        return Ok(hits);
+    let mut hits = Vec::new();
+    let mut why = None;
+    for (t, tr) in find_pairs(map, self_ty, trait_path)? {
+        let mut found = map.impl_methods(&t, &tr, method);
+        let for_ref = |f: &FnId| matches!(map.func(*f).self_ty, Some(TypeRef::Ref(_)));
+        if self_ref || found.iter().any(|f| !for_ref(f)) {
+            found.retain(|f| for_ref(f) == self_ref);
+        }
+        if !found.is_empty() {
+            hits.extend(found);
+        } else if let Some(f) = map.provided_method_node(&t, &tr, method) {
+            hits.push(f);
+        } else {
+            let amp = if self_ref { "&" } else { "" };
+            why = why.or(Some(format!(
+                "matches nothing: no `impl {tr} for {amp}{t}` with a method `{method}`"
+            )));
+        }
     }
-    match map.provided_method_node(&t, &tr, method) {
-        Some(f) => Ok(vec![f]),
-        None => Err(format!(
-            "matches nothing: no `impl {tr} for {t}` with a method `{method}`"
-        )),
+    match why {
+        Some(why) if hits.is_empty() => Err(why),
+        _ => Ok(hits),
     }
 }
 
-/// A type or trait path of a config entry. A path outside the analysed crates (std by
-/// any of its paths, `core::ops::Drop`, or by its prelude name, `TryFrom`; a primitive;
-/// any other crate, `safetensors::View`) is its canonical path, as a `Def::Trait`.
-fn find(map: &DefMap<'_>, p: &[String]) -> Option<Def> {
-    let first = p.first()?;
-    let mut krates = crates_named(map, first).peekable();
-    if krates.peek().is_none() {
+/// The (type, trait) canonical paths a qualified path names: one pair per version of the
+/// type's crate ([`packages_named`]), its trait in the same version where both are in one
+/// crate. A type outside the analysed crates (a primitive, `f32`; a std type) is its canonical
+/// path, as its impls' self types are; an alias is the type it stands for.
+fn find_pairs(
+    map: &DefMap<'_>,
+    self_ty: &[String],
+    trait_path: &[String],
+) -> Result<Vec<(String, String)>, String> {
+    let nothing = || "matches nothing: the type or the trait is not in the analysed crates";
+    let name = |p: &[String]| {
+        p.first()
+            .map(|f| f.split('@').next().unwrap_or_default().to_owned())
+    };
+    // The trait is looked up in the type's version where both are in one crate and the
+    // trait does not pin another.
+    let same_crate = name(self_ty) == name(trait_path)
+        && trait_path
+            .first()
+            .is_some_and(|f| !f.contains('@') || self_ty.first() == Some(f));
+    let mut pairs = Vec::new();
+    for package in find_packages(map, self_ty)? {
+        let t = match find(map, self_ty, package.as_deref()) {
+            Some(Def::Type(t)) => map.resolve_alias(&t, &[], 0).canon().map(str::to_owned),
+            Some(Def::Trait(t)) if package.is_none() => Some(t),
+            _ => None,
+        };
+        let trait_package = if same_crate { package.as_deref() } else { None };
+        let tr = match trait_package {
+            Some(_) => find(map, trait_path, trait_package),
+            None => find_packages(map, trait_path)?
+                .iter()
+                .find_map(|p| find(map, trait_path, p.as_deref())),
+        };
+        if let (Some(t), Some(Def::Trait(tr))) = (t, tr) {
+            pairs.push((t, tr));
+        }
+    }
+    if pairs.is_empty() {
+        return Err(nothing().to_owned());
+    }
+    Ok(pairs)
+}
+
+/// The packages a type or trait path of a config entry may be in ([`packages_named`]), or
+/// `[None]` for a path outside the analysed crates.
+fn find_packages(map: &DefMap<'_>, p: &[String]) -> Result<Vec<Option<Vec<usize>>>, String> {
+    let first = p.first().ok_or("is empty")?;
+    let name = first.split('@').next().unwrap_or_default();
+    if !map.crates.iter().any(|c| c.name == name) {
+        return Ok(vec![None]);
+    }
+    Ok(packages_named(map, first)?.into_iter().map(Some).collect())
+}
+
+/// A type or trait path of a config entry, in the crates of `package`. A path outside the
+/// analysed crates (`package` is `None`: std by any of its paths, `core::ops::Drop`, or by
+/// its prelude name, `TryFrom`; a primitive; any other crate, `safetensors::View`) is its
+/// canonical path, as a `Def::Trait`.
+fn find(map: &DefMap<'_>, p: &[String], package: Option<&[usize]>) -> Option<Def> {
+    let Some(package) = package else {
         // A prelude name (`TryFrom`, `Vec`) is std's.
         if let [name] = p
             && crate::known::std::PRELUDE.contains(&name.as_str())
@@ -237,9 +371,10 @@ fn find(map: &DefMap<'_>, p: &[String]) -> Option<Def> {
             return Some(Def::Trait(format!("std::{name}")));
         }
         return Some(Def::Trait(crate::known::canonical_name(p)));
-    }
-    let refs: Vec<&str> = p.iter().map(String::as_str).collect();
-    krates.find_map(|k| map.resolve_path(map.crates[k].root, &refs, false))
+    };
+    let mut refs: Vec<&str> = p.iter().map(String::as_str).collect();
+    refs[0] = "crate";
+    (package.iter()).find_map(|&k| map.resolve_path(map.crates[k].root, &refs, false))
 }
 
 /// A cudarc fn: from the built-in table (a node per version range of its model), or (for

@@ -47,6 +47,7 @@ pub fn resolve_all<'p>(
     let (mut map, mut diags) = build(crates, parsed, sources);
     diags.extend(models::apply(&mut map, &cfg.models, sources));
     flags::apply(&mut map, parsed, sources);
+    models::apply_variants(&mut map);
     let (root_fns, d) = configured::apply(&mut map, cfg, sources);
     diags.extend(d);
     (map, root_fns, diags)
@@ -280,6 +281,9 @@ pub struct DefMap<'a> {
     /// The library flags no analysed crate sets (`flags.rs`): each static's canonical path
     /// and the default it keeps.
     pub fixed_flags: NameMap<bool>,
+    /// The variant each modelled impl method returns (`known::models`' `[[variant]]`), by the
+    /// span of the fn (its specialised copies share it): `enum canonical path::Variant`.
+    pub returned_variants: HashMap<SpanIr, String>,
     /// The values the models' `value` matchers name, resolved: the matcher's path →
     /// the canonical path of its type and its variant or constant's name.
     pub model_values: NameMap<String>,

@@ -210,3 +210,47 @@ fn attach(map: &mut DefMap<'_>, f: FnId, m: Arc<Model>) {
     marks.model = Some(m);
     marks.model_node = Some(node);
 }
+
+/// Records the variant each shipped `[[variant]]` impl method returns
+/// ([`DefMap::returned_variants`]), in each crate of its library at a version it holds for.
+pub fn apply_variants(map: &mut DefMap<'_>) {
+    for v in &shipped().0.variants {
+        for k in 0..map.crates.len() {
+            let c = &map.crates[k];
+            if c.name != v.krate() || !v.holds_for(c.versions.own.as_ref()) {
+                continue;
+            }
+            let Some((fns, returns)) = variant_fns(map, c.root, v) else {
+                continue;
+            };
+            for f in fns {
+                if let Some(ir) = map.func(f).ir {
+                    map.returned_variants.insert(ir.span, returns.clone());
+                }
+            }
+        }
+    }
+}
+
+/// The fns of `v`'s impl in the crate rooted at `root`, and its variant's canonical path.
+fn variant_fns(
+    map: &DefMap<'_>,
+    root: ModId,
+    v: &crate::known::models::Variant,
+) -> Option<(Vec<FnId>, String)> {
+    let resolve = |p: &str| {
+        let segs: Vec<&str> = p.split("::").collect();
+        map.resolve_path(root, &segs, false)
+    };
+    let (trait_path, method) = v.path.rsplit_once("::")?;
+    let (enum_path, variant) = v.returns.rsplit_once("::")?;
+    let (Some(Def::Type(t)), Some(Def::Trait(tr)), Some(Def::Type(e))) =
+        (resolve(&v.for_ty), resolve(trait_path), resolve(enum_path))
+    else {
+        return None;
+    };
+    let for_ref = |f: &FnId| matches!(map.func(*f).self_ty, Some(TypeRef::Ref(_)));
+    let mut fns = map.impl_methods(&t, &tr, method);
+    fns.retain(|f| for_ref(f) == v.for_ref);
+    Some((fns, format!("{e}::{variant}")))
+}

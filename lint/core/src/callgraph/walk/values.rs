@@ -139,10 +139,16 @@ impl Walker<'_, '_> {
     }
 
     /// Whether the arm with pattern `pat` of a `match` on `scrutinee` cannot be taken:
-    /// the scrutinee is a known variant and the pattern names another of its enum.
+    /// the scrutinee is a known variant (a constant parameter, or a call whose callees the
+    /// models say return one variant) and the pattern names another of its enum.
     pub(super) fn arm_ruled_out(&self, scrutinee: &Expr, pat: &Pat) -> bool {
-        let Some(Value::Variant(known)) = self.known_value(scrutinee) else {
-            return false;
+        // A known parameter value, else the variant the scrutinee's callees return.
+        let known: &str = match self.known_value(scrutinee) {
+            Some(Value::Variant(known)) => known,
+            _ => match self.returned_variant(scrutinee) {
+                Some(v) => v,
+                None => return false,
+            },
         };
         let p = match pat {
             Pat::Path(p) | Pat::TupleStruct(p, _) | Pat::Struct(p, _) => p,
@@ -151,7 +157,7 @@ impl Walker<'_, '_> {
         match self.variant(self.module, p) {
             Some(Value::Variant(v)) => {
                 let enum_of = |s: &str| s.rsplit_once("::").map(|(e, _)| e.to_owned());
-                enum_of(&v) == enum_of(known) && v != *known
+                enum_of(&v) == enum_of(known) && &*v != known
             }
             _ => false,
         }
@@ -172,6 +178,29 @@ impl Walker<'_, '_> {
         let out = f(self);
         self.branch -= u32::from(unknown);
         out
+    }
+
+    /// The variant a call scrutinee (`x.m()`, `x.m()?`) returns, when each of its callees is
+    /// an impl method the models say returns that one variant (`known::models`'
+    /// `[[variant]]`); its edges were recorded by walking the scrutinee.
+    fn returned_variant(&self, scrutinee: &Expr) -> Option<&String> {
+        let call = match scrutinee {
+            Expr::Try(inner) => &**inner,
+            e => e,
+        };
+        let (Expr::MethodCall { span, .. } | Expr::CallPath { span, .. }) = call else {
+            return None;
+        };
+        let mut callees = self.edges.iter().filter(|e| e.site == *span);
+        let variant_of = |e: &crate::callgraph::Edge| {
+            let ir = self.map.func(e.to).ir?;
+            (e.tag != crate::diagnostics::Confidence::NameOnly)
+                .then(|| self.map.returned_variants.get(&ir.span))?
+        };
+        let first = variant_of(callees.next()?)?;
+        callees
+            .all(|e| variant_of(e) == Some(first))
+            .then_some(first)
     }
 
     /// The constant arguments this call passes to `f`'s parameters (and receiver) that

@@ -160,12 +160,12 @@ fn an_unknown_code_in_levels_gets_the_closest_code_at_the_key() {
 
 #[test]
 fn malformed_paths_are_errors_of_the_config_stage_at_the_path() {
-    let text = "roots = [\"t::f(\", \"<&t::Dev as t::X>::m\"]\n\
+    let text = "roots = [\"t::f(\", \"<[t::Dev] as t::X>::m\"]\n\
                 sinks = [{ path = \"t::\", reason = \"waits\" }]\n";
     assert_eq!(
         config_errors(text),
         "1:10-1:17 config-error: `t::f(` is not a Rust path\n\
-         1:19-1:41 config-error: `<&t::Dev as t::X>::m` has an unsupported qualified type\n\
+         1:19-1:42 config-error: `<[t::Dev] as t::X>::m` has an unsupported qualified type\n\
          2:19-2:24 config-error: `t::` is not a Rust path\n"
     );
     let (cfg, _, _) = config_from_toml(text);

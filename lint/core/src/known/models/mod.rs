@@ -31,6 +31,45 @@ pub struct Models {
     pub models: Vec<Model>,
     pub flags: Vec<Flag>,
     pub derives: Vec<Derive>,
+    pub variants: Vec<Variant>,
+}
+
+/// A trait method of a library whose impl for one type always returns one variant of an enum
+/// (candle's `impl TensorOrScalar for &Tensor` returns `TensorScalar::Tensor`): where the
+/// callees of a `match`'s scrutinee (`match rhs.to_tensor_scalar()? { .. }`) are only such
+/// impls, the arms of the enum's other variants cannot run and are not walked.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    /// The trait method's canonical path (`candle_core::scalar::TensorOrScalar::to_tensor_scalar`).
+    pub path: String,
+    /// The impl's self type by path (`candle_core::Tensor`)...
+    pub for_ty: String,
+    /// ...and whether the impl is for a reference to it (`&candle_core::Tensor`).
+    pub for_ref: bool,
+    /// The variant it returns (`candle_core::scalar::TensorScalar::Tensor`), in `Ok(..)` or not.
+    pub returns: String,
+    /// The versions of the path's crate it holds for (every version when `None`).
+    pub versions: Option<VersionReq>,
+    pub reason: String,
+    /// Where the test finds the evidence: the impl (`TensorOrScalar for &Tensor`) and the
+    /// body's return.
+    pub source: Option<Source>,
+    pub span: Range<usize>,
+}
+
+impl Variant {
+    /// The crate the path names (`candle_core`).
+    pub fn krate(&self) -> &str {
+        self.path.split("::").next().unwrap_or_default()
+    }
+
+    /// Whether the fact holds for version `v` of its crate (an unknown version: yes).
+    pub fn holds_for(&self, v: Option<&Version>) -> bool {
+        match (&self.versions, v) {
+            (Some(req), Some(v)) => req.matches(v),
+            _ => true,
+        }
+    }
 }
 
 /// What a derive macro writes that calls need (the lint never expands a proc macro): a

@@ -290,3 +290,71 @@ fn a_closure_handed_to_a_detached_fn_is_not_the_callers() {
       via 7:78 app::waited (inferred)
     ");
 }
+
+/// A small `candle_core` whose `maximum` matches on what its operand's `TensorOrScalar` impl
+/// returns: the scalar arm uploads (and waits).
+const CANDLE_SCALAR: &str = "pub struct Tensor { s: cudarc::driver::CudaStream }\n\
+pub mod scalar {\n\
+    use super::Tensor;\n\
+    pub enum TensorScalar { Tensor(Tensor), Scalar(Tensor) }\n\
+    pub trait TensorOrScalar { fn to_tensor_scalar(self) -> Result<TensorScalar, ()>; }\n\
+    impl TensorOrScalar for &Tensor {\n\
+        fn to_tensor_scalar(self) -> Result<TensorScalar, ()> { Ok(TensorScalar::Tensor(self.clone())) }\n\
+    }\n\
+    impl TensorOrScalar for f32 {\n\
+        fn to_tensor_scalar(self) -> Result<TensorScalar, ()> { Ok(TensorScalar::Scalar(Tensor::new(self))) }\n\
+    }\n\
+}\n\
+impl Tensor {\n\
+    pub fn new(v: f32) -> Tensor { Tensor::from_f32(v) }\n\
+    pub fn upload(&self) -> Tensor { self.s.synchronize(); self.clone() }\n\
+    pub fn maximum<T: scalar::TensorOrScalar>(&self, rhs: T) -> Result<Tensor, ()> {\n\
+        let rhs = match rhs.to_tensor_scalar()? {\n\
+            scalar::TensorScalar::Tensor(rhs) => rhs,\n\
+            scalar::TensorScalar::Scalar(rhs) => rhs.upload(),\n\
+        };\n\
+        Ok(rhs)\n\
+    }\n\
+}\n";
+
+const APP_SCALAR: &str = "use nosync::no_sync;\nuse candle_core::Tensor;\n\
+#[no_sync] fn by_tensor(t: &Tensor, u: &Tensor) { t.maximum(u); }\n\
+#[no_sync] fn by_scalar(t: &Tensor) { t.maximum(0f32); }\n";
+
+/// candle's `impl TensorOrScalar for &Tensor` returns `TensorScalar::Tensor` (the models'
+/// `[[variant]]`): `maximum(&tensor)` does not walk the scalar arm, `maximum(0f32)` does; in a
+/// crate that is not candle both do.
+#[test]
+fn a_tensor_operand_does_not_take_the_scalar_arm() {
+    let run = |name: &str| {
+        let app = APP_SCALAR.replace("candle_core", name);
+        let files = [
+            ("app/src/lib.rs", &*app),
+            ("candle/src/lib.rs", CANDLE_SCALAR),
+        ];
+        let crates = [("app", "app/src/lib.rs"), (name, "candle/src/lib.rs")];
+        chains_tree(&files, &crates, &[(0, 1)])
+    };
+    insta::assert_snapshot!(run("candle_core"), @"
+    app/src/lib.rs:4:41 sync-in-no-sync: `by_scalar` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      app::by_scalar -> cudarc::driver::CudaStream::synchronize (Blocks, inferred, Deny)
+      via 4:41 app::by_scalar (exact)
+      via 19:42 candle_core::Tensor::maximum (inferred)
+      via 15:41 candle_core::Tensor::upload (inferred)
+    ");
+    insta::assert_snapshot!(run("mycandle"), @"
+    app/src/lib.rs:3:53 sync-in-no-sync: `by_tensor` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      app::by_tensor -> cudarc::driver::CudaStream::synchronize (Blocks, inferred, Deny)
+      via 3:53 app::by_tensor (exact)
+      via 19:42 mycandle::Tensor::maximum (inferred)
+      via 15:41 mycandle::Tensor::upload (inferred)
+    app/src/lib.rs:4:41 sync-in-no-sync: `by_scalar` is #[no_sync] but reaches a host-blocking call: `CudaStream::synchronize`
+      = this call reaches `cudarc::driver::CudaStream::synchronize`, which blocks the host
+      app::by_scalar -> cudarc::driver::CudaStream::synchronize (Blocks, inferred, Deny)
+      via 4:41 app::by_scalar (exact)
+      via 19:42 mycandle::Tensor::maximum (inferred)
+      via 15:41 mycandle::Tensor::upload (inferred)
+    ");
+}

@@ -49,3 +49,29 @@ fn roots_of_impls_on_primitives_generic_traits_async_fns_and_aliases_match() {
         );
     }
 }
+
+/// `<&T as Tr>::m` names the impl for `&T` and `<T as Tr>::m` the one for `T` (candle's
+/// `impl View for Tensor` and `impl View for &Tensor`): a call that reaches the other impl
+/// is not stopped at the root (here `save`, which reaches both).
+#[test]
+fn a_root_names_the_impl_for_a_reference_or_for_the_type() {
+    let src = "use nosync::synchronizes;\n\
+        pub struct Tensor;\n\
+        impl Tensor { #[synchronizes] pub fn read(&self) {} }\n\
+        pub trait View { fn data(&self); }\n\
+        impl View for Tensor { fn data(&self) { self.read() } }\n\
+        impl View for &Tensor { fn data(&self) { self.read() } }\n\
+        pub fn save(t: &Tensor) { t.data() }\n";
+    let run = |roots: &str| {
+        let (cfg, sources, diags) = config_from_toml(&format!("roots = [{roots}]\n"));
+        assert!(diags.is_empty(), "{diags:?}");
+        finding_lines(&render(&analyze_src(src, &cfg, sources), false))
+    };
+    insta::assert_snapshot!(run(r#""<&t::Tensor as t::View>::data""#).join("\n"), @"
+    6:47 sync-in-no-sync: `data` is a configured no-sync root but reaches a host-blocking call: `Tensor::read`
+    ");
+    insta::assert_snapshot!(run(r#""<t::Tensor as t::View>::data", "t::save""#).join("\n"), @"
+    5:46 sync-in-no-sync: `data` is a configured no-sync root but reaches a host-blocking call: `Tensor::read`
+    7:29 sync-in-no-sync: `save` is a configured no-sync root but reaches a host-blocking call: `Tensor::read`
+    ");
+}

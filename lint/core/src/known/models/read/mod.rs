@@ -6,6 +6,7 @@
 
 mod derive;
 mod flag;
+mod variant;
 
 use super::{Library, Matcher, Model, Models, Otherwise, Source, When};
 use crate::diagnostics::SinkKind;
@@ -25,7 +26,7 @@ pub struct ReadError {
     pub help: Option<String>,
 }
 
-const FILE_KEYS: &[&str] = &["libraries", "model", "flag", "derive"];
+const FILE_KEYS: &[&str] = &["libraries", "model", "flag", "derive", "variant"];
 const LIBRARY_KEYS: &[&str] = &["checked"];
 const ENTRY_KEYS: &[&str] = &[
     "path", "kind", "reason", "versions", "drop", "when", "source",
@@ -66,6 +67,9 @@ pub fn read_file(text: &str) -> (Models, Vec<ReadError>) {
     }
     if let Some(list) = doc.get("derive") {
         models.derives = r.derives(list);
+    }
+    if let Some(list) = doc.get("variant") {
+        models.variants = r.variants(list);
     }
     (models, r.errors)
 }
