@@ -48,7 +48,7 @@ pub(in crate::hook) fn write(path: &Path, sites: &[&WaitSite]) {
         backend: *BACKEND.lock().unwrap_or_else(PoisonError::into_inner),
     };
     let cwd = std::env::current_dir().ok();
-    let text = render(&program, sites, cwd.as_deref());
+    let text = render(&program, sites, &|file| place(file, cwd.as_deref()));
     match std::fs::write(path, text) {
         Ok(()) => say(&format!(
             "wait report of {} sync sites written to {}",
@@ -62,12 +62,24 @@ pub(in crate::hook) fn write(path: &Path, sites: &[&WaitSite]) {
     }
 }
 
-/// The report's text. A frame's file shown from the working directory (`./src/main.rs`) is
-/// written absolute, under `cwd`.
+/// Where a frame's file is, as the report writes it: an absolute path as it is; a relative one
+/// (`./src/main.rs`, shown from the working directory) under `cwd` where a file is there, else
+/// unknown (the C library's line tables name files of its own build: `./csu/../csu/libc-start.c`).
+fn place(file: &str, cwd: Option<&Path>) -> Option<String> {
+    let path = Path::new(file);
+    if path.is_absolute() {
+        return Some(file.to_owned());
+    }
+    let under = cwd?.join(path.strip_prefix(".").unwrap_or(path));
+    under.is_file().then(|| under.display().to_string())
+}
+
+/// The report's text; `place` gives each frame's file as written (`None`: file and line
+/// `null`).
 pub(in crate::hook) fn render(
     program: &Program,
     sites: &[&WaitSite],
-    cwd: Option<&Path>,
+    place: &dyn Fn(&str) -> Option<String>,
 ) -> String {
     let frames = sites.iter().flat_map(|s| &s.frames);
     let line_tables = frames.clone().next().is_none() || frames.clone().any(|f| f.line.is_some());
@@ -86,8 +98,8 @@ pub(in crate::hook) fn render(
     let entries: Vec<String> = sites
         .iter()
         .flat_map(|s| {
-            let inside = (s.forbidden.count > 0).then(|| entry(s, &s.forbidden, true, cwd));
-            let outside = (s.allowed.count > 0).then(|| entry(s, &s.allowed, false, cwd));
+            let inside = (s.forbidden.count > 0).then(|| entry(s, &s.forbidden, true, place));
+            let outside = (s.allowed.count > 0).then(|| entry(s, &s.allowed, false, place));
             inside.into_iter().chain(outside)
         })
         .collect();
@@ -102,12 +114,17 @@ pub(in crate::hook) fn render(
 }
 
 /// One entry: `site`'s waits `waited`, inside a forbid scope or outside.
-fn entry(site: &WaitSite, waited: &Waited, in_scope: bool, cwd: Option<&Path>) -> String {
+fn entry(
+    site: &WaitSite,
+    waited: &Waited,
+    in_scope: bool,
+    place: &dyn Fn(&str) -> Option<String>,
+) -> String {
     let scope = match (in_scope, site.scope) {
         (true, Some(scope)) => scope_json(scope, &site.frames),
         _ => String::from("null"),
     };
-    let frames: Vec<String> = site.frames.iter().map(|f| frame_json(f, cwd)).collect();
+    let frames: Vec<String> = site.frames.iter().map(|f| frame_json(f, place)).collect();
     let frames = match frames.is_empty() {
         true => String::from("[]"),
         false => format!("[\n        {}\n      ]", frames.join(",\n        ")),
@@ -170,21 +187,15 @@ fn trimmed(path: &str) -> &str {
     }
 }
 
-fn frame_json(frame: &Frame, cwd: Option<&Path>) -> String {
-    let file = frame.file.as_deref().map(|file| {
-        let under_cwd = file.strip_prefix("./").zip(cwd);
-        under_cwd.map_or_else(
-            || file.to_owned(),
-            |(rest, cwd)| cwd.join(rest).display().to_string(),
-        )
-    });
+fn frame_json(frame: &Frame, place: &dyn Fn(&str) -> Option<String>) -> String {
+    let (file, line) = match frame.file.as_deref().and_then(place) {
+        Some(file) => (Str(&file).to_string(), frame.line),
+        None => (String::from("null"), None),
+    };
     format!(
-        "{{ \"function\": {}, \"file\": {}, \"line\": {} }}",
+        "{{ \"function\": {}, \"file\": {file}, \"line\": {} }}",
         Str(&frame.function),
-        file.map_or_else(|| String::from("null"), |f| Str(&f).to_string()),
-        frame
-            .line
-            .map_or_else(|| String::from("null"), |l| l.to_string())
+        line.map_or_else(|| String::from("null"), |l| l.to_string())
     )
 }
 

@@ -23,6 +23,14 @@ fn frame(function: &str, file: Option<&str>, line: Option<u32>) -> Frame {
     }
 }
 
+/// Files as `write` places them with `/w` for the working directory, where only `src/` exists.
+fn at_w(file: &str) -> Option<String> {
+    match file.strip_prefix("./") {
+        Some(rest) => rest.starts_with("src/").then(|| format!("/w/{rest}")),
+        None => file.starts_with('/').then(|| file.to_owned()),
+    }
+}
+
 fn waited(count: usize, total_ms: u64, max_ms: u64) -> Waited {
     Waited {
         count,
@@ -51,7 +59,7 @@ fn an_empty_report_has_no_sites_and_claims_no_missing_lines() {
   \"sites\": []
 }
 ";
-    assert_eq!(render(&program(), &[], None), expected);
+    assert_eq!(render(&program(), &[], &at_w), expected);
 }
 
 #[test]
@@ -63,6 +71,7 @@ fn a_site_seen_inside_and_outside_a_scope_is_two_entries() {
             frame("app::metrics::loss", Some("./src/metrics.rs"), Some(12)),
             frame("app::train::step", Some("/abs/src/train.rs"), Some(55)),
             frame("app::main", None, None),
+            frame("__libc_start_main", Some("./csu/libc-start.c"), Some(360)),
         ],
         scope: Some(WaitScope {
             function: Some("step"),
@@ -87,7 +96,8 @@ fn a_site_seen_inside_and_outside_a_scope_is_two_entries() {
       \"frames\": [
         {{ \"function\": \"app::metrics::loss\", \"file\": \"/w/src/metrics.rs\", \"line\": 12 }},
         {{ \"function\": \"app::train::step\", \"file\": \"/abs/src/train.rs\", \"line\": 55 }},
-        {{ \"function\": \"app::main\", \"file\": null, \"line\": null }}
+        {{ \"function\": \"app::main\", \"file\": null, \"line\": null }},
+        {{ \"function\": \"__libc_start_main\", \"file\": null, \"line\": null }}
       ],
       \"count\": 3,
       \"total_ns\": 6000000,
@@ -101,7 +111,8 @@ fn a_site_seen_inside_and_outside_a_scope_is_two_entries() {
       \"frames\": [
         {{ \"function\": \"app::metrics::loss\", \"file\": \"/w/src/metrics.rs\", \"line\": 12 }},
         {{ \"function\": \"app::train::step\", \"file\": \"/abs/src/train.rs\", \"line\": 55 }},
-        {{ \"function\": \"app::main\", \"file\": null, \"line\": null }}
+        {{ \"function\": \"app::main\", \"file\": null, \"line\": null }},
+        {{ \"function\": \"__libc_start_main\", \"file\": null, \"line\": null }}
       ],
       \"count\": 1,
       \"total_ns\": 1000000,
@@ -113,10 +124,7 @@ fn a_site_seen_inside_and_outside_a_scope_is_two_entries() {
         file = at.file(),
         line = at.line()
     );
-    assert_eq!(
-        render(&program(), &[&site], Some(Path::new("/w"))),
-        expected
-    );
+    assert_eq!(render(&program(), &[&site], &at_w), expected);
 }
 
 #[test]
@@ -132,7 +140,7 @@ fn a_forbid_block_is_located_and_frames_without_lines_say_so() {
         forbidden: waited(2, 4, 3),
         allowed: Waited::default(),
     };
-    let text = render(&program(), &[&site], None);
+    let text = render(&program(), &[&site], &at_w);
     let scope = format!(
         "\"scope\": {{ \"kind\": \"forbid\", \"function\": null, \"file\": \"{}\", \"line\": {} }},",
         at.file(),
@@ -158,4 +166,15 @@ fn a_no_sync_fn_is_named_by_its_innermost_frame_of_that_name() {
     assert_eq!(fn_path("gone", &frames), "gone");
     assert_eq!(trimmed("app::f::h0123456789abcdef"), "app::f");
     assert_eq!(trimmed("app::f::<f32>"), "app::f");
+}
+
+#[test]
+fn a_relative_file_is_placed_under_the_working_directory_when_it_is_there() {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = here.join("Cargo.toml").display().to_string();
+    assert_eq!(place("./Cargo.toml", Some(here)), Some(manifest.clone()));
+    assert_eq!(place("Cargo.toml", Some(here)), Some(manifest));
+    assert_eq!(place("./csu/../csu/libc-start.c", Some(here)), None);
+    assert_eq!(place("./Cargo.toml", None), None);
+    assert_eq!(place("/abs/x.rs", None), Some(String::from("/abs/x.rs")));
 }
