@@ -24,7 +24,7 @@ pub const GRANULARITY_ENV: &str = "NOSYNC_GRANULARITY";
 /// `install` an error.
 #[cfg_attr(not(feature = "hook"), allow(dead_code, unreachable_pub))]
 pub const HOOK_ENV: &str = "NOSYNC_HOOK";
-/// The report of host waits: `summary`, `trace:PATH`, both (comma-separated), or `off`.
+/// The report of host waits: `summary`, `trace:PATH`, `json:PATH` (comma-separated), or `off`.
 #[cfg_attr(not(feature = "hook"), allow(dead_code, unreachable_pub))]
 pub const REPORT_ENV: &str = "NOSYNC_REPORT";
 /// Where to look for libcupti when the loader does not find it: a file or a directory.

@@ -56,7 +56,7 @@ pub use crate::guard::granularity::{GRANULARITY_ENV, Granularity, granularity, s
 pub use check::frame::MAX_FRAMES;
 pub use check::runner::{is_runner_name, runner_thread};
 pub use check::table::{Domain, HOOKED, Hooked, Params, Rule};
-pub use check::waits::{WaitSite, Waited};
+pub use check::waits::{WaitScope, WaitSite, Waited};
 pub use coverage::{Coverage, PatchedObject, Skipped};
 pub use enable::{IDLE, callbacks_on, keep_enabled};
 use from_env::env_backend;
@@ -247,6 +247,10 @@ pub fn install_with(backend: Backend) -> Result<Hook, HookError> {
         },
         _ => subscribe::start(&driver.driver, load::cupti_lib()?)?,
     };
+    report::json::installed(match started.backend() {
+        Backend::Cupti => "cupti",
+        _ => "interpose",
+    });
     *sub = Some(started);
     drop(sub);
     enable::installed();

@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::panic::Location;
 use std::time::Duration;
 
 use super::table::HOOKED;
@@ -117,6 +118,15 @@ impl Waited {
     }
 }
 
+/// The forbid scope a wait was in: a `#[no_sync]` fn (named) or a `forbid` block (located).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitScope {
+    /// The `#[no_sync]` fn's name, as the attribute gives it (`step`); `None` for a block.
+    pub function: Option<&'static str>,
+    /// Where the scope was opened.
+    pub location: Option<&'static Location<'static>>,
+}
+
 /// One sync site of the table: a blocking call reached through one calling stack.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WaitSite {
@@ -124,6 +134,8 @@ pub struct WaitSite {
     pub site: &'static SyncSite,
     /// The first frames outside the driver, cudarc and nosync (empty without symbols).
     pub frames: Vec<Frame>,
+    /// The forbid scope of its first wait inside one (`None` while it has none).
+    pub scope: Option<WaitScope>,
     /// Its waits inside forbid scopes.
     pub forbidden: Waited,
     /// Its waits elsewhere.
@@ -156,20 +168,30 @@ pub(in crate::hook) struct WaitTable {
 }
 
 impl WaitTable {
-    /// Adds a wait reached through the stack `stack` (a hash); `frames` is called once per new
-    /// site, to name it.
-    pub(crate) fn add(&mut self, wait: &Wait, stack: u64, frames: impl FnOnce() -> Vec<Frame>) {
+    /// Adds a wait reached through the stack `stack` (a hash), in the forbid scope `scope` (if
+    /// forbidden); `frames` is called once per new site, to name it.
+    pub(crate) fn add(
+        &mut self,
+        wait: &Wait,
+        stack: u64,
+        scope: Option<WaitScope>,
+        frames: impl FnOnce() -> Vec<Frame>,
+    ) {
         let key = (std::ptr::from_ref(wait.site) as usize, stack);
         let i = *self.index.entry(key).or_insert_with(|| {
             self.sites.push(WaitSite {
                 site: wait.site,
                 frames: frames(),
+                scope: None,
                 forbidden: Waited::default(),
                 allowed: Waited::default(),
             });
             self.sites.len() - 1
         });
         let site = &mut self.sites[i];
+        if wait.forbidden && site.scope.is_none() {
+            site.scope = scope;
+        }
         let side = if wait.forbidden {
             &mut site.forbidden
         } else {
@@ -333,7 +355,7 @@ mod tests {
         let mut table = WaitTable::default();
         let mut named = 0;
         let mut add = |table: &mut WaitTable, w: Wait, stack: u64, f: Frame| {
-            table.add(&w, stack, || {
+            table.add(&w, stack, None, || {
                 named += 1;
                 vec![f]
             });
@@ -397,10 +419,10 @@ mod tests {
             table.render(10),
             "nosync: host waits by total time: 0 waits at 0 sync sites, 0.000 ms in all, 0.000 ms inside forbid scopes"
         );
-        table.add(&wait("cuMemcpyDtoHAsync_v2", 40, true), 2, || {
+        table.add(&wait("cuMemcpyDtoHAsync_v2", 40, true), 2, None, || {
             vec![frame("app::step", 4), frame("app::main", 30)]
         });
-        table.add(&wait("cuStreamSynchronize", 1, false), 1, Vec::new);
+        table.add(&wait("cuStreamSynchronize", 1, false), 1, None, Vec::new);
         let expected = "\
 nosync: host waits by total time: 2 waits at 2 sync sites, 41.000 ms in all, 40.000 ms inside forbid scopes
   #      total  waits        max  forbidden: waits      total  call

@@ -4,7 +4,9 @@
 //!   waited in them, inside and outside forbid scopes, each with its calling frames.
 //! - `trace:PATH`: at exit, `PATH` gets the waits as a Chrome trace (`report/trace.rs`): one
 //!   track per thread, each wait a span, scopes and graph captures as spans around them.
-//! - both: `summary,trace:PATH`. Empty, `0` or `off`: nothing (the default).
+//! - `json:PATH`: at exit, `PATH` gets the wait report (`report/json.rs`, `docs/wait-report.md`):
+//!   every site with its scope, frames, count and times, for `cargo nosync-lint --runtime-report`.
+//! - any of them together: `summary,json:PATH`. Empty, `0` or `off`: nothing (the default).
 //!
 //! Read when the hook is installed. Off, the only cost is one relaxed atomic load in the
 //! callback of a hooked call made outside every scope, and one in each scope's entry and exit.
@@ -19,9 +21,10 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Mutex, Once, OnceLock, PoisonError};
 use std::time::Instant;
 
+use super::json;
 use super::trace::{self, Arg, Event, Phase};
 use crate::guard::env::{self, EnvError, REPORT_ENV, say};
-use crate::hook::check::waits::{Wait, WaitSite, WaitTable};
+use crate::hook::check::waits::{Wait, WaitScope, WaitSite, WaitTable};
 
 /// Sites printed in the summary.
 const TOP: usize = 20;
@@ -33,6 +36,7 @@ const MAX_EVENTS: usize = 1 << 20;
 pub(crate) struct Switch {
     pub(crate) summary: bool,
     pub(crate) trace: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
 }
 
 /// Parses `NOSYNC_REPORT`'s value.
@@ -42,13 +46,14 @@ pub(crate) fn parse(value: &str) -> Result<Switch, EnvError> {
         match part {
             "0" | "off" => {}
             "summary" => switch.summary = true,
-            _ => match part.strip_prefix("trace:") {
-                Some(path) if !path.is_empty() => switch.trace = Some(PathBuf::from(path)),
+            _ => match (part.strip_prefix("trace:"), part.strip_prefix("json:")) {
+                (Some(path), _) if !path.is_empty() => switch.trace = Some(PathBuf::from(path)),
+                (_, Some(path)) if !path.is_empty() => switch.json = Some(PathBuf::from(path)),
                 _ => {
                     return Err(EnvError {
                         var: REPORT_ENV,
                         value: part.to_owned(),
-                        takes: "summary, trace:PATH, off",
+                        takes: "summary, trace:PATH, json:PATH, off",
                     });
                 }
             },
@@ -59,6 +64,7 @@ pub(crate) fn parse(value: &str) -> Result<Switch, EnvError> {
 
 const SUMMARY: u8 = 1;
 const TRACE: u8 = 2;
+const JSON: u8 = 4;
 
 /// The switch's bits; 0 while off.
 static ON: AtomicU8 = AtomicU8::new(0);
@@ -83,6 +89,7 @@ struct Collected {
     dropped: usize,
     threads: Vec<(u64, String)>,
     trace: Option<PathBuf>,
+    json: Option<PathBuf>,
 }
 
 static COLLECTED: Mutex<Option<Collected>> = Mutex::new(None);
@@ -109,7 +116,7 @@ pub(crate) fn start_from_env() {
 }
 
 /// Turns the report on from code, with a value as `NOSYNC_REPORT` takes it (`summary`,
-/// `trace:PATH`, both): for programs that decide at run time. It takes effect while the hook is
+/// `trace:PATH`, `json:PATH`, together): for programs that decide at run time. It takes effect while the hook is
 /// installed. An invalid value, or a report already on, is an error and changes nothing.
 pub fn start_report(value: &str) -> Result<(), String> {
     let switch = parse(value).map_err(|e| e.to_string())?;
@@ -123,7 +130,9 @@ pub fn start_report(value: &str) -> Result<(), String> {
 
 /// Starts collecting; `false` when the switch asks for nothing or a report is already on.
 fn start(switch: Switch) -> bool {
-    let bits = u8::from(switch.summary) * SUMMARY + u8::from(switch.trace.is_some()) * TRACE;
+    let bits = u8::from(switch.summary) * SUMMARY
+        + u8::from(switch.trace.is_some()) * TRACE
+        + u8::from(switch.json.is_some()) * JSON;
     let mut collected = COLLECTED.lock().unwrap_or_else(PoisonError::into_inner);
     if bits == 0 || collected.is_some() {
         return false;
@@ -131,6 +140,7 @@ fn start(switch: Switch) -> bool {
     let _ = now_ns(); // the origin
     *collected = Some(Collected {
         trace: switch.trace,
+        json: switch.json,
         ..Collected::default()
     });
     ON.store(bits, Ordering::Relaxed);
@@ -170,8 +180,17 @@ fn push(collected: &mut Collected, event: Event) {
 /// Adds a finished wait, reached through the stack `stack`.
 pub(crate) fn add_wait(wait: &Wait, stack: u64) {
     let tracing = tracing();
+    // The scope is the innermost one, still open at the call's exit (read only when it forbids).
+    let scope = wait.forbidden.then(|| {
+        let top = crate::guard::state::innermost();
+        WaitScope {
+            function: top.function,
+            location: top.location,
+        }
+    });
     with_collected(|c| {
-        c.table.add(wait, stack, crate::hook::check::frame::capture);
+        c.table
+            .add(wait, stack, scope, crate::hook::check::frame::capture);
         if tracing {
             let frame = c
                 .table
@@ -234,7 +253,7 @@ pub fn waits() -> Vec<WaitSite> {
     with_collected(|c| c.table.ranked().into_iter().cloned().collect()).unwrap_or_default()
 }
 
-/// At exit: the summary on stderr, the trace into its file.
+/// At exit: the summary on stderr, the trace and the wait report into their files.
 fn finish() {
     let Some(c) = COLLECTED
         .lock()
@@ -264,6 +283,9 @@ fn finish() {
                 path.display()
             )),
         }
+    }
+    if let Some(path) = &c.json {
+        json::write(path, &c.table.ranked());
     }
 }
 
@@ -308,28 +330,38 @@ mod tests {
             parse("summary"),
             Ok(Switch {
                 summary: true,
-                trace: None
+                ..Switch::default()
             })
         );
         assert_eq!(
             parse("trace:/tmp/w.json"),
             Ok(Switch {
-                summary: false,
-                trace: trace("/tmp/w.json")
+                trace: trace("/tmp/w.json"),
+                ..Switch::default()
             })
         );
         assert_eq!(
             parse("summary, trace:out/w.json"),
             Ok(Switch {
                 summary: true,
-                trace: trace("out/w.json")
+                trace: trace("out/w.json"),
+                json: None
+            })
+        );
+        assert_eq!(
+            parse("summary,trace:t.json,json:w.json"),
+            Ok(Switch {
+                summary: true,
+                trace: trace("t.json"),
+                json: trace("w.json")
             })
         );
         let e = parse("sumary").unwrap_err().to_string();
         assert_eq!(
             e,
-            "NOSYNC_REPORT: `sumary` is none of summary, trace:PATH, off"
+            "NOSYNC_REPORT: `sumary` is none of summary, trace:PATH, json:PATH, off"
         );
         assert!(parse("trace:").is_err());
+        assert!(parse("json:").is_err());
     }
 }

@@ -116,7 +116,7 @@ impl std::fmt::Display for Micros {
 }
 
 /// A JSON string literal (RFC 8259: quote, backslash and control characters escaped).
-fn string(out: &mut String, s: &str) {
+pub(super) fn string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {
