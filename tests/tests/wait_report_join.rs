@@ -6,8 +6,8 @@
 //! the same sources: the cudarc wait is a confirmed finding, the FFI wait a `missed-wait` whose
 //! advice, applied, makes it a confirmed finding too.
 //!
-//! The program is built in the fixtures' target directory (as `fixtures_check.rs` does), without
-//! a lock file of its own: cargo resolves it (offline: `CARGO_NET_OFFLINE=true`).
+//! The program is built in the fixtures' target directory (as `fixtures_check.rs` does), from a
+//! copy of the workspace's lock file, so that its dependencies are the versions nosync is tested with.
 #![cfg(target_os = "linux")]
 
 use std::path::{Path, PathBuf};
@@ -110,6 +110,8 @@ fn write_program(dir: &Path) -> PathBuf {
     for (name, text) in files {
         std::fs::write(app.join(name), text).unwrap();
     }
+    // The workspace's lock: cudarc and the rest at the versions nosync is tested with.
+    std::fs::copy(repo_root().join("Cargo.lock"), app.join("Cargo.lock")).unwrap();
     std::fs::write(driver.join("driver.c"), DRIVER_C).unwrap();
     let cc = Command::new("cc")
         .args(["-shared", "-fPIC", "-o"])
