@@ -74,7 +74,7 @@ pub(in crate::hook) unsafe fn enter_hooked(
 ) {
     // SAFETY: `functionParams` is null or `row`'s call's parameter struct, which begins with
     // the fields `row.params` names (each row of `HOOKED` pairs its calls with their layout).
-    let args = unsafe { super::callback::read_args(row.params, data.functionParams) };
+    let args = unsafe { super::args::read_args(row.params, data.functionParams) };
     let verdict = row.rule.decide(args, mem);
     // SAFETY: `functionParams` is null or `row`'s call's parameter struct, as `stream_of` needs.
     let stream = unsafe { stream_of(row, data.functionParams) };

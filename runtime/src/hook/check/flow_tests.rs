@@ -13,7 +13,7 @@ use cudarc::cupti::sys::cuMemcpyDtoHAsync_v2_params_st;
 use super::ffi::{self, CallbackData};
 
 use super::callback::check_call;
-use super::capture::BREAKS;
+use super::table::BREAKS;
 use super::table::{Domain, Memory, PtrKind};
 use crate::{Mode, SyncReport};
 

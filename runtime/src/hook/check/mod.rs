@@ -1,9 +1,10 @@
 //! The check both backends run on a hooked call: the table of calls and the rule that decides
-//! whether the host waits (`table.rs`), the decision from the call's arguments (`callback.rs`,
-//! `calls.rs`), capture safety (`capture.rs`), waits on device-runner threads (`runner.rs`), a
+//! whether the host waits (`table.rs`), the decision from the call's arguments (`args.rs`,
+//! `callback.rs`, `calls.rs`), capture safety (`capture.rs`), waits on device-runner threads (`runner.rs`), a
 //! violation's frames (`frame.rs`, `stack.rs`), the waits timed (`waits.rs`), and the FFI
 //! types both backends hand it (`ffi.rs`).
 
+pub(in crate::hook) mod args;
 pub(in crate::hook) mod callback;
 #[cfg(not(nosync_off))]
 pub(in crate::hook) mod calls;
