@@ -47,8 +47,9 @@ mod report;
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
+use check::demand;
 use check::ffi;
-use cupti::{enable, load, subscribe};
+use cupti::{load, subscribe};
 use report::summary;
 
 pub use crate::guard::env::{CUPTI_ENV, REPORT_ENV};
@@ -58,7 +59,7 @@ pub use check::runner::{is_runner_name, runner_thread};
 pub use check::table::{Domain, HOOKED, Hooked, Params, Rule};
 pub use check::waits::{WaitSite, Waited};
 pub use coverage::{Coverage, PatchedObject, Skipped};
-pub use enable::{IDLE, callbacks_on, keep_enabled};
+pub use demand::{IDLE, callbacks_on, keep_enabled};
 use from_env::env_backend;
 pub(crate) use observe::Observed;
 
@@ -249,7 +250,7 @@ pub fn install_with(backend: Backend) -> Result<Hook, HookError> {
     };
     *sub = Some(started);
     drop(sub);
-    enable::installed();
+    demand::installed(SWITCHES);
     Ok(Hook { _shared: () })
 }
 
@@ -412,11 +413,17 @@ pub(crate) fn watch(on: bool) {
             _ => {}
         }
     }
-    drop(sub); // `enable` takes its own lock, then this one
+    drop(sub); // `demand` takes its own lock, then this one
     if switched {
-        enable::hold(on);
+        demand::hold(on);
     }
 }
+
+/// The switches the check's demand (`check/demand.rs`) calls down from the front.
+const SWITCHES: demand::Switches = demand::Switches {
+    callbacks: set_callbacks,
+    watched: watch,
+};
 
 /// Enables (or disables) every hooked callback this CUPTI knows; nothing without a subscription
 /// (the interposer's wrappers check the scopes themselves).

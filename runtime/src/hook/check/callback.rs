@@ -48,9 +48,9 @@ pub(in crate::hook) unsafe extern "C" fn on_api(
 #[cfg(not(nosync_off))]
 #[inline(always)]
 pub(in crate::hook) fn idle(cbid: u32) -> bool {
-    let runner = || crate::hook::cupti::enable::checking() && super::runner::is_runner();
+    let runner = || super::demand::checking() && super::runner::is_runner();
     crate::guard::state::flags() == 0
-        && !crate::hook::report::summary::on()
+        && !super::sink::on()
         && !super::capture::Watched::begins(cbid)
         && !runner()
 }
@@ -60,6 +60,14 @@ pub(in crate::hook) fn idle(cbid: u32) -> bool {
 #[inline(always)]
 pub(in crate::hook) fn idle(_cbid: u32) -> bool {
     true
+}
+
+/// The loaded driver's entry points, handed down by the backend that loads it (`load.rs`).
+static DRIVER: std::sync::OnceLock<&'static ffi::Driver> = std::sync::OnceLock::new();
+
+/// The driver is loaded: the check asks it where pointers live.
+pub(in crate::hook) fn driver_loaded(driver: &'static ffi::Driver) {
+    let _ = DRIVER.set(driver);
 }
 
 /// Checks one call with the live driver, under `catch_unwind`: a bug in nosync must not unwind
@@ -72,7 +80,7 @@ pub(in crate::hook) unsafe fn check_interposed(domain: Domain, cbid: u32, data: 
     {
         let run = std::panic::AssertUnwindSafe(|| {
             // The hook is installed only once the driver is loaded.
-            let Some(driver) = crate::hook::cupti::load::driver() else {
+            let Some(driver) = DRIVER.get().copied() else {
                 return;
             };
             // SAFETY: this fn's contract.
