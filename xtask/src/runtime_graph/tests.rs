@@ -78,8 +78,10 @@ fn a_circle_of_files_is_a_violation() {
 #[test]
 fn only_circles_inside_a_known_room_pass() {
     let mut g = Graph::default();
-    g.files.insert("gpu::a".into(), set(&["gpu::b"]));
-    g.files.insert("gpu::b".into(), set(&["gpu::a"]));
+    g.files
+        .insert("hook::interpose::a".into(), set(&["hook::interpose::b"]));
+    g.files
+        .insert("hook::interpose::b".into(), set(&["hook::interpose::a"]));
     assert_eq!(violations(&g), Vec::<String>::new());
     g.files
         .insert("guard::state".into(), set(&["hook::check::runner"]));
@@ -128,4 +130,23 @@ fn paths_are_resolved_to_the_defining_file() {
         "a `mod` line or a re-export is no use"
     );
     assert_eq!(g.rooms["hook"], set(&["guard"]));
+}
+
+/// A visibility inside a macro names where an item is seen, not what it uses: only the call
+/// counts.
+#[test]
+fn a_visibility_in_a_macro_is_no_use() {
+    let files = [
+        file("hook", "mod interpose; pub fn f() {}"),
+        file("hook::interpose", "mod wrappers; pub(super) fn around() {}"),
+        file(
+            "hook::interpose::wrappers",
+            "m! { pub(in crate::hook) static E: u8 = 0; fn g() { crate::hook::interpose::around() } }",
+        ),
+    ];
+    let g = link(&files);
+    assert_eq!(
+        g.files["hook::interpose::wrappers"],
+        set(&["hook::interpose"])
+    );
 }

@@ -15,8 +15,8 @@ use std::sync::OnceLock;
 
 use libloading::Library;
 
-use crate::hook::HookError;
 use crate::hook::check::ffi::{Cupti, Driver};
+use crate::hook::common::HookError;
 
 use crate::guard::env::{self, CUPTI_ENV};
 

@@ -145,17 +145,17 @@ pub(super) fn hooked() -> Vec<&'static super::Hooked> {
 }
 
 /// What the interposer sees now.
-pub(super) fn coverage() -> super::coverage::Coverage {
+pub(super) fn coverage() -> super::common::coverage::Coverage {
     let skipped = patch::skipped();
     let objects = patch::state()
         .as_ref()
         .map(|s| s.objects.clone())
         .unwrap_or_default();
-    super::coverage::Coverage {
-        backend: super::Backend::Interpose,
+    super::common::coverage::Coverage {
+        backend: super::common::Backend::Interpose,
         objects,
         skipped,
-        unseen: super::coverage::INTERPOSER_UNSEEN.to_vec(),
+        unseen: super::common::coverage::INTERPOSER_UNSEEN.to_vec(),
     }
 }
 

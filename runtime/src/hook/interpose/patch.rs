@@ -18,7 +18,7 @@ use super::elf::{self, Object};
 use super::names::{self, Names};
 use super::protect::{self, Maps};
 use super::slot::{Pin, Rewrite, Written};
-use crate::hook::coverage::{PatchedObject, Skipped};
+use crate::hook::common::coverage::{PatchedObject, Skipped};
 
 /// The passes' state.
 #[derive(Debug, Default)]

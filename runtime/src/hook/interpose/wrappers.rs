@@ -165,7 +165,7 @@ macro_rules! interposed {
                     let params = Params { $($arg),* };
                     // SAFETY: `params` is this call's parameter struct; the closure makes the call
                     // with the caller's arguments, to the function the slot held before.
-                    unsafe { super::super::around(&ENTRY, (&raw const params).cast(), || real($($arg),*)) }
+                    unsafe { crate::hook::interpose::around(&ENTRY, (&raw const params).cast(), || real($($arg),*)) }
                 }
             }
         )*
