@@ -42,11 +42,6 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     &["private"],
 ];
 
-/// Rooms whose files still form circles among themselves: a circle of files inside them is
-/// printed but is no violation; a circle anywhere else, or reaching out of them, is one. The
-/// list may only shrink.
-pub(crate) const KNOWN_CIRCLES: &[&str] = &["hook::interpose"];
-
 /// Sub-rooms: a module of this name directly under `hook` is a room of its own.
 const HOOK_ROOMS: &[&str] = &["check", "common", "cupti", "interpose", "report"];
 
@@ -316,7 +311,7 @@ fn ranks() -> BTreeMap<&'static str, usize> {
 }
 
 /// Every way `g` breaks the runtime's layers (a room with no layer, a use of a later layer)
-/// and every circle of files outside the [`KNOWN_CIRCLES`].
+/// and every circle of files.
 pub(crate) fn violations(g: &Graph) -> Vec<String> {
     let ranks = ranks();
     let mut out = Vec::new();
@@ -334,20 +329,12 @@ pub(crate) fn violations(g: &Graph) -> Vec<String> {
         }
     }
     for circle in circles(&g.files) {
-        if !known(&circle) {
-            out.push(format!(
-                "runtime: a circle of files: {}",
-                circle.join(" -> ")
-            ));
-        }
+        out.push(format!(
+            "runtime: a circle of files: {}",
+            circle.join(" -> ")
+        ));
     }
     out
-}
-
-/// Whether every file of `circle` lies in one of the [`KNOWN_CIRCLES`] rooms (the same one).
-fn known(circle: &[String]) -> bool {
-    let first = circle.first().map(|f| room_of(f)).unwrap_or_default();
-    KNOWN_CIRCLES.contains(&first.as_str()) && circle.iter().all(|f| room_of(f) == first)
 }
 
 /// The circles of `edges`: each strongly connected component of more than one file, as one
@@ -447,9 +434,6 @@ pub(crate) fn main(root: &Path) -> i32 {
     match graph(root) {
         Ok(g) => {
             print!("{}", render(&g));
-            for circle in circles(&g.files).iter().filter(|c| known(c)) {
-                println!("known circle: {}", circle.join(" -> "));
-            }
             let bad = violations(&g);
             for v in &bad {
                 println!("violation: {v}");

@@ -47,7 +47,6 @@ mod report;
 use std::sync::{Mutex, PoisonError};
 
 use check::demand;
-use check::ffi;
 use cupti::{load, subscribe};
 use report::summary;
 
