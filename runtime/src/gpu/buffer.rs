@@ -2,9 +2,11 @@
 
 use std::mem::ManuallyDrop;
 
-use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits, result};
+use cudarc::driver::{
+    CudaSlice, DevicePtr, DeviceRepr, LaunchArgs, PushKernelArg, ValidAsZeroBits, result,
+};
 
-use super::{Error, PinnedBuffer, Stream, choke, ops};
+use super::{Error, KernelArg, PinnedBuffer, Stream, choke, ops};
 
 /// `len` elements of `T` in device memory. Its operations run on the stream it was allocated
 /// on; dropping it frees the memory on that stream (asynchronously with memory pools).
@@ -151,5 +153,52 @@ impl<T> Drop for DeviceBuffer<T> {
         // SAFETY: `slice` is not used after this point.
         let slice = unsafe { ManuallyDrop::take(&mut self.slice) };
         choke::free_device_in_drop(slice);
+    }
+}
+
+impl Stream {
+    /// A zeroed device buffer of `len` elements (asynchronous with memory pools).
+    pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        len: usize,
+    ) -> Result<DeviceBuffer<T>, Error> {
+        let slice = choke::alloc_zeros(&ops::STREAM_ALLOC_ZEROS, self.cuda_stream(), len)?;
+        Ok(DeviceBuffer::new(self.clone(), slice))
+    }
+
+    /// A device buffer holding a copy of `src` (host→device from pageable memory). Returns
+    /// before the copy runs up to 64 KiB, and while the driver's staging buffers (two of 1 MiB,
+    /// shared with earlier uploads that have not run yet) can take it; beyond, it waits for the
+    /// stream's queued work. For uploads in a hot path use [`Stream::from_pinned`].
+    pub fn from_host<T: DeviceRepr>(&self, src: &[T]) -> Result<DeviceBuffer<T>, Error> {
+        let staging = self.gpu().staging();
+        let slice = choke::clone_htod(&ops::STREAM_FROM_HOST, staging, self.cuda_stream(), src)?;
+        Ok(DeviceBuffer::new(self.clone(), slice))
+    }
+
+    /// A device buffer holding a copy of a pinned buffer (asynchronous at any size).
+    pub fn from_pinned<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        src: &PinnedBuffer<T>,
+    ) -> Result<DeviceBuffer<T>, Error> {
+        // SAFETY: `upload_pinned` below overwrites every element before anything reads them.
+        let slice = unsafe {
+            choke::alloc_uninit(&ops::STREAM_FROM_PINNED, self.cuda_stream(), src.len())
+        }?;
+        let mut buf = DeviceBuffer::new(self.clone(), slice);
+        buf.upload_pinned(src)?;
+        Ok(buf)
+    }
+}
+
+impl<'a, T> KernelArg<'a> for &'a DeviceBuffer<T> {
+    fn push(self, args: &mut LaunchArgs<'a>) {
+        args.arg(self.cuda_slice());
+    }
+}
+
+impl<'a, T> KernelArg<'a> for &'a mut DeviceBuffer<T> {
+    fn push(self, args: &mut LaunchArgs<'a>) {
+        args.arg(self.cuda_slice_mut());
     }
 }

@@ -4,9 +4,9 @@ use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::CudaContext;
 
+use super::builtins::Kernels;
 use super::choke::{self, Blocking};
-use super::kernels::Kernels;
-use super::{Error, Event, Stream, ops};
+use super::{Error, Event, Module, ops};
 
 /// A CUDA device's primary context. Cheap to clone (all clones share the context and its
 /// built-in kernels).
@@ -58,18 +58,6 @@ impl Gpu {
         choke::context_synchronize(&self.inner.ctx)
     }
 
-    /// The context's default (null) stream.
-    pub fn default_stream(&self) -> Stream {
-        Stream::new(self.clone(), self.inner.ctx.default_stream())
-    }
-
-    /// A new non-blocking stream. The first one created in a context blocks: cudarc
-    /// synchronizes the context before switching to multi-stream event tracking.
-    pub fn new_stream(&self) -> Result<Stream, Error> {
-        let stream = choke::new_stream(&self.inner.ctx)?;
-        Ok(Stream::new(self.clone(), stream))
-    }
-
     /// A new event; `timing` enables [`Event::elapsed_ms`].
     pub fn new_event(&self, timing: bool) -> Result<Event, Error> {
         Event::new(&self.inner.ctx, timing)
@@ -98,5 +86,14 @@ impl Gpu {
     /// are not checked.
     pub fn cuda_context(&self) -> &Arc<CudaContext> {
         &self.inner.ctx
+    }
+}
+
+impl Module {
+    /// Compiles `src` (CUDA C; kernels declared `extern "C" __global__`) for `gpu`'s
+    /// architecture and loads it. Blocks.
+    pub fn compile(gpu: &Gpu, name: &str, src: &str) -> Result<Module, Error> {
+        let ctx = gpu.cuda_context();
+        Module::load(&ops::MODULE_COMPILE, Blocking::Setup, ctx, name, src)
     }
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaEvent, sys::CUevent_flags};
 
-use super::{Error, Stream, choke};
+use super::{Error, choke};
 
 /// A CUDA event: record it on a stream, then query it (never blocks), wait for it on another
 /// stream (the device waits), or synchronize on it (blocks).
@@ -23,11 +23,6 @@ impl Event {
         Ok(Event {
             inner: ctx.new_event(Some(flags))?,
         })
-    }
-
-    /// Records the work queued so far on `stream` (enqueues; does not wait).
-    pub fn record(&self, stream: &Stream) -> Result<(), Error> {
-        Ok(self.inner.record(stream.cuda_stream())?)
     }
 
     /// Whether the recorded work has completed (a never-recorded event is complete). Never

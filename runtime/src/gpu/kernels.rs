@@ -1,35 +1,16 @@
 //! The built-in kernels: enough for realistic hot loops with nosync alone. All `f32`, all
 //! enqueue-only (they never make the host wait); reductions leave their result on the device.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+use cudarc::driver::{LaunchConfig, PushKernelArg};
 
-use super::choke::Blocking;
-use super::{DeviceBuffer, Error, Kernel, Module, Stream, ops};
+use super::{DeviceBuffer, Error, Kernel, Kernels, Stream};
 
-const SOURCE: &str = include_str!("kernels.cu");
 const BLOCK: u32 = 256;
 const MAX_BLOCKS: u32 = 4096;
 /// Must equal `RED_THREADS` in kernels.cu.
 const REDUCE_THREADS: u32 = 1024;
-
-/// The built-in kernels of one context; get them with [`Gpu::kernels`](super::Gpu::kernels).
-#[derive(Debug)]
-pub struct Kernels {
-    fill: Kernel,
-    scale: Kernel,
-    axpy: Kernel,
-    add: Kernel,
-    mul: Kernel,
-    sum: Kernel,
-    dot: Kernel,
-    argmax: Kernel,
-    spin: Kernel,
-    // Dropped last: the kernels above hold the module too.
-    _module: Module,
-}
 
 fn elementwise(n: u32) -> LaunchConfig {
     LaunchConfig {
@@ -69,23 +50,6 @@ fn scalar_out<T>(op: &'static str, out: &DeviceBuffer<T>) -> Result<(), Error> {
 }
 
 impl Kernels {
-    pub(crate) fn load(ctx: &Arc<CudaContext>) -> Result<Kernels, Error> {
-        let facts = Blocking::LoadBuiltins { loaded: false };
-        let module = Module::load(&ops::GPU_KERNELS, facts, ctx, "nosync_builtins", SOURCE)?;
-        Ok(Kernels {
-            fill: module.kernel("nosync_fill")?,
-            scale: module.kernel("nosync_scale")?,
-            axpy: module.kernel("nosync_axpy")?,
-            add: module.kernel("nosync_add")?,
-            mul: module.kernel("nosync_mul")?,
-            sum: module.kernel("nosync_sum")?,
-            dot: module.kernel("nosync_dot")?,
-            argmax: module.kernel("nosync_argmax")?,
-            spin: module.kernel("nosync_spin")?,
-            _module: module,
-        })
-    }
-
     /// `x[i] = value`.
     pub fn fill(&self, s: &Stream, x: &mut DeviceBuffer<f32>, value: f32) -> Result<(), Error> {
         let n = count("Kernels::fill", x.len())?;

@@ -32,6 +32,7 @@
 //! ```
 
 mod buffer;
+mod builtins;
 pub(crate) mod choke;
 mod context;
 mod error;
@@ -43,11 +44,11 @@ mod pinned;
 mod stream;
 
 pub use buffer::DeviceBuffer;
+pub use builtins::Kernels;
 pub use context::Gpu;
 pub use cudarc::driver::{DeviceRepr, LaunchConfig, ValidAsZeroBits};
 pub use error::Error;
 pub use event::Event;
-pub use kernels::Kernels;
 pub use module::{Kernel, KernelArg, Launch, Module};
 
 /// The registry of every public GPU operation, for `tests/gpu_coverage.rs` (which holds the

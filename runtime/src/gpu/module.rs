@@ -8,7 +8,7 @@ use cudarc::driver::{
 };
 
 use super::choke::{self, Blocking};
-use super::{DeviceBuffer, Error, Gpu, ops};
+use super::{Error, ops};
 
 /// A module of kernels compiled from CUDA C source with NVRTC and loaded into a context.
 /// Compiling blocks (NVRTC + module load): do it during setup. Dropping the last handle of a
@@ -20,13 +20,6 @@ pub struct Module {
 }
 
 impl Module {
-    /// Compiles `src` (CUDA C; kernels declared `extern "C" __global__`) for `gpu`'s
-    /// architecture and loads it. Blocks.
-    pub fn compile(gpu: &Gpu, name: &str, src: &str) -> Result<Module, Error> {
-        let ctx = gpu.cuda_context();
-        Module::load(&ops::MODULE_COMPILE, Blocking::Setup, ctx, name, src)
-    }
-
     pub(crate) fn load(
         op: &'static ops::Op,
         facts: Blocking,
@@ -110,18 +103,6 @@ impl Drop for Kernel {
 pub trait KernelArg<'a> {
     /// Adds `self` to the launch's arguments.
     fn push(self, args: &mut LaunchArgs<'a>);
-}
-
-impl<'a, T> KernelArg<'a> for &'a DeviceBuffer<T> {
-    fn push(self, args: &mut LaunchArgs<'a>) {
-        args.arg(self.cuda_slice());
-    }
-}
-
-impl<'a, T> KernelArg<'a> for &'a mut DeviceBuffer<T> {
-    fn push(self, args: &mut LaunchArgs<'a>) {
-        args.arg(self.cuda_slice_mut());
-    }
 }
 
 impl<'a, T: DeviceRepr> KernelArg<'a> for &'a T {

@@ -1,35 +1,10 @@
-//! `NOSYNC_HOOK`: which backend `install()` takes, and the install on the first forbid scope.
+//! `NOSYNC_HOOK=1`: the install on the first forbid scope.
 
 use std::sync::Once;
 
-use super::{Backend, HOOK_ENV, HookError, REPORT_ENV, install_with};
-use crate::guard::env::{self, EnvError, say};
-
-/// What `NOSYNC_HOOK` takes, for its error.
-const TAKES: &str = "0, 1, auto, cupti, interpose";
-
-/// The error of a `NOSYNC_HOOK` value nosync does not know.
-pub(super) fn env_error(value: &str) -> EnvError {
-    EnvError {
-        var: HOOK_ENV,
-        value: value.to_owned(),
-        takes: TAKES,
-    }
-}
-
-/// What `NOSYNC_HOOK` says: `None` for "do not install on the first scope" (unset, empty, `0`),
-/// else the backend it asks for.
-pub(super) fn env_backend() -> Result<Option<Backend>, HookError> {
-    match env::var(HOOK_ENV).as_deref() {
-        None | Some("0") => Ok(None),
-        Some("1" | "auto") => Ok(Some(Backend::Auto)),
-        Some("cupti") => Ok(Some(Backend::Cupti)),
-        Some("interpose") => Ok(Some(Backend::Interpose)),
-        Some(value) => Err(HookError::Env {
-            value: value.to_owned(),
-        }),
-    }
-}
+use super::common::{Backend, env_backend};
+use super::{HOOK_ENV, REPORT_ENV, install_with};
+use crate::guard::env::{self, say};
 
 /// `NOSYNC_HOOK=1`: install on the first forbid scope, once per process. A failure is one line
 /// on stderr (a logger may not be installed yet), like an invalid `NOSYNC_MODE`.

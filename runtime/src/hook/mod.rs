@@ -36,7 +36,7 @@
 //! [`HookError`] naming the cause and where it looked; nothing else changes.
 
 mod check;
-mod coverage;
+mod common;
 mod cupti;
 mod from_env;
 #[cfg(target_os = "linux")]
@@ -44,11 +44,10 @@ mod interpose;
 mod observe;
 mod report;
 
-use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
-use check::ffi;
-use cupti::{enable, load, subscribe};
+use check::demand;
+use cupti::{load, subscribe};
 use report::summary;
 
 pub use crate::guard::env::{CUPTI_ENV, REPORT_ENV};
@@ -57,9 +56,10 @@ pub use check::frame::MAX_FRAMES;
 pub use check::runner::{is_runner_name, runner_thread};
 pub use check::table::{Domain, HOOKED, Hooked, Params, Rule};
 pub use check::waits::{WaitScope, WaitSite, Waited};
-pub use coverage::{Coverage, PatchedObject, Skipped};
-pub use enable::{IDLE, callbacks_on, keep_enabled};
-use from_env::env_backend;
+pub use common::coverage::{Coverage, PatchedObject, Skipped};
+pub use common::{Backend, HookError};
+use common::{Subscription, env_backend};
+pub use demand::{IDLE, callbacks_on, keep_enabled};
 pub(crate) use observe::Observed;
 
 /// CUDA-graph capture: what breaks one ([`Break`](crate::hook::capture::Break)), as a violation
@@ -80,105 +80,6 @@ pub use summary::{start_report, waits};
 
 pub use crate::guard::env::HOOK_ENV;
 
-/// Why the hook could not be installed. Nothing else changed: the rest of nosync works as before.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum HookError {
-    /// No CUDA driver library.
-    #[error(
-        "the CUDA driver library was not found (looked for {looked_for:?} on the loader's search path)"
-    )]
-    NoDriver {
-        /// The library names asked for.
-        looked_for: Vec<String>,
-    },
-    /// The driver is there but does not start (no device, no permission).
-    #[error(
-        "the CUDA driver did not start: `{call}` returned {code} (driver API version {version})"
-    )]
-    Driver {
-        /// The failing call.
-        call: &'static str,
-        /// Its result.
-        code: String,
-        /// `cuDriverGetVersion`, 0 if unknown.
-        version: i32,
-    },
-    /// No libcupti.
-    #[error(
-        "libcupti was not found: looked for {looked_for:?} on the loader's search path and for libcupti.so* in {searched:?}; set {CUPTI_ENV} to the library or add its directory to LD_LIBRARY_PATH"
-    )]
-    NoCupti {
-        /// The library names asked for.
-        looked_for: Vec<String>,
-        /// The directories searched.
-        searched: Vec<PathBuf>,
-    },
-    /// A library was found but lacks an entry point the hook calls (a driver or CUPTI too old).
-    #[error("{library} has no `{symbol}` (a driver or CUPTI older than CUDA 11?)")]
-    MissingSymbol {
-        /// The library: its name on the loader's path, or the file loaded.
-        library: String,
-        /// The missing entry point.
-        symbol: &'static str,
-    },
-    /// Another subscriber holds CUPTI's callback API.
-    #[error(
-        "another CUPTI subscriber is registered (a profiler such as Nsight Systems or PyTorch's; CUPTI before 13.2 allows only one)"
-    )]
-    OtherSubscriber,
-    /// A CUPTI call failed.
-    #[error("`{call}` of {library} failed: {code} (driver API version {version})")]
-    Cupti {
-        /// The failing call.
-        call: &'static str,
-        /// CUPTI's text for its result, and the number.
-        code: String,
-        /// Where libcupti was loaded from.
-        library: String,
-        /// `cuDriverGetVersion`.
-        version: i32,
-    },
-    /// [`Backend::Interpose`] was asked for where it cannot see every call.
-    #[error("the interposer cannot serve here: {reason}")]
-    Interpose {
-        /// Why (the platform, or the driver already initialized).
-        reason: String,
-    },
-    /// `NOSYNC_HOOK` holds a value nosync does not know.
-    #[error("{}", from_env::env_error(value))]
-    Env {
-        /// The variable's value.
-        value: String,
-    },
-    /// Built with `--cfg nosync_off`: there is no check to run.
-    #[error("nosync was built with --cfg nosync_off: every check is compiled out")]
-    CompiledOut,
-}
-
-/// How the hook sees the driver calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Backend {
-    /// [`Interpose`](Backend::Interpose) where it sees every call: the driver is not initialized
-    /// yet (no code of the process has called `cuInit`, so none holds a driver function it did
-    /// not look up since), or the interposer was installed before it was; else
-    /// [`Cupti`](Backend::Cupti). What [`install`] uses.
-    Auto,
-    /// CUPTI's callback API: every driver and runtime call of the process, from any library and
-    /// any time, also the calls CUDA's own libraries make; attached, CUPTI adds about 35 ns to
-    /// every driver call (measured in `docs/gpu.md`), and it admits one subscriber (no profiler
-    /// beside it).
-    Cupti,
-    /// nosync's wrappers in the program's import slots and in what its `dlsym` and `dlopen`
-    /// return (Linux, x86-64 and AArch64): the calls of code that links or loads the driver
-    /// itself (cudarc in either linking mode: candle, cubecl, burn), resolved after the install;
-    /// not the driver calls the CUDA runtime makes itself. A call outside every scope costs a
-    /// thread-local read. It must be installed before the first CUDA call of the process (or
-    /// have been, earlier): else it is an error, as it would miss what was looked up before.
-    Interpose,
-}
-
 /// The installed hook. `install` is process-wide and idempotent: every `Hook` shares one
 /// installation, which ends when the last one is dropped or [`uninstall`](Hook::uninstall)ed.
 #[derive(Debug)]
@@ -186,30 +87,6 @@ pub enum Backend {
 pub struct Hook {
     _shared: (),
 }
-
-/// The installation, shared by every live [`Hook`].
-struct Subscription {
-    /// CUPTI's subscriber; `None` for the interposer.
-    handle: Option<ffi::Subscriber>,
-    hooks: usize,
-    enabled: Vec<&'static Hooked>,
-    /// How many captures and `capture_safe` scopes want the watched queries and launches.
-    #[cfg_attr(nosync_off, allow(dead_code))]
-    watching: usize,
-}
-
-impl Subscription {
-    fn backend(&self) -> Backend {
-        if self.handle.is_some() {
-            Backend::Cupti
-        } else {
-            Backend::Interpose
-        }
-    }
-}
-
-// SAFETY: the handle is an opaque token CUPTI accepts from any thread.
-unsafe impl Send for Subscription {}
 
 static SUBSCRIPTION: Mutex<Option<Subscription>> = Mutex::new(None);
 
@@ -253,7 +130,7 @@ pub fn install_with(backend: Backend) -> Result<Hook, HookError> {
     });
     *sub = Some(started);
     drop(sub);
-    enable::installed();
+    demand::installed(SWITCHES);
     Ok(Hook { _shared: () })
 }
 
@@ -416,11 +293,17 @@ pub(crate) fn watch(on: bool) {
             _ => {}
         }
     }
-    drop(sub); // `enable` takes its own lock, then this one
+    drop(sub); // `demand` takes its own lock, then this one
     if switched {
-        enable::hold(on);
+        demand::hold(on);
     }
 }
+
+/// The switches the check's demand (`check/demand.rs`) calls down from the front.
+const SWITCHES: demand::Switches = demand::Switches {
+    callbacks: set_callbacks,
+    watched: watch,
+};
 
 /// Enables (or disables) every hooked callback this CUPTI knows; nothing without a subscription
 /// (the interposer's wrappers check the scopes themselves).

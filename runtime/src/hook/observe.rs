@@ -3,8 +3,8 @@
 
 use std::panic::Location;
 
+use super::check::demand;
 use super::check::runner;
-use super::cupti::enable;
 use super::from_env;
 use super::report::summary;
 use crate::guard::seam::Observer;
@@ -16,7 +16,7 @@ pub(crate) struct Observed;
 impl Observer for Observed {
     const RUNNERS: bool = true;
 
-    type Demand = enable::Demand;
+    type Demand = demand::Demand;
 
     #[inline]
     fn forbid_opening() {
@@ -24,8 +24,8 @@ impl Observer for Observed {
     }
 
     #[inline]
-    fn demand() -> enable::Demand {
-        enable::demand()
+    fn demand() -> demand::Demand {
+        demand::demand()
     }
 
     #[inline(always)]
@@ -35,7 +35,7 @@ impl Observer for Observed {
         location: Option<&'static Location<'static>>,
         function: Option<&'static str>,
     ) {
-        if summary::tracing() {
+        if super::check::sink::tracing() {
             summary::scope_span(begin, forbid, location, function);
         }
     }

@@ -7,8 +7,8 @@
 
 use std::ffi::c_void;
 
-use super::ffi::{self, CallbackData, CopyParams, FreeParams, FromHostParams, ToHostParams};
-use super::table::{self, Args, Domain, Memory, Params, PtrKind};
+use super::ffi::{self, CallbackData};
+use super::table::{self, Domain, Memory, PtrKind};
 
 /// The subscriber's callback.
 ///
@@ -48,9 +48,9 @@ pub(in crate::hook) unsafe extern "C" fn on_api(
 #[cfg(not(nosync_off))]
 #[inline(always)]
 pub(in crate::hook) fn idle(cbid: u32) -> bool {
-    let runner = || crate::hook::cupti::enable::checking() && super::runner::is_runner();
+    let runner = || super::demand::checking() && super::runner::is_runner();
     crate::guard::state::flags() == 0
-        && !crate::hook::report::summary::on()
+        && !super::sink::on()
         && !super::capture::Watched::begins(cbid)
         && !runner()
 }
@@ -60,6 +60,14 @@ pub(in crate::hook) fn idle(cbid: u32) -> bool {
 #[inline(always)]
 pub(in crate::hook) fn idle(_cbid: u32) -> bool {
     true
+}
+
+/// The loaded driver's entry points, handed down by the backend that loads it (`load.rs`).
+static DRIVER: std::sync::OnceLock<&'static ffi::Driver> = std::sync::OnceLock::new();
+
+/// The driver is loaded: the check asks it where pointers live.
+pub(in crate::hook) fn driver_loaded(driver: &'static ffi::Driver) {
+    let _ = DRIVER.set(driver);
 }
 
 /// Checks one call with the live driver, under `catch_unwind`: a bug in nosync must not unwind
@@ -72,7 +80,7 @@ pub(in crate::hook) unsafe fn check_interposed(domain: Domain, cbid: u32, data: 
     {
         let run = std::panic::AssertUnwindSafe(|| {
             // The hook is installed only once the driver is loaded.
-            let Some(driver) = crate::hook::cupti::load::driver() else {
+            let Some(driver) = DRIVER.get().copied() else {
                 return;
             };
             // SAFETY: this fn's contract.
@@ -126,54 +134,6 @@ pub(in crate::hook) unsafe fn check_call(
             super::calls::enter_hooked(row, data, mem, flags);
         } else {
             super::calls::exit_hooked(row, data, flags);
-        }
-    }
-}
-
-/// Reads the arguments a rule needs.
-///
-/// # Safety
-/// `params` is null or points at a struct that begins with the fields `layout` names.
-pub(in crate::hook) unsafe fn read_args(layout: Params, params: *const c_void) -> Args {
-    if params.is_null() {
-        return Args::default();
-    }
-    // SAFETY: every struct read is a prefix of the call's parameter struct (CUPTI's
-    // `generated_cuda_api_meta.h`); the async variants add `hStream` after these fields.
-    unsafe {
-        match layout {
-            Params::None => Args::default(),
-            Params::ToHost => {
-                let p = &*params.cast::<ToHostParams>();
-                Args {
-                    dst: p.dstHost as u64,
-                    src: p.srcDevice,
-                    bytes: p.ByteCount,
-                }
-            }
-            Params::FromHost => {
-                let p = &*params.cast::<FromHostParams>();
-                Args {
-                    dst: p.dstDevice,
-                    src: p.srcHost as u64,
-                    bytes: p.ByteCount,
-                }
-            }
-            Params::Copy => {
-                let p = &*params.cast::<CopyParams>();
-                Args {
-                    dst: p.dst,
-                    src: p.src,
-                    bytes: p.ByteCount,
-                }
-            }
-            Params::Free => {
-                let p = &*params.cast::<FreeParams>();
-                Args {
-                    dst: p.dptr,
-                    ..Args::default()
-                }
-            }
         }
     }
 }

@@ -9,12 +9,12 @@ use std::ffi::c_void;
 use super::ffi::{CallbackData, LaunchParams};
 
 use super::capture::{Break, CaptureMode, Captures, Class, Op, Watch, Watched};
+use super::sink;
 use super::table::{self, HOOKED, Hooked, Memory, Rule};
 use super::waits::{self, Entered};
 use super::{frame, stack};
 use crate::SyncSite;
 use crate::guard::state::{self, CAPTURE_SAFE, CAPTURING, FORBID, RECORD};
-use crate::hook::report::summary;
 
 thread_local! {
     static CAPTURES: Cell<Captures> = const { Cell::new(Captures::new()) };
@@ -74,7 +74,7 @@ pub(in crate::hook) unsafe fn enter_hooked(
 ) {
     // SAFETY: `functionParams` is null or `row`'s call's parameter struct, which begins with
     // the fields `row.params` names (each row of `HOOKED` pairs its calls with their layout).
-    let args = unsafe { super::callback::read_args(row.params, data.functionParams) };
+    let args = unsafe { super::args::read_args(row.params, data.functionParams) };
     let verdict = row.rule.decide(args, mem);
     // SAFETY: `functionParams` is null or `row`'s call's parameter struct, as `stream_of` needs.
     let stream = unsafe { stream_of(row, data.functionParams) };
@@ -96,12 +96,12 @@ pub(in crate::hook) unsafe fn enter_hooked(
         // scopes open elsewhere.
         if state::innermost().location.is_none()
             && crate::is_enabled()
-            && crate::hook::cupti::enable::checking()
+            && super::demand::checking()
             && super::runner::is_runner()
         {
             super::runner::record(site, frame::capture());
         }
-        if flags & RECORD != 0 || summary::on() {
+        if flags & RECORD != 0 || sink::on() {
             let entered = Entered {
                 row: HOOKED
                     .iter()
@@ -109,7 +109,7 @@ pub(in crate::hook) unsafe fn enter_hooked(
                     .unwrap_or(0),
                 may: std::ptr::eq(site, &row.may),
                 forbidden: flags & FORBID != 0 && crate::is_enabled(),
-                start_ns: summary::now_ns(),
+                start_ns: sink::now_ns(),
             };
             slot = entered.pack();
         }
@@ -124,7 +124,7 @@ pub(in crate::hook) unsafe fn enter_hooked(
 /// `data` is the exit's data of `row`'s call (`check_call`'s contract): `correlationData` null or
 /// its slot, `functionReturnValue` null or its result.
 pub(in crate::hook) unsafe fn exit_hooked(row: &'static Hooked, data: &CallbackData, flags: u32) {
-    let now = summary::now_ns();
+    let now = sink::now_ns();
     let slot = if data.correlationData.is_null() {
         0
     } else {
@@ -142,8 +142,8 @@ pub(in crate::hook) unsafe fn exit_hooked(row: &'static Hooked, data: &CallbackD
     if flags & RECORD != 0 {
         crate::guard::report::record_wait(wait.site, wait.waited);
     }
-    if summary::on() {
-        summary::add_wait(&wait, stack::hash());
+    if sink::on() {
+        sink::add_wait(&wait, stack::hash());
     }
 }
 
@@ -236,18 +236,18 @@ pub(in crate::hook) unsafe fn watched(
             let mode = with_mode.then(|| unsafe { *params.cast::<u32>().add(2) });
             let mode = mode.map_or(CaptureMode::Global, CaptureMode::from_raw);
             with_captures(|c| c.apply(Op::Begin { stream, mode }));
-            crate::hook::watch(true);
-            if summary::tracing() {
+            super::demand::set_watched(true);
+            if sink::tracing() {
                 let name = format!("capture of stream {stream:#x}");
-                summary::span(true, "capture", Cow::Owned(name));
+                sink::span(true, "capture", Cow::Owned(name));
             }
         }
         Watch::End => {
             let ended = with_captures(|c| c.apply(Op::End { stream }));
             if ended == Some(true) {
-                crate::hook::watch(false);
-                if summary::tracing() {
-                    summary::span(false, "capture", Cow::Borrowed(""));
+                super::demand::set_watched(false);
+                if sink::tracing() {
+                    sink::span(false, "capture", Cow::Borrowed(""));
                 }
             }
         }

@@ -285,16 +285,13 @@ pub(crate) struct Watched {
     pub(crate) site: SyncSite,
 }
 
-/// The reason of every capture site (the violation states the precise break).
-pub(crate) const BREAKS: &str = "breaks a CUDA-graph capture";
-
 const fn watched(api: &'static str, cbid: u32, watch: Watch, ptsz: bool) -> Watched {
     Watched {
         domain: Domain::Driver,
         cbid,
         watch,
         ptsz,
-        site: SyncSite::does(api, BREAKS),
+        site: SyncSite::does(api, super::table::BREAKS),
     }
 }
 

@@ -13,7 +13,7 @@ use cudarc::cupti::sys::cuMemcpyDtoHAsync_v2_params_st;
 use super::ffi::{self, CallbackData};
 
 use super::callback::check_call;
-use super::capture::BREAKS;
+use super::table::BREAKS;
 use super::table::{Domain, Memory, PtrKind};
 use crate::{Mode, SyncReport};
 
@@ -289,7 +289,7 @@ fn a_device_runner_s_wait_counts_in_the_scopes_open_meanwhile() {
 #[test]
 #[ignore = "run alone in a child process by `a_device_runner_s_wait_counts_in_the_scopes_open_meanwhile`"]
 fn runner_alone() {
-    crate::hook::cupti::enable::installed(); // scopes are counted from here on
+    super::demand::installed(crate::hook::SWITCHES); // scopes are counted from here on
     fn sync_on(name: &str, mark: bool) {
         std::thread::Builder::new()
             .name(name.to_owned())

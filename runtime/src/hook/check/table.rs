@@ -204,7 +204,7 @@ const fn row_of(
         params,
         may: SyncSite::new(api, reason, SyncKind::May),
         does: SyncSite::new(api, reason, SyncKind::Does),
-        capture: SyncSite::new(api, super::capture::BREAKS, SyncKind::Does),
+        capture: SyncSite::new(api, BREAKS, SyncKind::Does),
     }
 }
 
@@ -288,3 +288,6 @@ pub static HOOKED: [Hooked; 33] = [
         "an explicit synchronization: waits for the device",
     ),
 ];
+
+/// The reason of every capture site (the violation states the precise break).
+pub(crate) const BREAKS: &str = "breaks a CUDA-graph capture";

@@ -185,9 +185,9 @@ fn the_arguments_are_read_from_the_parameter_structs() {
     // SAFETY: each pointer is the struct of its layout.
     let (a, b, none) = unsafe {
         (
-            super::callback::read_args(table::Params::FromHost, (&raw const htod).cast()),
-            super::callback::read_args(table::Params::Free, (&raw const free).cast()),
-            super::callback::read_args(table::Params::ToHost, std::ptr::null()),
+            super::args::read_args(table::Params::FromHost, (&raw const htod).cast()),
+            super::args::read_args(table::Params::Free, (&raw const free).cast()),
+            super::args::read_args(table::Params::ToHost, std::ptr::null()),
         )
     };
     assert_eq!(

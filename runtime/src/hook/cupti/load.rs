@@ -15,8 +15,8 @@ use std::sync::OnceLock;
 
 use libloading::Library;
 
-use crate::hook::HookError;
 use crate::hook::check::ffi::{Cupti, Driver};
+use crate::hook::common::HookError;
 
 use crate::guard::env::{self, CUPTI_ENV};
 
@@ -51,13 +51,6 @@ pub(in crate::hook) struct CuptiLib {
 static DRIVER: OnceLock<DriverLib> = OnceLock::new();
 static CUPTI: OnceLock<CuptiLib> = OnceLock::new();
 
-/// The driver's entry points, once [`driver_lib`] succeeded.
-#[inline]
-#[cfg_attr(nosync_off, allow(dead_code))]
-pub(in crate::hook) fn driver() -> Option<&'static Driver> {
-    DRIVER.get().map(|d| &d.driver)
-}
-
 /// libcupti's entry points, once [`cupti_lib`] succeeded.
 #[inline]
 pub(in crate::hook) fn cupti() -> Option<&'static CuptiLib> {
@@ -73,7 +66,9 @@ pub(in crate::hook) fn driver_lib() -> Result<&'static DriverLib, HookError> {
         looked_for: DRIVER_NAMES.iter().map(|n| n.to_string()).collect(),
     })?;
     let driver = driver_symbols(&library, &from)?;
-    Ok(DRIVER.get_or_init(|| DriverLib { driver, library }))
+    let loaded = DRIVER.get_or_init(|| DriverLib { driver, library });
+    crate::hook::check::callback::driver_loaded(&loaded.driver);
+    Ok(loaded)
 }
 
 /// Loads libcupti (once; a failure is retried on the next call).

@@ -3,7 +3,7 @@
 use super::load::{self, CuptiLib};
 use crate::hook::check::ffi::{self, CUPTI_MULTIPLE_SUBSCRIBERS, CuptiResult, Driver};
 use crate::hook::check::table::{Domain, HOOKED};
-use crate::hook::{HookError, Subscription};
+use crate::hook::common::{HookError, Subscription};
 
 fn cupti_error(driver: &Driver, cupti: &CuptiLib, call: &'static str, r: CuptiResult) -> HookError {
     if r == CUPTI_MULTIPLE_SUBSCRIBERS {

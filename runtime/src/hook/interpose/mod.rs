@@ -35,16 +35,10 @@ mod search;
 mod slot;
 pub(super) mod wrappers;
 
-use std::cell::Cell;
-use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use wrappers::Entry;
 
-/// Whether a hook with this backend is installed: the wrappers check, else they call through.
-static ACTIVE: AtomicBool = AtomicBool::new(false);
-/// Whether a capture or a `capture_safe` scope is live: launches and queries are checked.
-static WATCHING: AtomicBool = AtomicBool::new(false);
 /// Whether the interposer was first installed before the driver was initialized: then every
 /// lookup of a driver function since went through it, and a later install sees every call.
 static FROM_THE_START: AtomicBool = AtomicBool::new(false);
@@ -93,7 +87,7 @@ pub(super) fn install(
             "the driver was initialized before the install, and driver functions looked up since would go unseen: install before the first CUDA call, or use Backend::Cupti",
         ));
     }
-    let names = names::init(driver)?;
+    let names = names::init(driver, hooks())?;
     let slots = patch::begin(names);
     if !patch::holds_hook(names, b"dlsym", names::Loader::Dlsym.hook()) {
         patch::abort();
@@ -109,30 +103,43 @@ pub(super) fn install(
     Ok(Installed { resolved, slots })
 }
 
+/// The entries `names.rs` hands out for the loader's functions and `cuGetProcAddress`.
+fn hooks() -> names::Hooks {
+    names::Hooks {
+        loaders: [
+            lookup::dlsym_entry as *const () as usize,
+            lookup::dlvsym_entry as *const () as usize,
+            dlopen::dlopen_entry as *const () as usize,
+            dlopen::dlmopen_entry as *const () as usize,
+        ],
+        get_proc: &lookup::GET_PROC,
+    }
+}
+
 /// The install is complete (the driver started): the wrappers check from now on.
 pub(super) fn commit(initialized: bool) {
     patch::commit();
     if !initialized {
         FROM_THE_START.store(true, Relaxed);
     }
-    ACTIVE.store(true, Relaxed);
-    tell_once();
+    wrappers::ACTIVE.store(true, Relaxed);
+    patch::tell_once();
 }
 
 /// The install failed after [`install`]: every slot it wrote is put back, no wrapper checks.
 pub(super) fn abort() {
-    ACTIVE.store(false, Relaxed);
+    wrappers::ACTIVE.store(false, Relaxed);
     patch::abort();
 }
 
 /// The last hook of this backend is gone: the wrappers call straight through.
 pub(super) fn uninstall() {
-    ACTIVE.store(false, Relaxed);
+    wrappers::ACTIVE.store(false, Relaxed);
 }
 
 /// A capture or `capture_safe` scope began (`true`) or the last one ended.
 pub(super) fn watch(on: bool) {
-    WATCHING.store(on, Relaxed);
+    wrappers::WATCHING.store(on, Relaxed);
 }
 
 /// The hooked rows whose function the interposer knows now.
@@ -145,105 +152,18 @@ pub(super) fn hooked() -> Vec<&'static super::Hooked> {
 }
 
 /// What the interposer sees now.
-pub(super) fn coverage() -> super::coverage::Coverage {
+pub(super) fn coverage() -> super::common::coverage::Coverage {
     let skipped = patch::skipped();
     let objects = patch::state()
         .as_ref()
         .map(|s| s.objects.clone())
         .unwrap_or_default();
-    super::coverage::Coverage {
-        backend: super::Backend::Interpose,
+    super::common::coverage::Coverage {
+        backend: super::common::Backend::Interpose,
         objects,
         skipped,
-        unseen: super::coverage::INTERPOSER_UNSEEN.to_vec(),
+        unseen: super::common::coverage::INTERPOSER_UNSEEN.to_vec(),
     }
-}
-
-/// Tells the user, once per new lot, on stderr (no logger needed) of the slots and lookups the
-/// interposer left alone: calls through them are not seen. Called at the install and after
-/// each later pass.
-pub(super) fn tell_once() {
-    // Never waits: this may run inside the loader (see `patch::after_dlopen`); the next call tells.
-    let Ok(mut guard) = patch::try_state() else {
-        return;
-    };
-    let Some(state) = guard.as_mut() else { return };
-    let skipped = state.skipped.len();
-    if skipped <= state.told_skipped {
-        return;
-    }
-    state.told_skipped = skipped;
-    drop(guard);
-    crate::guard::env::say(&format!(
-        "hook: the interposer left {skipped} import slots or lookups alone, so calls through them are not seen (Hook::coverage() says which and why; NOSYNC_HOOK=cupti sees every call)"
-    ));
-}
-
-thread_local! {
-    /// Set while a wrapper on this thread runs its call: a wrapper reached from inside it (a
-    /// shim that calls through another patched slot, or a program's PLT stub bound to a
-    /// wrapper) calls straight through, so that one call is checked once.
-    static IN_CALL: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs a wrapper's call: checked at its entry and exit like a CUPTI callback, unless there is
-/// nothing to decide.
-///
-/// # Safety
-/// `params` is the call's parameter struct, laid out as CUPTI's for `entry`'s call.
-#[inline(always)]
-pub(super) unsafe fn around(
-    entry: &'static Entry,
-    params: *const c_void,
-    call: impl FnOnce() -> i32,
-) -> i32 {
-    if !ACTIVE.load(Relaxed)
-        || (entry.frequent && !WATCHING.load(Relaxed))
-        || super::check::callback::idle(entry.cbid)
-    {
-        return call();
-    }
-    // SAFETY: as this fn's contract.
-    unsafe { checked(entry, params, call) }
-}
-
-/// # Safety
-/// As [`around`].
-unsafe fn checked(entry: &'static Entry, params: *const c_void, call: impl FnOnce() -> i32) -> i32 {
-    use super::ffi::{API_ENTER, API_EXIT, CallbackData};
-    if IN_CALL.with(Cell::get) {
-        return call();
-    }
-    struct Leave;
-    impl Drop for Leave {
-        fn drop(&mut self) {
-            IN_CALL.with(|c| c.set(false));
-        }
-    }
-    IN_CALL.with(|c| c.set(true));
-    let _leave = Leave;
-    let mut slot = 0u64;
-    let mut data = CallbackData {
-        callbackSite: API_ENTER,
-        functionName: entry.cname.as_ptr().cast(),
-        functionParams: params,
-        functionReturnValue: std::ptr::null_mut(),
-        symbolName: std::ptr::null(),
-        context: std::ptr::null_mut(),
-        contextUid: 0,
-        correlationData: &raw mut slot,
-        correlationId: 0,
-    };
-    // SAFETY: `data` is shaped like CUPTI's for this call: its parameter struct (this fn's
-    // contract), its slot, and at the exit its result.
-    unsafe { super::check::callback::check_interposed(entry.domain, entry.cbid, &data) };
-    let mut result = call();
-    let r = result;
-    data.callbackSite = API_EXIT;
-    data.functionReturnValue = (&raw mut result).cast();
-    // SAFETY: as above.
-    unsafe { super::check::callback::check_interposed(entry.domain, entry.cbid, &data) };
-    r
 }
 
 #[cfg(test)]

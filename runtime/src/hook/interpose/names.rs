@@ -29,6 +29,19 @@ pub(super) enum Stand {
 /// The real loader functions, by [`Loader`] (the `dlsym` entries jump through them).
 pub(super) static LOADER_CELLS: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
 
+/// The hooks that stand in for the loader's functions, by [`Loader`], set by [`init`].
+static LOADER_HOOKS: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
+
+/// What stands in for the loader's functions and for `cuGetProcAddress`: the entries of
+/// `lookup.rs` and `dlopen.rs`, which use this table, so `init` is handed them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Hooks {
+    /// The entries of `dlsym`, `dlvsym`, `dlopen`, `dlmopen`, by [`Loader`].
+    pub loaders: [usize; 4],
+    /// `cuGetProcAddress`'s names (NUL-terminated) and their wrappers' targets.
+    pub get_proc: &'static [(&'static [u8], &'static Targets)],
+}
+
 /// The span of nosync's own object (its first and last loaded byte), for the `dlsym` entries.
 pub(super) static OWN_SPAN: [AtomicUsize; 2] = [const { AtomicUsize::new(0) }; 2];
 
@@ -52,14 +65,9 @@ impl Loader {
         &LOADER_CELLS[self as usize]
     }
 
-    /// The hook that stands in for it.
+    /// The hook that stands in for it (0 before [`init`]).
     pub(super) fn hook(self) -> usize {
-        match self {
-            Loader::Dlsym => super::lookup::dlsym_entry as *const () as usize,
-            Loader::Dlvsym => super::lookup::dlvsym_entry as *const () as usize,
-            Loader::Dlopen => super::dlopen::dlopen_entry as *const () as usize,
-            Loader::Dlmopen => super::dlopen::dlmopen_entry as *const () as usize,
-        }
+        LOADER_HOOKS[self as usize].load(Relaxed)
     }
 
     /// Whether nosync takes it over in objects other than its own: every one, since each hook
@@ -137,7 +145,10 @@ pub(super) fn names() -> Option<&'static Names> {
 
 /// Finds the loader's functions and each call's function in `driver`, once; nothing is written
 /// to any slot here, so an error leaves the process as it was.
-pub(super) fn init(driver: &libloading::Library) -> Result<&'static Names, String> {
+pub(super) fn init(driver: &libloading::Library, hooks: Hooks) -> Result<&'static Names, String> {
+    for (cell, hook) in LOADER_HOOKS.iter().zip(hooks.loaders) {
+        cell.store(hook, Relaxed);
+    }
     if let Some(names) = NAMES.get() {
         return Ok(names);
     }
@@ -156,7 +167,7 @@ pub(super) fn init(driver: &libloading::Library) -> Result<&'static Names, Strin
         let _ = entry.targets.wrapper_for(real);
         by_name.insert(&entry.cname[..entry.cname.len() - 1], Stand::Call(entry));
     }
-    for (name, targets) in super::lookup::GET_PROC {
+    for &(name, targets) in hooks.get_proc {
         let _ = targets.wrapper_for(symbol(driver, name));
         by_name.insert(&name[..name.len() - 1], Stand::GetProc(targets));
     }

@@ -18,7 +18,7 @@ use super::elf::{self, Object};
 use super::names::{self, Names};
 use super::protect::{self, Maps};
 use super::slot::{Pin, Rewrite, Written};
-use crate::hook::coverage::{PatchedObject, Skipped};
+use crate::hook::common::coverage::{PatchedObject, Skipped};
 
 /// The passes' state.
 #[derive(Debug, Default)]
@@ -112,8 +112,8 @@ pub(super) fn after_dlopen(nested: bool) {
     if !nested {
         drain();
     }
-    if super::ACTIVE.load(Relaxed) {
-        super::tell_once();
+    if super::wrappers::ACTIVE.load(Relaxed) {
+        tell_once();
     }
 }
 
@@ -268,4 +268,24 @@ pub(super) fn holds_hook(names: &Names, name: &[u8], hook: usize) -> bool {
             // SAFETY: an aligned slot of nosync's object.
             (unsafe { protect::load(s.at) }) == hook
         })
+}
+
+/// Tells the user, once per new lot, on stderr (no logger needed) of the slots and lookups the
+/// interposer left alone: calls through them are not seen. Called at the install and after
+/// each later pass.
+pub(super) fn tell_once() {
+    // Never waits: this may run inside the loader (see `patch::after_dlopen`); the next call tells.
+    let Ok(mut guard) = try_state() else {
+        return;
+    };
+    let Some(state) = guard.as_mut() else { return };
+    let skipped = state.skipped.len();
+    if skipped <= state.told_skipped {
+        return;
+    }
+    state.told_skipped = skipped;
+    drop(guard);
+    crate::guard::env::say(&format!(
+        "hook: the interposer left {skipped} import slots or lookups alone, so calls through them are not seen (Hook::coverage() says which and why; NOSYNC_HOOK=cupti sees every call)"
+    ));
 }

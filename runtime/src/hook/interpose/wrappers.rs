@@ -11,9 +11,10 @@
 //! Outside every scope, with no report and no capture, a wrapper is one thread-local read and
 //! two relaxed loads before it calls its target.
 
+use std::cell::Cell;
 use std::ffi::c_void;
-use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 use crate::hook::check::table::Domain;
 
@@ -136,6 +137,78 @@ impl Entry {
     }
 }
 
+/// Whether a hook with this backend is installed: the wrappers check, else they call through.
+pub(super) static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Whether a capture or a `capture_safe` scope is live: launches and queries are checked.
+pub(super) static WATCHING: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// Set while a wrapper on this thread runs its call: a wrapper reached from inside it (a
+    /// shim that calls through another patched slot, or a program's PLT stub bound to a
+    /// wrapper) calls straight through, so that one call is checked once.
+    static IN_CALL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs a wrapper's call: checked at its entry and exit like a CUPTI callback, unless there is
+/// nothing to decide.
+///
+/// # Safety
+/// `params` is the call's parameter struct, laid out as CUPTI's for `entry`'s call.
+#[inline(always)]
+pub(in crate::hook) unsafe fn around(
+    entry: &'static Entry,
+    params: *const c_void,
+    call: impl FnOnce() -> i32,
+) -> i32 {
+    if !ACTIVE.load(Relaxed)
+        || (entry.frequent && !WATCHING.load(Relaxed))
+        || crate::hook::check::callback::idle(entry.cbid)
+    {
+        return call();
+    }
+    // SAFETY: as this fn's contract.
+    unsafe { checked(entry, params, call) }
+}
+
+/// # Safety
+/// As [`around`].
+unsafe fn checked(entry: &'static Entry, params: *const c_void, call: impl FnOnce() -> i32) -> i32 {
+    use crate::hook::check::ffi::{API_ENTER, API_EXIT, CallbackData};
+    if IN_CALL.with(Cell::get) {
+        return call();
+    }
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            IN_CALL.with(|c| c.set(false));
+        }
+    }
+    IN_CALL.with(|c| c.set(true));
+    let _leave = Leave;
+    let mut slot = 0u64;
+    let mut data = CallbackData {
+        callbackSite: API_ENTER,
+        functionName: entry.cname.as_ptr().cast(),
+        functionParams: params,
+        functionReturnValue: std::ptr::null_mut(),
+        symbolName: std::ptr::null(),
+        context: std::ptr::null_mut(),
+        contextUid: 0,
+        correlationData: &raw mut slot,
+        correlationId: 0,
+    };
+    // SAFETY: `data` is shaped like CUPTI's for this call: its parameter struct (this fn's
+    // contract), its slot, and at the exit its result.
+    unsafe { crate::hook::check::callback::check_interposed(entry.domain, entry.cbid, &data) };
+    let mut result = call();
+    let r = result;
+    data.callbackSite = API_EXIT;
+    data.functionReturnValue = (&raw mut result).cast();
+    // SAFETY: as above.
+    unsafe { crate::hook::check::callback::check_interposed(entry.domain, entry.cbid, &data) };
+    r
+}
+
 macro_rules! interposed {
     ($( $name:ident ( $($arg:ident : $ty:ty),* ) $domain:ident $cbid:literal $frequent:literal; )*) => {
         $(
@@ -165,7 +238,7 @@ macro_rules! interposed {
                     let params = Params { $($arg),* };
                     // SAFETY: `params` is this call's parameter struct; the closure makes the call
                     // with the caller's arguments, to the function the slot held before.
-                    unsafe { super::super::around(&ENTRY, (&raw const params).cast(), || real($($arg),*)) }
+                    unsafe { crate::hook::interpose::wrappers::around(&ENTRY, (&raw const params).cast(), || real($($arg),*)) }
                 }
             }
         )*

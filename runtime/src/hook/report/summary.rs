@@ -17,13 +17,13 @@
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
-use std::sync::{Mutex, Once, OnceLock, PoisonError};
-use std::time::Instant;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, Once, PoisonError};
 
 use super::json;
 use super::trace::{self, Arg, Event, Phase};
 use crate::guard::env::{self, EnvError, REPORT_ENV, say};
+use crate::hook::check::sink::{self, JSON, SUMMARY, Sink, TRACE, now_ns};
 use crate::hook::check::waits::{Wait, WaitScope, WaitSite, WaitTable};
 
 /// Sites printed in the summary.
@@ -62,25 +62,6 @@ pub(crate) fn parse(value: &str) -> Result<Switch, EnvError> {
     Ok(switch)
 }
 
-const SUMMARY: u8 = 1;
-const TRACE: u8 = 2;
-const JSON: u8 = 4;
-
-/// The switch's bits; 0 while off.
-static ON: AtomicU8 = AtomicU8::new(0);
-
-/// Whether waits are collected (the summary or the trace is on).
-#[inline(always)]
-pub(crate) fn on() -> bool {
-    ON.load(Ordering::Relaxed) != 0
-}
-
-/// Whether the trace is on (scopes then record their spans).
-#[inline(always)]
-pub(crate) fn tracing() -> bool {
-    ON.load(Ordering::Relaxed) & TRACE != 0
-}
-
 /// What the process collected.
 #[derive(Debug, Default)]
 struct Collected {
@@ -97,13 +78,6 @@ static COLLECTED: Mutex<Option<Collected>> = Mutex::new(None);
 fn with_collected<R>(f: impl FnOnce(&mut Collected) -> R) -> Option<R> {
     let mut guard = COLLECTED.lock().unwrap_or_else(PoisonError::into_inner);
     guard.as_mut().map(f)
-}
-
-/// The clock of every wait and event: nanoseconds since its first reading.
-pub(crate) fn now_ns() -> u64 {
-    static ORIGIN: OnceLock<Instant> = OnceLock::new();
-    let origin = *ORIGIN.get_or_init(Instant::now);
-    u64::try_from(origin.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Reads `NOSYNC_REPORT` once (at the hook's installation) and turns the report on; an invalid
@@ -143,9 +117,15 @@ fn start(switch: Switch) -> bool {
         json: switch.json,
         ..Collected::default()
     });
-    ON.store(bits, Ordering::Relaxed);
+    sink::start(
+        bits,
+        Sink {
+            wait: add_wait,
+            span,
+        },
+    );
     // Every wait is recorded, also outside scopes: the callbacks stay on.
-    crate::hook::keep_enabled();
+    crate::hook::check::demand::keep_enabled();
     at_exit::register(finish);
     true
 }
@@ -178,8 +158,8 @@ fn push(collected: &mut Collected, event: Event) {
 }
 
 /// Adds a finished wait, reached through the stack `stack`.
-pub(crate) fn add_wait(wait: &Wait, stack: u64) {
-    let tracing = tracing();
+fn add_wait(wait: &Wait, stack: u64) {
+    let tracing = sink::tracing();
     // The scope is the innermost one, still open at the call's exit (read only when it forbids).
     let scope = wait.forbidden.then(|| {
         let top = crate::guard::state::innermost();
@@ -215,7 +195,7 @@ pub(crate) fn add_wait(wait: &Wait, stack: u64) {
 
 /// A span of the trace opens (`begin`) or closes on this thread: a scope (`cat` `scope`) or a
 /// graph capture (`capture`).
-pub(crate) fn span(begin: bool, cat: &'static str, name: Cow<'static, str>) {
+fn span(begin: bool, cat: &'static str, name: Cow<'static, str>) {
     let ts_ns = now_ns();
     with_collected(|c| {
         let event = Event {
@@ -262,7 +242,7 @@ fn finish() {
     else {
         return;
     };
-    let bits = ON.swap(0, Ordering::Relaxed);
+    let bits = sink::stop();
     if bits & SUMMARY != 0 {
         say(c.table.render(TOP).trim_start_matches("nosync: "));
     }

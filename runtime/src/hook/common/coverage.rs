@@ -9,10 +9,10 @@ use super::Backend;
 /// What the installed hook sees, and what it does not.
 #[derive(Debug, Clone)]
 pub struct Coverage {
-    pub(super) backend: Backend,
-    pub(super) objects: Vec<PatchedObject>,
-    pub(super) skipped: Vec<Skipped>,
-    pub(super) unseen: Vec<&'static str>,
+    pub(in crate::hook) backend: Backend,
+    pub(in crate::hook) objects: Vec<PatchedObject>,
+    pub(in crate::hook) skipped: Vec<Skipped>,
+    pub(in crate::hook) unseen: Vec<&'static str>,
 }
 
 /// An object whose import slots the interposer looked at.
@@ -38,7 +38,7 @@ pub struct Skipped {
 }
 
 /// What the interposer cannot see at all, whatever the process does.
-pub(super) const INTERPOSER_UNSEEN: [&str; 3] = [
+pub(in crate::hook) const INTERPOSER_UNSEEN: [&str; 3] = [
     "driver functions looked up before the install (by cudarc, the CUDA runtime or any library), or by another object than nosync's in the global scope (dlsym with RTLD_DEFAULT or RTLD_NEXT): NOSYNC_HOOK=cupti sees their calls",
     "calls an object's constructors make while dlopen is loading it, before it is patched",
     "objects loaded into another link-map namespace (dlmopen)",

@@ -14,12 +14,17 @@
 //! `install` runs is counted from its next entry, and its calls are seen until the first idle
 //! tick. The count also tells device-runner threads whether a wait of theirs matters
 //! ([`checking`]).
+//!
+//! The switches themselves are the backend's (one `cuptiEnableCallback` per row, above this
+//! room): the front hands them in at install ([`installed`]), fn pointers this file calls
+//! without knowing who answers. Before the first install there is no switch, and nothing to
+//! switch.
 
 // With `--cfg nosync_off` no scope asks for the callbacks.
 #![cfg_attr(nosync_off, allow(dead_code))]
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
-use std::sync::{Condvar, Mutex, PoisonError};
+use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 /// How long the watcher waits between its checks of the demand.
@@ -40,6 +45,32 @@ static ON: AtomicBool = AtomicBool::new(false);
 /// The watcher's state: whether it must run.
 static WATCH: Mutex<bool> = Mutex::new(false);
 static WAKE: Condvar = Condvar::new();
+
+/// The installed backend's switches, handed down by the front at install.
+#[derive(Debug, Clone, Copy)]
+pub(in crate::hook) struct Switches {
+    /// Enables (`true`) or disables every hooked callback.
+    pub callbacks: fn(bool),
+    /// A capture or a `capture_safe` scope began (`true`) or ended: the watched calls follow.
+    pub watched: fn(bool),
+}
+
+/// Handed in by the first install.
+static SWITCHES: OnceLock<Switches> = OnceLock::new();
+
+/// Enables (`true`) or disables the callbacks through the installed backend, if any.
+fn set_callbacks(on: bool) {
+    if let Some(s) = SWITCHES.get() {
+        (s.callbacks)(on);
+    }
+}
+
+/// A capture began (`true`) or one ended: the installed backend watches its calls accordingly.
+pub(in crate::hook) fn set_watched(on: bool) {
+    if let Some(s) = SWITCHES.get() {
+        (s.watched)(on);
+    }
+}
 
 /// A counted demand for the callbacks; dropping it ends the demand.
 #[derive(Debug)]
@@ -106,9 +137,10 @@ pub(in crate::hook) fn hold(on: bool) {
     }
 }
 
-/// Called by `install` once subscribed: counting starts, and the callbacks are on until the
-/// first idle tick.
-pub(in crate::hook) fn installed() {
+/// Called by `install` once subscribed, with the backend's switches: counting starts, and the
+/// callbacks are on until the first idle tick.
+pub(in crate::hook) fn installed(switches: Switches) {
+    let _ = SWITCHES.set(switches);
     drop(demand_counted());
 }
 
@@ -116,7 +148,7 @@ pub(in crate::hook) fn installed() {
 #[cold]
 fn switch_on() {
     let mut watching = WATCH.lock().unwrap_or_else(PoisonError::into_inner);
-    crate::hook::set_callbacks(true);
+    set_callbacks(true);
     ON.store(true, SeqCst);
     if !*watching {
         *watching = true;
@@ -157,7 +189,7 @@ fn watch() {
             ON.store(true, SeqCst);
             continue;
         }
-        crate::hook::set_callbacks(false);
+        set_callbacks(false);
         *watching = false;
         while !*watching {
             watching = WAKE.wait(watching).unwrap_or_else(PoisonError::into_inner);
@@ -179,16 +211,16 @@ mod tests {
     /// once a hook is installed and would keep the callbacks on.
     #[test]
     fn callbacks_follow_the_demand() {
-        crate::hook::run_test_alone("hook::cupti::enable::tests::alone");
+        crate::hook::run_test_alone("hook::check::demand::tests::alone");
     }
 
-    /// Without a subscription `set_callbacks` does nothing, so this follows the switch alone:
+    /// Without a subscription the front's switch does nothing, so this follows the switch alone:
     /// on at install, off after an idle tick, on again at the next scope, kept on while a scope
     /// stays open.
     #[test]
     #[ignore = "run alone in a child process by `callbacks_follow_the_demand`"]
     fn alone() {
-        installed();
+        installed(crate::hook::SWITCHES);
         assert!(callbacks_on());
         let off = |limit: u32| {
             (0..limit).any(|_| {
