@@ -290,3 +290,23 @@ fn a_closure_handed_to_a_detached_fn_is_not_the_callers() {
       via 7:78 app::waited (inferred)
     ");
 }
+
+/// A `follow` model is no sink: a call goes on into the fn's body, and the wait the body
+/// reaches ends the chain, a possible finding with the model's reason as its note.
+#[test]
+fn a_follow_model_ends_the_chain_at_the_wait_in_its_body() {
+    let (cfg, _, diags) = config_from_toml(
+        "models = [{ path = \"t::Tensor::show\", kind = \"may\", follow = true, \
+         reason = \"reads a small tensor's values\" }]\n",
+    );
+    assert!(diags.is_empty(), "{diags:?}");
+    let src = with_prelude(
+        "pub struct Tensor;\n\
+         impl Tensor {\n\
+             #[synchronizes] fn to_vec(&self) {}\n\
+             fn show(&self) { self.to_vec() }\n\
+         }\n\
+         #[no_sync] fn step(t: &Tensor) { t.show() }\n",
+    );
+    insta::assert_snapshot!(check_with(&src, &cfg), @"");
+}
