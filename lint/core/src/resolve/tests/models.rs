@@ -308,5 +308,11 @@ fn a_follow_model_ends_the_chain_at_the_wait_in_its_body() {
          }\n\
          #[no_sync] fn step(t: &Tensor) { t.show() }\n",
     );
-    insta::assert_snapshot!(check_with(&src, &cfg), @"");
+    insta::assert_snapshot!(check_with(&src, &cfg), @"
+    9:36 possible-sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `Tensor::to_vec`
+      = this call reaches `t::Tensor::to_vec`, which blocks the host
+      via 9:36 t::step (exact)
+      via 7:23 t::Tensor::show (exact)
+      stats: 2 edges, 0 unresolved
+    ");
 }
