@@ -51,7 +51,8 @@ pub struct Edge {
 /// A condition the callee blocks under that the lint could not decide at this call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Uncertain {
-    /// The callee's model decides from an argument that nothing at this call decides
+    /// The callee's model decides from an argument that nothing at this call decides, or
+    /// its `follow` model says only some calls take the wait in its body
     /// (`known::models`); `note` says which and why.
     Argument { note: String },
     /// The call is made only while macro `name!` builds an error value or a panic message:

@@ -182,9 +182,10 @@ fn find_fn(map: &DefMap<'_>, k: usize, path: &str) -> Option<FnId> {
 
 /// Model `m` on analysed fn `f`: the fn gets the model, and a node of its own is the sink
 /// a call that waits reaches (a `detached` model is no sink: the fn keeps its body, and
-/// the walk leaves out the closures handed to it).
+/// the walk leaves out the closures handed to it; nor is a `follow` one: a call goes on
+/// into the body, undecided).
 fn attach(map: &mut DefMap<'_>, f: FnId, m: Arc<Model>) {
-    if m.detached {
+    if m.detached || m.follow {
         map.fns[f as usize].marks.model = Some(m);
         return;
     }

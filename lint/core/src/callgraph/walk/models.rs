@@ -68,6 +68,12 @@ impl Walker<'_, '_> {
         if fd.ir.is_none() && m.krate() == "cudarc" && !m.holds_for(self.cudarc_version()) {
             return Verdict::Never;
         }
+        if m.follow {
+            // The body is walked; the wait is in it, taken only by some calls.
+            return Verdict::Undecided(Uncertain::Argument {
+                note: m.reason.clone(),
+            });
+        }
         let Some(when) = &m.when else {
             return Verdict::Waits;
         };

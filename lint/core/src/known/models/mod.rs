@@ -166,6 +166,10 @@ pub struct Model {
     pub versions: Option<VersionReq>,
     /// `path` is `Type::drop`: reached where a value of the type is dropped.
     pub on_drop: bool,
+    /// `follow = true` (a `may` model of a function of an analysed crate): a call goes on
+    /// into the function's body, and each blocking call the body reaches is a possible
+    /// finding, with `reason` as its note. Without it the function is the sink.
+    pub follow: bool,
     /// When only some calls wait; `None`: every call.
     pub when: Option<Arc<When>>,
     /// Where the test finds the evidence in the library's source (shipped models only).

@@ -123,7 +123,7 @@ when = { arg = 1, never = [{ method = "device" }], otherwise = "clean" }
         [
             (
                 "kindd".to_owned(),
-                "unknown key `kindd` in an entry of `model` (expected one of: path, kind, reason, versions, drop, when, source)".to_owned(),
+                "unknown key `kindd` in an entry of `model` (expected one of: path, kind, reason, versions, drop, when, follow, source)".to_owned(),
                 Some("did you mean `kind`?".to_owned())
             ),
             (
@@ -173,8 +173,36 @@ fn a_user_model_has_no_source_and_may_leave_out_its_reason() {
         located,
         [(
             "source",
-            "unknown key `source` in an entry of `models` (expected one of: path, kind, reason, versions, drop, when)"
+            "unknown key `source` in an entry of `models` (expected one of: path, kind, reason, versions, drop, when, follow)"
         )]
+    );
+}
+
+/// `follow` is for a `may` model only, without `drop` or `when`; it must be a boolean.
+#[test]
+fn a_follow_model_is_a_may_model_without_drop_or_when() {
+    let text = r#"models = [
+  { path = "app::a", kind = "may", follow = true },
+  { path = "app::b", follow = true },
+  { path = "app::c", kind = "may", follow = true, when = { arg = 0, never = [{ method = "device" }] } },
+  { path = "app::d", kind = "may", follow = "yes" },
+]"#;
+    let doc = toml::de::DeTable::parse(text).unwrap();
+    let (models, errors) = read_entries(doc.get_ref().get("models").unwrap());
+    let read: Vec<(&str, bool)> = models.iter().map(|m| (m.path.as_str(), m.follow)).collect();
+    assert_eq!(read, [("app::a", true)]);
+    let located: Vec<(&str, &str)> = errors
+        .iter()
+        .map(|e| (&text[e.span.clone()], e.message.as_str()))
+        .collect();
+    let mixed = "a `follow` model is `kind = \"may\"`, without `drop` or `when`";
+    assert_eq!(
+        located,
+        [
+            ("\"app::b\"", mixed),
+            ("\"app::c\"", mixed),
+            ("\"yes\"", "`follow` must be true or false, not string"),
+        ]
     );
 }
 

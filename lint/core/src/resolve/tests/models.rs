@@ -358,3 +358,29 @@ fn a_tensor_operand_does_not_take_the_scalar_arm() {
       via 15:41 mycandle::Tensor::upload (inferred)
     ");
 }
+
+/// A `follow` model is no sink: a call goes on into the fn's body, and the wait the body
+/// reaches ends the chain, a possible finding with the model's reason as its note.
+#[test]
+fn a_follow_model_ends_the_chain_at_the_wait_in_its_body() {
+    let (cfg, _, diags) = config_from_toml(
+        "models = [{ path = \"t::Tensor::show\", kind = \"may\", follow = true, \
+         reason = \"reads a small tensor's values\" }]\n",
+    );
+    assert!(diags.is_empty(), "{diags:?}");
+    let src = with_prelude(
+        "pub struct Tensor;\n\
+         impl Tensor {\n\
+             #[synchronizes] fn to_vec(&self) {}\n\
+             fn show(&self) { self.to_vec() }\n\
+         }\n\
+         #[no_sync] fn step(t: &Tensor) { t.show() }\n",
+    );
+    insta::assert_snapshot!(check_with(&src, &cfg), @"
+    9:36 possible-sync-in-no-sync: `step` is #[no_sync] but reaches a host-blocking call: `Tensor::to_vec`
+      = this call reaches `t::Tensor::to_vec`, which blocks the host
+      via 9:36 t::step (exact)
+      via 7:23 t::Tensor::show (exact)
+      stats: 2 edges, 0 unresolved
+    ");
+}

@@ -29,7 +29,7 @@ pub struct ReadError {
 const FILE_KEYS: &[&str] = &["libraries", "model", "flag", "derive", "variant"];
 const LIBRARY_KEYS: &[&str] = &["checked"];
 const ENTRY_KEYS: &[&str] = &[
-    "path", "kind", "reason", "versions", "drop", "when", "source",
+    "path", "kind", "reason", "versions", "drop", "when", "follow", "source",
 ];
 const WHEN_KEYS: &[&str] = &["arg", "blocks", "never", "otherwise", "note"];
 const MATCHER_KEYS: &[&str] = &["memory", "type", "value", "method"];
@@ -242,18 +242,15 @@ impl Reader {
             Some(v) => Some(self.versions(v)?),
             None => None,
         };
-        let on_drop = match t.get("drop").map(|v| (v, v.get_ref())) {
-            None => false,
-            Some((_, DeValue::Boolean(b))) => *b,
-            Some((v, other)) => {
-                let found = other.type_str();
-                self.error(
-                    v.span(),
-                    format!("`drop` must be true or false, not {found}"),
-                );
-                return None;
-            }
-        };
+        let on_drop = self.boolean(t, "drop")?;
+        let follow = self.boolean(t, "follow")?;
+        if follow && (kind != SinkKind::May || on_drop || t.get("when").is_some()) {
+            self.error(
+                path_v.span(),
+                "a `follow` model is `kind = \"may\"`, without `drop` or `when`",
+            );
+            return None;
+        }
         if on_drop && !path.ends_with("::drop") {
             self.error(
                 path_v.span(),
@@ -284,10 +281,27 @@ impl Reader {
             reason,
             versions,
             on_drop,
+            follow,
             when,
             source,
             span: path_v.span(),
         })
+    }
+
+    /// The boolean `key` of table `t` (false when it is absent).
+    fn boolean(&mut self, t: &DeTable<'_>, key: &str) -> Option<bool> {
+        match t.get(key).map(|v| (v, v.get_ref())) {
+            None => Some(false),
+            Some((_, DeValue::Boolean(b))) => Some(*b),
+            Some((v, other)) => {
+                let found = other.type_str();
+                self.error(
+                    v.span(),
+                    format!("`{key}` must be true or false, not {found}"),
+                );
+                None
+            }
+        }
     }
 
     /// A Rust path of two segments or more, each an identifier.
