@@ -4,9 +4,9 @@
 
 use super::format::{Frame, Site};
 use super::frames::{frame_file, normalise, same_file, same_fn};
-use crate::pipeline::{Callee, IndexedFn};
 use super::join::{World, observed, words};
 use crate::diagnostics::{Code, Diagnostic, Span};
+use crate::pipeline::{Callee, IndexedFn};
 use crate::source::SourceMap;
 
 /// The `missed-wait` diagnostic of `site`, in the scope of `root`.

@@ -5,8 +5,8 @@
 
 use super::format::{Frame, ScopeKind, Site, WaitReport};
 use super::frames::{frame_file, same_file, same_fn};
-use crate::pipeline::{FnIndex, IndexedFn};
 use crate::diagnostics::{Finding, Runtime};
+use crate::pipeline::{FnIndex, IndexedFn};
 use std::path::Path;
 
 /// What the join needs besides the report: the workspace root and the index of fns.

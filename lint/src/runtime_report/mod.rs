@@ -10,7 +10,6 @@ mod format;
 mod frames;
 mod join;
 
-
 use crate::diagnostics::{Diagnostic, Runtime};
 use crate::pipeline::{IndexedFn, RawIndex};
 use crate::source::SourceMap;
