@@ -127,11 +127,7 @@ fn run_once(
     }
     let writer = Arc::new(CacheWriter::new(slot.clone(), hold));
     let mut incr = Incremental {
-        files: FileCaches {
-            stamps: stamp_table.filter(|_| stamps),
-            lowered,
-            stale: Default::default(),
-        },
+        files: FileCaches::new(stamp_table.filter(|_| stamps), lowered),
         bodies: bodies.map(SharedCache::new),
         expansions: expansions.map(SharedCache::new),
         walks,
