@@ -18,9 +18,11 @@
 //! run) raises [`FileCaches::stale`]: nothing lowered or walked after it is stored, and
 //! the edge runs the pipeline again without the stamp table.
 
+use crate::known::models::setters;
 use crate::source::{
     FileId, Key, Known, Loader, LoweredCache, ReadFile, SharedCache, SourceMap, Staleness, Stamp,
 };
+use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -86,7 +88,8 @@ impl Incremental {
 }
 
 /// What reading and lowering files reuses: the stamp table, the cache of lowered files,
-/// and the flag a late text that is not the stamped one raises.
+/// and the flag a late text that is not the stamped one raises; and what it learnt of each
+/// file added through it, read or vouched for: the shipped flags' setters its text names.
 #[derive(Debug, Default)]
 pub struct FileCaches {
     /// Each file's stamp and text hash when it was last read, by [`stamp_key`].
@@ -95,6 +98,10 @@ pub struct FileCaches {
     pub lowered: Option<LoweredCache>,
     /// Raised when a text read late was not the one its stamp vouched for.
     pub stale: Staleness,
+    /// The mask of the shipped flags' setters each file's text names
+    /// ([`setters::named_in`]), by id: found when the text is read, kept in the stamp
+    /// table with its hash for the runs that do not read it.
+    setters: HashMap<FileId, u64>,
 }
 
 /// A file read or vouched for ([`FileCaches::read`]), to be added ([`FileCaches::insert`]).
@@ -102,6 +109,8 @@ pub struct FileCaches {
 pub struct Loaded {
     file: ReadFile,
     stamped: Stamped,
+    /// The shipped flags' setters its text names.
+    setters: u64,
 }
 
 /// What the stamp table records of a file added: nothing (no table, or no stamp), its new
@@ -119,6 +128,15 @@ fn stamp_key(path: &Path) -> Key {
 }
 
 impl FileCaches {
+    /// With the stamp table `stamps` and the cache of lowered files `lowered`.
+    pub fn new(stamps: Option<LoweredCache>, lowered: Option<LoweredCache>) -> Self {
+        FileCaches {
+            stamps,
+            lowered,
+            ..FileCaches::default()
+        }
+    }
+
     pub fn stale(&self) -> bool {
         self.stale.load(Ordering::Relaxed)
     }
@@ -140,17 +158,30 @@ impl FileCaches {
             return Ok(Err(file));
         }
         let text = files.read(path)?;
+        let setters = setters::named_in(&text);
         let file = sources.prepare(path.to_path_buf(), text);
         let stamped = match stamp {
             Some(stamp) => Stamped::Read(Known {
                 stamp,
                 hash: file.hash(),
                 lines: file.lines() as u64,
-                setters: file.setters(),
+                setters,
             }),
             None => Stamped::No,
         };
-        Ok(Err(Loaded { file, stamped }))
+        Ok(Err(Loaded {
+            file,
+            stamped,
+            setters,
+        }))
+    }
+
+    /// The shipped flags' setters the text of file `id` names: as found when it was read or
+    /// vouched for ([`FileCaches::insert`]), or, for a file added to `sources` otherwise
+    /// (its text read then), searched now.
+    pub fn setters(&self, sources: &SourceMap, id: FileId) -> u64 {
+        let search = || setters::named_in(&sources.file(id).text);
+        self.setters.get(&id).copied().unwrap_or_else(search)
     }
 
     /// `path`, not read, when the stamp table's entry for it is vouched for by `now`.
@@ -168,13 +199,22 @@ impl FileCaches {
         }
         let file = sources.prepare_late(path, known, (files.reader()?, &self.stale));
         let stamped = Stamped::Vouched;
-        Some(Loaded { file, stamped })
+        let setters = known.setters;
+        Some(Loaded {
+            file,
+            stamped,
+            setters,
+        })
     }
 
     /// Adds `loaded` to `sources` and records it in the stamp table; its id (the id it has
     /// already when it was added: then nothing is recorded).
     pub fn insert(&mut self, sources: &mut SourceMap, loaded: Loaded) -> FileId {
-        let Loaded { file, stamped } = loaded;
+        let Loaded {
+            file,
+            stamped,
+            setters,
+        } = loaded;
         if let Some(id) = sources.id(file.path()) {
             return id;
         }
@@ -190,6 +230,8 @@ impl FileCaches {
                 Stamped::No => {}
             }
         }
-        sources.insert(file)
+        let id = sources.insert(file);
+        self.setters.insert(id, setters);
+        id
     }
 }

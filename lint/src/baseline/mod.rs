@@ -256,7 +256,7 @@ impl Baseline {
             } else if let Some(limit) = limit.filter(|&l| n < l)
                 && told.insert(key)
             {
-                out.push(self.fewer(entry, range.clone(), (n, limit)));
+                out.push(self.fewer(entry, range.clone(), n, limit));
             }
         }
         out
@@ -267,7 +267,8 @@ impl Baseline {
         &self,
         entry: &Entry,
         range: std::ops::Range<usize>,
-        (n, limit): (usize, usize),
+        n: usize,
+        limit: usize,
     ) -> Diagnostic {
         let span = span_of(&self.path, &self.text, range);
         Diagnostic::new(

@@ -117,9 +117,12 @@ fn run_with(
 fn join_report(path: &std::path::Path, analysis: &mut Analysis) -> Result<(), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read the wait report {}: {e}", path.display()))?;
-    let index = std::mem::take(&mut analysis.fn_index);
-    let inputs = (&analysis.sources, index, analysis.root.as_path());
-    crate::runtime_report::apply(&mut analysis.diagnostics, inputs, (path, &text))
+    let analysed = crate::runtime_report::Analysed {
+        sources: &analysis.sources,
+        index: std::mem::take(&mut analysis.fn_index),
+        root: analysis.root.as_path(),
+    };
+    crate::runtime_report::apply(&mut analysis.diagnostics, analysed, path, &text)
 }
 
 /// What needs no analysis: `--explain`, a bad `--message-format` value; the exit code when

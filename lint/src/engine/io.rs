@@ -92,7 +92,7 @@ pub(super) fn run_until(
     ahead: Option<LoweredCache>,
     cancel: Option<Arc<AtomicBool>>,
 ) -> anyhow::Result<Ran> {
-    let ran = run_once(inputs, opts, (hold, ahead, cancel.clone()), true)?;
+    let ran = run_once(inputs, opts, hold, ahead, cancel.clone(), true)?;
     if !ran.incr.stale() {
         return Ok(ran);
     }
@@ -100,14 +100,16 @@ pub(super) fn run_until(
     // goes through one temporary name per process), and its tables are freed first.
     ran.writer.join();
     drop(ran);
-    run_once(inputs, opts, (hold, None, cancel), false)
+    run_once(inputs, opts, hold, None, cancel, false)
 }
 
 /// One run of [`run_until`]; `stamps`: with the stamp table (when the caches are used).
 fn run_once(
     inputs: &Inputs,
     opts: &super::Options,
-    (hold, ahead, cancel): (bool, Option<LoweredCache>, Option<Arc<AtomicBool>>),
+    hold: bool,
+    ahead: Option<LoweredCache>,
+    cancel: Option<Arc<AtomicBool>>,
     stamps: bool,
 ) -> anyhow::Result<Ran> {
     let start = Instant::now();
@@ -127,11 +129,7 @@ fn run_once(
     }
     let writer = Arc::new(CacheWriter::new(slot.clone(), hold));
     let mut incr = Incremental {
-        files: FileCaches {
-            stamps: stamp_table.filter(|_| stamps),
-            lowered,
-            stale: Default::default(),
-        },
+        files: FileCaches::new(stamp_table.filter(|_| stamps), lowered),
         bodies: bodies.map(SharedCache::new),
         expansions: expansions.map(SharedCache::new),
         walks,

@@ -7,15 +7,29 @@ use crate::source::SourceMap;
 use annotate_snippets::{AnnotationKind, Group, Level as ALevel, Renderer, Snippet};
 use std::io::Write;
 
+/// How the human format is written: in colour, with the summary line, each finding with
+/// its whole chain (`full`) or those of one call in a root together.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Style {
+    pub color: bool,
+    pub summary: bool,
+    pub full: bool,
+}
+
 /// Writes every reported diagnostic, then (with `summary`) the line counting them. Returns
 /// `false` when one of them could only be written in its short form (see [`render_or_short`]).
 /// With `full`, each finding with its whole chain; else the findings of one call in a root
 /// together, their hops inside dependencies folded ([`super::grouped`]).
 pub(crate) fn write(
     report: &Report<'_>,
-    (color, summary, full): (bool, bool, bool),
+    style: Style,
     out: &mut dyn Write,
 ) -> std::io::Result<bool> {
+    let Style {
+        color,
+        summary,
+        full,
+    } = style;
     let mut complete = true;
     for site in super::grouped::sites(report.diagnostics()) {
         if !full && super::grouped::folds(&site) {

@@ -48,7 +48,14 @@ pub fn render(
             color,
             summary,
             full,
-        } => human::write(report, (color, summary, full), out)?,
+        } => {
+            let style = human::Style {
+                color,
+                summary,
+                full,
+            };
+            human::write(report, style, out)?
+        }
         Format::Short => {
             short::write(report, out)?;
             true

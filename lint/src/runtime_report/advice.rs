@@ -9,11 +9,13 @@ use crate::diagnostics::{Code, Diagnostic, Span};
 use crate::pipeline::{Callee, IndexedFn};
 use crate::source::SourceMap;
 
-/// The `missed-wait` diagnostic of `site`, in the scope of `root`.
+/// The `missed-wait` diagnostic of `site`, in the scope of `root`; `lines`: the report's
+/// frames have lines.
 pub(crate) fn missed(
     site: &Site,
     root: &IndexedFn,
-    (world, lines): (World<'_>, bool),
+    world: World<'_>,
+    lines: bool,
     sources: &SourceMap,
 ) -> Diagnostic {
     let deepest = deepest(site, world, lines);

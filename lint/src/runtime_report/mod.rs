@@ -20,13 +20,28 @@ use std::path::Path;
 /// The note said once when the report's frames have no lines.
 const NO_LINES: &str = "the wait report's frames have no file or line (the binary has no line tables): findings were matched by function names only; to match lines, build with `[profile.release] debug = \"line-tables-only\"`";
 
+/// What the join reads of the run besides its diagnostics.
+pub(crate) struct Analysed<'a> {
+    pub sources: &'a SourceMap,
+    /// The index of the fns the run analysed.
+    pub index: RawIndex,
+    /// The workspace root.
+    pub root: &'a Path,
+}
+
 /// Joins the report at `path` (its text `text`) with `diagnostics`, the run's over the
-/// workspace at `root`: `Err` is the located error to print (exit status 2).
+/// workspace `analysed.root`: `Err` is the located error to print (exit status 2).
 pub(crate) fn apply(
     diagnostics: &mut Vec<Diagnostic>,
-    (sources, index, root): (&SourceMap, RawIndex, &Path),
-    (path, text): (&Path, &str),
+    analysed: Analysed<'_>,
+    path: &Path,
+    text: &str,
 ) -> Result<(), String> {
+    let Analysed {
+        sources,
+        index,
+        root,
+    } = analysed;
     let report = format::parse(path, text).map_err(|e| e.to_string())?;
     let index = index.lines(sources);
     let world = World {
@@ -44,7 +59,8 @@ pub(crate) fn apply(
             Some(advice::missed(
                 site,
                 root,
-                (world, report.line_tables),
+                world,
+                report.line_tables,
                 sources,
             ))
         })

@@ -60,6 +60,8 @@ pub struct ParsedFile {
     /// [`cache::digest`]; a lazy body lowered before macro expansion is folded in by its
     /// text, `resolve::macros`): kept in the file's cache entry, 0 without a cache.
     pub digest: crate::source::Key,
+    /// The shipped flags' setters its text names, as [`FileCaches::setters`] gives them.
+    pub setters: u64,
 }
 
 /// All parsed files, keyed by (path, cfg context).
@@ -146,12 +148,14 @@ pub fn parse_jobs(
             }
             diags.extend(res.diags);
             collect_children(&res.items, job.cfg, &mut next);
+            let setters = caches.setters(sources, id);
             parsed.files.insert(
                 (job.path, job.cfg),
                 ParsedFile {
                     file: id,
                     items: res.items,
                     digest,
+                    setters,
                 },
             );
         }

@@ -11,10 +11,9 @@
 use super::*;
 use crate::known::models::{Flag, setters, shipped};
 use crate::parse::Parsed;
-use crate::source::SourceMap;
 
 /// Fixes the shipped flags that no analysed crate sets at their defaults.
-pub fn apply(map: &mut DefMap<'_>, parsed: &Parsed, sources: &SourceMap) {
+pub fn apply(map: &mut DefMap<'_>, parsed: &Parsed) {
     for flag in &shipped().0.flags {
         for k in 0..map.crates.len() {
             let c = &map.crates[k];
@@ -25,7 +24,7 @@ pub fn apply(map: &mut DefMap<'_>, parsed: &Parsed, sources: &SourceMap) {
             let Some(Def::Value(canon)) = map.resolve_path(c.root, &segs, false) else {
                 continue;
             };
-            if !set_by_callers(map, (flag, k), parsed, sources) {
+            if !set_by_callers(map, (flag, k), parsed) {
                 map.fixed_flags.insert(canon, flag.default);
             }
         }
@@ -33,15 +32,11 @@ pub fn apply(map: &mut DefMap<'_>, parsed: &Parsed, sources: &SourceMap) {
 }
 
 /// Whether a crate other than the flag's own (crate `k`), that can call it, names a setter:
-/// by the masks of its files' texts ([`setters`]), found when each text was read or, for a
-/// text a warm run does not read, kept by the stamp table.
-fn set_by_callers(
-    map: &DefMap<'_>,
-    (flag, k): (&Flag, usize),
-    parsed: &Parsed,
-    sources: &SourceMap,
-) -> bool {
+/// by the masks of its files' texts ([`setters`], [`crate::parse::ParsedFile::setters`]),
+/// found when each text was read or, for a text a warm run does not read, kept by the
+/// stamp table.
+fn set_by_callers(map: &DefMap<'_>, (flag, k): (&Flag, usize), parsed: &Parsed) -> bool {
     let callers = |c: usize| c != k && map.reach.get(c).is_none_or(|r| r.crates.contains(&k));
     let mask = setters::of(flag);
-    (parsed.files.iter()).any(|((_, c), f)| callers(*c) && sources.file(f.file).setters & mask != 0)
+    (parsed.files.iter()).any(|((_, c), f)| callers(*c) && f.setters & mask != 0)
 }

@@ -46,7 +46,7 @@ pub fn resolve_all<'p>(
 ) -> (DefMap<'p>, Vec<FnId>, Vec<crate::diagnostics::Diagnostic>) {
     let (mut map, mut diags) = build(crates, parsed, sources);
     diags.extend(models::apply(&mut map, &cfg.models, sources));
-    flags::apply(&mut map, parsed, sources);
+    flags::apply(&mut map, parsed);
     models::apply_variants(&mut map);
     let (root_fns, d) = configured::apply(&mut map, cfg, sources);
     diags.extend(d);

@@ -16,7 +16,6 @@ pub use spans::{
 };
 
 use crate::diagnostics::Span;
-use crate::known::models::setters;
 use crate::paths;
 use line_index::LineIndex;
 use std::collections::HashMap;
@@ -43,9 +42,6 @@ pub struct SourceFile {
     pub display: PathBuf,
     pub text: Text,
     pub hash: u128,
-    /// The shipped flags' setters its text names ([`setters::named_in`]): found when the
-    /// text is read, kept in the stamp table with its hash for the runs that do not read it.
-    pub setters: u64,
     /// Built on the first span into the file: most files of a run (a warm one, above all)
     /// never have one, and indexing every file was a twentieth of a warm run.
     index: OnceLock<LineIndex>,
@@ -60,7 +56,6 @@ impl SourceFile {
             path,
             display,
             hash: text::hash(&text),
-            setters: setters::named_in(&text),
             text: Text::read(text),
             index: OnceLock::new(),
             lines,
@@ -74,7 +69,6 @@ impl SourceFile {
             path,
             display,
             hash: known.hash,
-            setters: known.setters,
             index: OnceLock::new(),
             lines: usize::try_from(known.lines).unwrap_or(usize::MAX),
         }
@@ -142,11 +136,6 @@ impl ReadFile {
     /// Its number of lines.
     pub fn lines(&self) -> usize {
         self.0.lines
-    }
-
-    /// The shipped flags' setters its text names.
-    pub fn setters(&self) -> u64 {
-        self.0.setters
     }
 }
 

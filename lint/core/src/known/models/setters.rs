@@ -1,5 +1,5 @@
 //! Which of the shipped flags' setters a text names, as a mask: every file read is searched
-//! once, when it is read ([`crate::source::SourceFile::setters`]), and the stamp table keeps
+//! once, when it is read ([`crate::incremental::FileCaches::read`]), and the stamp table keeps
 //! the mask with the text's hash, so that a warm run knows it for the files it does not read.
 //! A mask is over [`names`]: bit `i` for the `i`-th name, the 64th and later sharing bit 63
 //! (a text that names one of them counts as naming them all: never a missed wait).
