@@ -351,9 +351,12 @@ impl<'ast> Visit<'ast> for Uses<'_> {
 
 /// The layer of each module named in [`LAYERS`].
 fn ranks() -> BTreeMap<&'static str, usize> {
-    LAYERS
-        .iter()
-        .enumerate()
+    layer_ranks(LAYERS)
+}
+
+/// The index of each name's layer in `layers` (the lint's or the runtime's).
+pub(crate) fn layer_ranks(layers: &[&[&'static str]]) -> BTreeMap<&'static str, usize> {
+    (layers.iter().enumerate())
         .flat_map(|(i, layer)| layer.iter().map(move |m| (*m, i)))
         .collect()
 }

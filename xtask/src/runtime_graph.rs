@@ -303,11 +303,7 @@ fn resolve<'f>(
 
 /// The layer of each room named in [`LAYERS`].
 fn ranks() -> BTreeMap<&'static str, usize> {
-    LAYERS
-        .iter()
-        .enumerate()
-        .flat_map(|(i, layer)| layer.iter().map(move |m| (*m, i)))
-        .collect()
+    crate::modgraph::layer_ranks(LAYERS)
 }
 
 /// Every way `g` breaks the runtime's layers (a room with no layer, a use of a later layer)
