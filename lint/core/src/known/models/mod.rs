@@ -60,15 +60,12 @@ pub struct Variant {
 impl Variant {
     /// The crate the path names (`candle_core`).
     pub fn krate(&self) -> &str {
-        self.path.split("::").next().unwrap_or_default()
+        crate_of(&self.path)
     }
 
     /// Whether the fact holds for version `v` of its crate (an unknown version: yes).
     pub fn holds_for(&self, v: Option<&Version>) -> bool {
-        match (&self.versions, v) {
-            (Some(req), Some(v)) => req.matches(v),
-            _ => true,
-        }
+        holds(self.versions.as_ref(), v)
     }
 }
 
@@ -119,15 +116,12 @@ pub struct Flag {
 impl Flag {
     /// The crate the path names (`candle_core`).
     pub fn krate(&self) -> &str {
-        self.path.split("::").next().unwrap_or_default()
+        crate_of(&self.path)
     }
 
     /// Whether the flag holds for version `v` of its crate (an unknown version: yes).
     pub fn holds_for(&self, v: Option<&Version>) -> bool {
-        match (&self.versions, v) {
-            (Some(req), Some(v)) => req.matches(v),
-            _ => true,
-        }
+        holds(self.versions.as_ref(), v)
     }
 
     /// The setters' names (their paths' last segments), which the analysed code is searched for.
@@ -235,15 +229,26 @@ pub struct Source {
 impl Model {
     /// The crate the path names (`cudarc`, `candle_core`, `std`).
     pub fn krate(&self) -> &str {
-        self.path.split("::").next().unwrap_or_default()
+        crate_of(&self.path)
     }
 
     /// Whether the model holds for version `v` of its crate (an unknown version: yes).
     pub fn holds_for(&self, v: Option<&Version>) -> bool {
-        match (&self.versions, v) {
-            (Some(req), Some(v)) => req.matches(v),
-            _ => true,
-        }
+        holds(self.versions.as_ref(), v)
+    }
+}
+
+/// The crate a model path names: its first segment.
+fn crate_of(path: &str) -> &str {
+    path.split("::").next().unwrap_or_default()
+}
+
+/// Whether a fact for the versions `req` holds for version `v` (no bound, or an unknown
+/// version: yes).
+fn holds(req: Option<&VersionReq>, v: Option<&Version>) -> bool {
+    match (req, v) {
+        (Some(req), Some(v)) => req.matches(v),
+        _ => true,
     }
 }
 
