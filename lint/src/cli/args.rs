@@ -100,6 +100,7 @@ impl Cli {
             config: self.config.clone(),
             pipeline: crate::pipeline::Options {
                 walk_every_fn: self.walk_every_fn,
+                fn_index: self.runtime_report.is_some(),
                 ..Default::default()
             },
             speculate: false,

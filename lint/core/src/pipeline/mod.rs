@@ -42,6 +42,9 @@ pub struct Options {
     /// `unresolved-call-in-no-sync` diagnostics (the engine turns it off when the levels
     /// allow them: thousands of diagnostics on a large workspace). On by default.
     pub unresolved_calls: bool,
+    /// Whether the [`Output`] carries the fn index a join with a runtime wait report needs
+    /// (`--runtime-report`); off, the index is empty and costs nothing.
+    pub fn_index: bool,
 }
 
 impl Default for Options {
@@ -51,6 +54,7 @@ impl Default for Options {
             walk_every_fn: false,
             exiting: false,
             unresolved_calls: true,
+            fn_index: false,
         }
     }
 }
@@ -204,7 +208,10 @@ pub fn run(
         roots: &roots,
     };
     let stats = stages::figures(run.stats, counted);
-    let index = index::build(&map, &graph, &sources, &root);
+    let index = match opts.fn_index {
+        true => index::build(&map, &graph, &sources, &root),
+        false => RawIndex::default(),
+    };
     let diags = analysis::settle(run.diags, &parsed, &sources, &crates);
     let exiting = opts.exiting && !incr.stale();
     stages::free(map, graph, exiting);
