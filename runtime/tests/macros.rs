@@ -1,20 +1,11 @@
 //! The attributes end to end: every accepted form does at run time what its docs say, and every
-//! rejection is a located compile error (trybuild cases under `tests/ui/`).
+//! rejection is a located compile error (trybuild cases in `runtime/ui/`).
 #![cfg(not(nosync_off))]
 
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use nosync::{Mode, SyncKind, SyncViolation, allow_sync, no_sync, synchronizes};
-
-/// Compile-time behaviour: one `.stderr` per rejection, and one file using every accepted form.
-/// `TRYBUILD=overwrite cargo test -p nosync --test macros ui` refreshes the `.stderr` files.
-#[test]
-fn ui() {
-    let t = trybuild::TestCases::new();
-    t.pass("tests/ui/pass/*.rs");
-    t.compile_fail("tests/ui/fail/*.rs");
-}
 
 thread_local! {
     /// How many times a `#[synchronizes]` body below actually ran on this thread.

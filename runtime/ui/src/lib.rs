@@ -1,0 +1,1 @@
+//! Nothing: the crate holds the attributes' compile-time tests (`tests/ui.rs`).
