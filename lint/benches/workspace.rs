@@ -14,12 +14,13 @@
 //! the target dir never touch the original): candle (the whole repository), mistral.rs
 //! (which reaches its candle through git dependencies, not on disk here: its candle crates
 //! are not read) and "mistral.rs + candle" (the same with the sweep's candle patched in for
-//! them, so that the lint reads both), taken from `$NOSYNC_BENCH_GIT`
+//! them, so that the lint reads both) and burn, taken from `$NOSYNC_BENCH_GIT`
 //! (the sweep's `git/` directory, `xtask/sweep.txt` has their commits; an input that is not
 //! there is skipped with a line saying why), and the generated crate of `support/synth.rs`
 //! at N and 4N modules (`NOSYNC_BENCH_SYNTH_MODS`, default 100). The roots: candle's are
 //! those of the accuracy corpus (`tests/accuracy/corpus.toml`), mistral.rs's its models'
-//! `forward` and the sampler (`support/mistral-roots.txt`), synth's its own four.
+//! `forward` and the sampler (`support/mistral-roots.txt`), burn's `Tensor`'s readbacks
+//! (`support/burn-roots.txt`), synth's its own four.
 //!
 //! Each round runs, per input and side by side: the floor, a cold run, the two warm runs;
 //! the table has the medians over `NOSYNC_BENCH_ROUNDS` rounds (default 3). Each warm run's
@@ -37,7 +38,7 @@ mod inputs;
 #[path = "support/synth.rs"]
 mod synth;
 
-use inputs::{candle_roots, git_input, mistral_roots, patched_input, synth_input};
+use inputs::{candle_roots, git_input, listed_roots, patched_input, synth_input};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -295,12 +296,17 @@ fn main() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(100);
-    let (roots, mistral) = (candle_roots(), mistral_roots());
+    let (roots, mistral, burn) = (
+        candle_roots(),
+        listed_roots("mistral"),
+        listed_roots("burn"),
+    );
     type Maker<'a> = Box<dyn Fn() -> Result<Input, String> + 'a>;
     let makers: Vec<(&str, Maker)> = vec![
         ("candle", Box::new(|| git_input("candle", &roots))),
         ("mistral.rs", Box::new(|| git_input("mistral.rs", &mistral))),
         ("mistral.rs + candle", Box::new(|| patched_input(&mistral))),
+        ("burn", Box::new(|| git_input("burn", &burn))),
         ("synth N", Box::new(move || synth_input(mods))),
         ("synth 4N", Box::new(move || synth_input(4 * mods))),
     ];

@@ -22,9 +22,12 @@ pub(crate) fn candle_roots() -> Vec<String> {
         .collect()
 }
 
-/// mistral.rs's roots (`support/mistral-roots.txt`: its models' `forward` and the sampler).
-pub(crate) fn mistral_roots() -> Vec<String> {
-    let list = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/support/mistral-roots.txt");
+/// The roots listed in `support/<name>-roots.txt` (mistral.rs: its models' `forward` and the
+/// sampler; burn: `Tensor`'s readbacks).
+pub(crate) fn listed_roots(name: &str) -> Vec<String> {
+    let list = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("benches/support")
+        .join(format!("{name}-roots.txt"));
     let text = std::fs::read_to_string(list).unwrap_or_default();
     text.lines()
         .map(str::trim)

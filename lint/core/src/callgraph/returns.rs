@@ -3,9 +3,9 @@
 //! and the like, and of the `Result` aliases of crates it does not analyse
 //! (`anyhow::Result<T>`), for `?`.
 
-use crate::known::RESULT_ALIASES;
 use crate::known::cudarc::{CUDARC_RETURNS, is_cudarc_type};
 use crate::known::std::{LOCK_METHODS, LOCKS, SAME_TYPE, UNWRAPPING, VEC_ACCESSORS, WRAPPING_NEW};
+use crate::known::{RESULT_ALIASES, locks};
 use crate::resolve::Ty;
 
 /// Parses the small type syntax of the tables (`Result<Arc<CudaStream>>`).
@@ -132,7 +132,10 @@ pub(super) fn std_method_ret(recv: &Ty, name: &str, args: &[Ty]) -> Option<Ty> {
         Some(recv.clone())
     } else if LOCK_METHODS.contains(&name) && is_any(LOCKS) {
         Some(Ty::Adt("std::Result".into(), vec![recv.arg(0)]))
-    } else if (name == "ok" && recv.is("std::Result"))
+    } else if locks::LOCKING.contains(&name) && is_any(locks::LOCKS) {
+        Some(recv.arg(0))
+    } else if (locks::TRY_LOCKING.contains(&name) && is_any(locks::LOCKS))
+        || (name == "ok" && recv.is("std::Result"))
         || (VEC_ACCESSORS.contains(&name) && recv.is("std::Vec"))
     {
         Some(Ty::Adt("std::Option".into(), vec![recv.arg(0)]))

@@ -5,6 +5,7 @@
 //! ([`canonical`]), which every stage compares.
 
 pub mod cudarc;
+pub mod locks;
 pub mod models;
 pub mod sinks;
 pub mod std;
@@ -14,22 +15,28 @@ pub mod std;
 ///   (`core::ops::Drop` → `std::Drop`, `std::sync::Arc::new` → `std::Arc::new`), or
 ///   every segment when none is a type (`core::mem::drop` → `std::mem::drop`);
 /// - cudarc: its types at `cudarc::driver::<Type>` ([`cudarc::canonical_cudarc`]);
+/// - the lock crates of [`locks`]: the crate and the segments from the first type on
+///   (`spin::mutex::MutexGuard` → `spin::MutexGuard`);
 /// - other crates: as written.
 ///
 /// Applying it to a canonical path changes nothing, so paths can be built segment by
 /// segment and canonicalised at each step.
 pub fn canonical(segs: &[String]) -> Vec<String> {
     match segs.first().map(String::as_str) {
-        Some(c) if std::is_std_crate(c) => {
-            let rest = &segs[1..];
-            let first_ty = rest.iter().position(|s| is_type_name(s));
-            let mut out = vec!["std".to_owned()];
-            out.extend(rest[first_ty.unwrap_or(0)..].iter().cloned());
-            out
-        }
+        Some(c) if std::is_std_crate(c) => from_first_type("std", &segs[1..]),
+        Some(c) if locks::is_lock_crate(c) => from_first_type(c, &segs[1..]),
         Some("cudarc") => cudarc::canonical_cudarc(segs),
         _ => segs.to_vec(),
     }
+}
+
+/// `krate` and the segments of `rest` from its first type or trait on (all of `rest` when
+/// none is one).
+fn from_first_type(krate: &str, rest: &[String]) -> Vec<String> {
+    let first_ty = rest.iter().position(|s| is_type_name(s));
+    let mut out = vec![krate.to_owned()];
+    out.extend(rest[first_ty.unwrap_or(0)..].iter().cloned());
+    out
 }
 
 /// The canonical path of an external type or trait, as one string (`std::Drop`,
@@ -81,6 +88,11 @@ mod tests {
             "cudarc::driver::CudaStream"
         );
         assert_eq!(canon("mycrate::ops::Drop"), "mycrate::ops::Drop");
+        assert_eq!(canon("spin::mutex::MutexGuard"), "spin::MutexGuard");
+        assert_eq!(
+            canon("parking_lot::RwLockReadGuard::map"),
+            "parking_lot::RwLockReadGuard::map"
+        );
         // Canonical paths are fixed points.
         for p in ["std::Drop", "std::Arc::new", "std::mem::drop"] {
             assert_eq!(canon(p), p);

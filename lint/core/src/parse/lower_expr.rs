@@ -183,7 +183,12 @@ impl Lower<'_> {
             E::Array(a) => return Expr::Array(self.exprs(&a.elems)),
             E::Tuple(t) => return Expr::Tuple(self.exprs(&t.elems)),
             E::Assign(a) => self.exprs([&*a.left, &*a.right]),
-            E::Return(r) => self.exprs(r.expr.iter().map(|b| &**b)),
+            E::Return(r) => {
+                return Expr::Return {
+                    value: r.expr.as_ref().map(|e| self.boxed(e)),
+                    span: self.sp(r.span()),
+                };
+            }
             E::Break(b) => self.exprs(b.expr.iter().map(|b| &**b)),
             E::Yield(y) => self.exprs(y.expr.iter().map(|b| &**b)),
             E::Let(l) => {

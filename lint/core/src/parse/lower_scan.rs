@@ -20,7 +20,15 @@ impl Lower<'_> {
             return Expr::Escape;
         }
         if let Some(e) = self.fmt_macro(name, &m.tokens) {
-            return e;
+            // `bail!` returns the error it builds. (`ensure!` returns only when its
+            // condition fails: it stays an `Expr::Failing`, which the drops read as an exit.)
+            return match name {
+                "bail" => Expr::Return {
+                    value: Some(Box::new(e)),
+                    span: self.sp(m.span()),
+                },
+                _ => e,
+            };
         }
         let mut kids = Vec::new();
         let parser = Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated;

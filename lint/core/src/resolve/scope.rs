@@ -13,6 +13,7 @@
 use super::*;
 use crate::known::canonical;
 use crate::known::cudarc::is_cudarc_type;
+use crate::known::locks::is_lock_crate;
 use crate::known::std::{PRELUDE, is_std_crate};
 
 const MAX_DEPTH: usize = 24;
@@ -330,7 +331,7 @@ impl DefMap<'_> {
 /// crate is taken at every call naming one).
 fn canonical_owned(segs: Vec<String>) -> Vec<String> {
     match segs.first().map(String::as_str) {
-        Some(c) if is_std_crate(c) || c == "cudarc" => canonical(&segs),
+        Some(c) if is_std_crate(c) || c == "cudarc" || is_lock_crate(c) => canonical(&segs),
         _ => segs,
     }
 }

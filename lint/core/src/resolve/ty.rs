@@ -2,6 +2,7 @@
 //! smart pointers peeled where method calls auto-deref.
 
 use super::*;
+use crate::known::locks::GUARDS;
 use crate::known::std::{PRIMITIVES, SMART_POINTERS, WRAPPERS};
 use crate::parse::ir::PathIr;
 use std::cell::Cell;
@@ -67,7 +68,8 @@ impl Ty {
         while out.len() < 6 {
             match out.last() {
                 Some(Ty::Adt(c, args))
-                    if SMART_POINTERS.contains(&c.as_str()) && !args.is_empty() =>
+                    if (SMART_POINTERS.contains(&c.as_str()) || GUARDS.contains(&c.as_str()))
+                        && !args.is_empty() =>
                 {
                     let inner = args[0].clone();
                     out.push(inner);

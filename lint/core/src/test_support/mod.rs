@@ -94,8 +94,8 @@ impl Fixture {
     }
 }
 
-/// A library crate `name` rooted at `file`, with `cudarc` and `nosync` as external
-/// dependencies and the feature `on` enabled.
+/// A library crate `name` rooted at `file`, with `cudarc`, `nosync` and the lock crates
+/// `parking_lot` and `spin` as external dependencies and the feature `on` enabled.
 pub fn spec(name: &str, file: PathBuf) -> CrateSpec {
     let origin = Origin {
         package_id: name.into(),
@@ -109,7 +109,7 @@ pub fn spec(name: &str, file: PathBuf) -> CrateSpec {
         name: name.into(),
         root: file,
         features: ["on".to_owned()].into_iter().collect(),
-        deps: ["cudarc", "nosync"]
+        deps: ["cudarc", "nosync", "parking_lot", "spin"]
             .iter()
             .map(|d| (d.to_string(), DepTarget::External(d.to_string())))
             .collect(),

@@ -88,3 +88,49 @@ fn mem_drop_drops_its_argument_there() {
         check(&src)
     );
 }
+
+/// A parameter taken by value is dropped at the fn's end with the fields it still holds:
+/// a field taken out of it on the straight path before every exit is not; one taken only
+/// after an early `return`, `?` or `bail!` is dropped at that exit.
+#[test]
+fn a_by_value_parameter_drops_what_it_still_holds() {
+    let defs = "#[synchronizes] fn w() {}\n\
+                pub struct Tail; impl Drop for Tail { fn drop(&mut self) { w(); } }\n\
+                pub struct Pending { tail: Option<Tail>, n: usize }\n\
+                pub struct Done { tail: Option<Tail> }\n\
+                impl Pending { fn into_tail(self) -> Option<Tail> { self.tail } }\n\
+                fn check(n: usize) -> Result<(), ()> { Ok(()) }\n";
+    let cases = [
+        // (the root, the line of its expected finding's site: None for no finding)
+        ("fn r(p: Pending) {}", Some("10:30")),
+        ("fn r(p: Pending) -> Done { Done { tail: p.tail } }", None),
+        (
+            "fn r(mut p: Pending) -> usize { let _t = p.tail.take(); p.n }",
+            None,
+        ),
+        (
+            "fn r(mut p: Pending) -> Result<Done, ()> { if p.n == 0 { return Err(()); } Ok(Done { tail: p.tail.take() }) }",
+            Some("10:69"),
+        ),
+        (
+            "fn r(mut p: Pending) -> usize { if p.n == 0 { let _t = p.tail.take(); } p.n }",
+            Some("10:88"),
+        ),
+        (
+            "fn r(mut p: Pending) -> Result<Done, ()> { check(p.n)?; Ok(Done { tail: p.tail.take() }) }",
+            Some("10:55"),
+        ),
+        ("fn r(p: Pending) -> Pending { p }", None),
+        ("fn r(p: Pending) -> Option<Tail> { p.into_tail() }", None),
+        ("fn r(p: &Pending) {}", None),
+    ];
+    for (root, site) in cases {
+        let src = with_prelude(&format!("{defs}#[no_sync] {root}\n"));
+        let out = check(&src);
+        let found = out
+            .lines()
+            .find(|l| l.contains("sync-in-no-sync: `r`"))
+            .map(|l| l.split(' ').next().unwrap_or(""));
+        assert_eq!(found, site, "{root}\n{out}");
+    }
+}

@@ -199,3 +199,22 @@ fn a_closure_handed_to_an_analysed_fn_has_the_parameters_of_its_fn_bound() {
         ]
     );
 }
+
+#[test]
+fn a_lock_crates_guard_derefs_to_the_value_it_guards() {
+    let src = "use parking_lot::{RwLock, RwLockReadGuard};\n\
+               pub struct Holder { inner: std::sync::Arc<RwLock<Tensor>>, m: spin::mutex::Mutex<Tensor> }\n\
+               impl Holder { pub fn borrow(&self) -> RwLockReadGuard<'_, Tensor> { self.inner.read() } }\n\
+               #[no_sync] pub fn guard(h: &Holder) { h.borrow().to_vec1(); }\n\
+               #[no_sync] pub fn locked(h: &Holder) { h.inner.write().to_vec1(); }\n\
+               #[no_sync] pub fn tried(h: &Holder) { h.m.try_lock().unwrap().to_vec1(); }\n\
+               #[no_sync] pub fn whole(h: &Holder) -> usize { h.inner.read().relu().map_or(0, |_| 1) }\n";
+    assert_eq!(
+        tensor_findings(src),
+        [
+            "31:50 sync-in-no-sync: `guard` is #[no_sync] but reaches a host-blocking call: `Tensor::to_vec1`",
+            "32:56 sync-in-no-sync: `locked` is #[no_sync] but reaches a host-blocking call: `Tensor::to_vec1`",
+            "33:63 sync-in-no-sync: `tried` is #[no_sync] but reaches a host-blocking call: `Tensor::to_vec1`",
+        ]
+    );
+}

@@ -6,7 +6,7 @@
 
 use super::{Typed, Walker, unknown};
 use crate::callgraph::Dropped;
-use crate::parse::ir::{Expr, PathIr, SpanIr, Stmt, TypeRef};
+use crate::parse::ir::{Block, Expr, PathIr, SpanIr, Stmt, TypeRef};
 use crate::resolve::{Def, Ty, TypeData, TypeKind};
 
 /// How many levels of struct fields a drop follows (a struct of structs of ...).
@@ -57,34 +57,74 @@ impl Walker<'_, '_> {
         }
     }
 
+    /// The parameters the fn took by value and still owns at its end (not moved into a
+    /// call, a struct or a `return`, not returned as its tail) are dropped there, after its
+    /// locals, with the fields they still hold ([`super::exits`]): a field taken out before
+    /// every exit is not dropped, one taken after an early exit is dropped at that exit.
+    pub(super) fn drop_params(&mut self, body: &Block) {
+        let Some(close) = body.close else { return };
+        let returned = match body.stmts.last() {
+            Some(Stmt::Expr(Expr::Path(p))) if p.segs.len() == 1 => Some(p.last_name()),
+            _ => None,
+        };
+        let params: Vec<(String, Typed)> = (self.scopes.first().into_iter().flatten())
+            .filter(|l| l.is_param && !l.by_ref && !l.moved)
+            .filter(|l| Some(l.name.as_str()) != returned)
+            .map(|l| (l.name.clone(), l.ty.clone()))
+            .collect();
+        for (name, ty) in params.iter().rev() {
+            self.drop_now(ty, close, Dropped::Local(name.clone()));
+            let taken = super::exits::taken_fields(body, name);
+            for (f, field) in self.owned_fields(ty) {
+                let site = match taken.iter().find(|(g, _)| *g == f) {
+                    None => close,
+                    Some((_, None)) => continue,
+                    Some((_, Some(at))) => at.unwrap_or(close),
+                };
+                let path = format!("{name}.{f}");
+                self.drop_now(&field, site, Dropped::Local(path.clone()));
+                self.drop_fields(&field, site, &path, 1);
+            }
+        }
+    }
+
     /// The fields of a struct value `name` of type `ty` dropped at `site` (after its own
     /// `Drop`, as rustc's drop glue does): each field whose type has a `Drop` impl, the
     /// contents of a `Box`, `Option` or `Vec` field, and the fields of struct fields, a
-    /// few levels down. Fields declared as references own nothing and are skipped.
+    /// few levels down.
     fn drop_fields(&mut self, ty: &Typed, site: SpanIr, name: &str, depth: usize) {
+        if depth >= MAX_FIELD_DEPTH {
+            return;
+        }
+        for (f, field) in self.owned_fields(ty) {
+            let path = format!("{name}.{f}");
+            self.drop_now(&field, site, Dropped::Local(path.clone()));
+            self.drop_fields(&field, site, &path, depth + 1);
+        }
+    }
+
+    /// The fields a struct value of type `ty` owns, with the types their drops drop: a
+    /// `Box`, `Option` or `Vec` field's contents. Fields declared as references own
+    /// nothing and are left out.
+    fn owned_fields(&self, ty: &Typed) -> Vec<(String, Typed)> {
         let Some(TypeData {
             kind: TypeKind::Struct(fields, _),
             ..
         }) = ty.0.canon().and_then(|c| self.map.types.get(c))
         else {
-            return;
+            return Vec::new();
         };
-        if depth >= MAX_FIELD_DEPTH {
-            return;
-        }
         let owned = fields.iter().filter(|(_, t)| !matches!(t, TypeRef::Ref(_)));
-        for (f, _) in owned {
+        let field = |f: &String| {
             let mut ft = self.map.field_type(&ty.0, f);
             if let Ty::Adt(c, args) = &ft
                 && OWNING.contains(&c.as_str())
             {
                 ft = args.first().cloned().unwrap_or(Ty::Unknown);
             }
-            let field = (ft, ty.1);
-            let path = format!("{name}.{f}");
-            self.drop_now(&field, site, Dropped::Local(path.clone()));
-            self.drop_fields(&field, site, &path, depth + 1);
-        }
+            (f.clone(), (ft, ty.1))
+        };
+        owned.map(|(f, _)| field(f)).collect()
     }
 
     /// Whether `path` names `std::mem::drop` (`drop` from the prelude, `mem::drop`,

@@ -19,6 +19,13 @@ impl Walker<'_, '_> {
         span: SpanIr,
     ) -> Typed {
         let (targets, known) = self.method_targets(&recv.0, name, args.len());
+        let by_value = |f: &FnId| {
+            self.map
+                .func(*f)
+                .ir
+                .is_some_and(|ir| ir.self_param == Some(false))
+        };
+        self.consumed = !targets.is_empty() && targets.iter().all(|(f, _)| by_value(f));
         let via = self.via.take();
         let spec = self.spec.take();
         let mut ret = None;

@@ -6,6 +6,7 @@ mod blanket;
 mod branches;
 mod calls;
 mod drops;
+mod exits;
 mod external;
 mod formats;
 mod locals;
@@ -20,7 +21,7 @@ use super::{Callback, Dispatch, Dropped, Edge, Spec, Unresolved, Via, Walked};
 use crate::callgraph::std_types::{collect_into, fill_holes};
 use crate::callgraph::tags::{self, WRITTEN};
 use crate::diagnostics::Confidence;
-use crate::parse::ir::{Block, Expr, GenericParam, PathIr, SpanIr, Stmt};
+use crate::parse::ir::{Block, Expr, GenericParam, Pat, PathIr, SpanIr, Stmt};
 use crate::resolve::{Def, DefMap, FnId, ModId, Ty};
 use std::borrow::Cow;
 
@@ -85,6 +86,9 @@ struct Walker<'m, 'a> {
     failing: Option<String>,
     /// How many branches not known to be taken enclose the walk here (`values.rs`).
     branch: u32,
+    /// The last method call's callees take their receiver by value (`x.finish()` with
+    /// `fn finish(self)`): a local receiver is moved into it.
+    consumed: bool,
 }
 
 /// The calls of fn `f`.
@@ -129,6 +133,7 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId, bodies: &super::Bodies) -> Walk
         values: map.value_specs.get(&f).cloned().unwrap_or_default(),
         failing: None,
         branch: 0,
+        consumed: false,
     };
     if let Some(st) = &w.self_ty {
         let by_ref = ir.self_param != Some(false);
@@ -147,6 +152,7 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId, bodies: &super::Bodies) -> Walk
         }
     }
     w.block(body);
+    w.drop_params(body);
     Walked {
         edges: w.edges,
         specs: w.specs,
@@ -206,6 +212,14 @@ impl Walker<'_, '_> {
                         span,
                     } = &**l;
                     let typed = self.let_stmt(ty.as_ref(), init.as_deref(), diverge.as_deref());
+                    // `let r = p;` moves `p` into `r` (`let _ = p;` moves nothing).
+                    if name.is_some() || pat.as_deref().is_some_and(|p| *p != Pat::Wild) {
+                        self.move_locals(
+                            init.as_deref()
+                                .map(std::slice::from_ref)
+                                .unwrap_or_default(),
+                        );
+                    }
                     match (name, pat) {
                         (Some(n), _) => {
                             self.bind(n, typed, false);
@@ -217,7 +231,7 @@ impl Walker<'_, '_> {
                                 l.owned = owned;
                             }
                         }
-                        (None, Some(p)) if **p == crate::parse::ir::Pat::Wild => {
+                        (None, Some(p)) if **p == Pat::Wild => {
                             self.let_wild(init.as_deref(), &typed, *span)
                         }
                         (None, Some(p)) => self.bind_pat(p, typed, 0),
@@ -304,6 +318,7 @@ impl Walker<'_, '_> {
                     None => expected,
                 };
                 let recv_values = self.value_of(recv);
+                let recv_expr = &**recv;
                 let recv = self.expr(recv);
                 self.move_locals(args);
                 let shapes = models::shapes(self.map, name, args);
@@ -314,11 +329,19 @@ impl Walker<'_, '_> {
                 self.arg_values = values;
                 self.recv_values = recv_values;
                 let ret = self.method_call(recv, name, &args, *span);
+                if std::mem::take(&mut self.consumed) {
+                    self.move_locals(std::slice::from_ref(recv_expr));
+                }
                 self.arg_shapes.clear();
                 self.arg_values.clear();
                 self.recv_values = None;
                 match (item, target) {
                     (Some(item), Some(t)) => (collect_into(&t, &item), ret.1),
+                    // `let v = it.collect();` typed by a later use: most often a `Vec`.
+                    (Some(item), None) if &**name == "collect" && ret.0 == Ty::Unknown => {
+                        let c = tags::derived(ret.1);
+                        (Ty::Adt("std::Vec".to_owned(), vec![item]), c)
+                    }
                     _ => ret,
                 }
             }
@@ -332,6 +355,13 @@ impl Walker<'_, '_> {
                 (crate::callgraph::returns::try_output(&t), c)
             }
             Expr::Await(inner) | Expr::Ref(inner) => self.expr(inner),
+            Expr::Return { value, .. } => {
+                if let Some(v) = value {
+                    self.move_locals(std::slice::from_ref(&**v));
+                    self.expr(v);
+                }
+                unknown()
+            }
             Expr::Match { scrutinee, arms } => self.match_expr(scrutinee, arms),
             Expr::Let { pat, expr } => {
                 let t = self.expr(expr);

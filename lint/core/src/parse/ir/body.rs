@@ -135,6 +135,12 @@ pub enum Expr {
     Try(Box<Expr>),
     /// `e.await`.
     Await(Box<Expr>),
+    /// `return e`, and `bail!(..)`, which returns an error: the fn exits here (a by-value
+    /// parameter is dropped with what it still holds).
+    Return {
+        value: Option<Box<Expr>>,
+        span: SpanIr,
+    },
     /// `match scrutinee { pat if guard => body, .. }`.
     Match {
         scrutinee: Box<Expr>,
