@@ -274,6 +274,8 @@ fn add_impl<'a>(map: &mut DefMap<'a>, m: ModId, imp: &'a ImplIr, head: Option<He
             Some((&imp.self_ty, owned.self_canon)),
             (generics, owned.trait_),
         );
+        let trait_args = imp.trait_.as_ref().and_then(|p| p.segs.last());
+        map.fns[id as usize].impl_trait_args = trait_args.map_or(&[], |s| s.args());
         if let Some(b) = &mut blanket {
             b.fns.insert(f.name.clone(), id);
         }

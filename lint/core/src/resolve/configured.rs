@@ -400,6 +400,7 @@ fn cudarc_fn(map: &mut DefMap<'_>, segs: &[String], sink: bool) -> Result<Vec<Fn
         self_ty: None,
         self_canon: Some(owner.clone()),
         impl_generics: &[],
+        impl_trait_args: &[],
         trait_: None,
         is_trait_decl: false,
         marks: Marks::default(),

@@ -29,6 +29,7 @@ impl<'a> FnData<'a> {
             self_ty: if shown.is_some() { None } else { self.self_ty },
             self_canon: canon.map(str::to_owned).or_else(|| self.self_canon.clone()),
             impl_generics: self.impl_generics,
+            impl_trait_args: self.impl_trait_args,
             trait_: self.trait_.clone(),
             is_trait_decl: shown.is_none() && self.is_trait_decl,
             marks: self.marks.clone(),

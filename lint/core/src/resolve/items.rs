@@ -381,6 +381,7 @@ pub(super) fn fn_data<'a>(
         self_ty,
         self_canon,
         impl_generics,
+        impl_trait_args: &[],
         trait_,
         is_trait_decl: false,
         marks: Marks::default(),

@@ -183,6 +183,10 @@ pub struct FnData<'a> {
     pub self_ty: Option<&'a TypeRef>,
     pub self_canon: Option<String>,
     pub impl_generics: &'a [GenericParam],
+    /// The type arguments of the trait its impl implements, as written (`B` of
+    /// `impl<B: Backend> BasicOps<B> for Int`): a call through a bound `K: BasicOps<Cpu>`
+    /// binds the impl's parameters with them.
+    pub impl_trait_args: &'a [TypeRef],
     /// The trait this fn declares (trait item) or implements (trait impl).
     pub trait_: Option<String>,
     pub is_trait_decl: bool,

@@ -43,7 +43,10 @@ impl Walker<'_, '_> {
                 return (t, WRITTEN);
             }
             let rest = self.shift_args(args);
-            return self.method_call((recv, WRITTEN), method, &rest, span);
+            self.bound_args = self.bound_trait_args(first);
+            let out = self.method_call((recv, WRITTEN), method, &rest, span);
+            self.bound_args = None;
+            return out;
         }
         match self.map.resolve_path(self.module, &names, path.global) {
             Some(Def::Fn(f)) if self.map.func(f).is_trait_decl => {
@@ -54,7 +57,10 @@ impl Walker<'_, '_> {
                 // Its type binds the impl's parameters as a method call's receiver does.
                 let ir = self.map.func(f).ir;
                 let shift = usize::from(ir.is_some_and(|ir| ir.self_param.is_some()));
-                let recv = args.first().map(|(t, _)| t.clone()).filter(|_| shift == 1);
+                let recv = match shift {
+                    1 => args.first().map(|(t, _)| t.clone()),
+                    _ => self.turbofish_self(path),
+                };
                 let tag = tags::edge(How::Path, WRITTEN);
                 self.call_fn(f, tag, recv.as_ref(), args, span, shift)
             }
@@ -142,6 +148,46 @@ impl Walker<'_, '_> {
     /// Arguments of `T::m(recv, rest..)` as a method call's: without the receiver.
     pub(super) fn shift_args(&self, args: &[Typed]) -> Vec<Typed> {
         args.iter().skip(1).cloned().collect()
+    }
+
+    /// `Type::<A, B>::f(..)`: the type with the arguments written, which bind the impl's
+    /// parameters as a receiver's would (`Tensor::<Cpu, Int>::from_data`).
+    fn turbofish_self(&self, path: &PathIr) -> Option<Ty> {
+        let [prefix @ .., _] = &*path.segs else {
+            return None;
+        };
+        prefix.last().filter(|s| !s.args().is_empty())?;
+        let written = crate::parse::ir::TypeRef::Path(PathIr {
+            global: path.global,
+            segs: prefix.into(),
+            qself: None,
+        });
+        Some(self.ty(&written)).filter(|t| matches!(t, Ty::Adt(..)))
+    }
+
+    /// The first bound with type arguments of type parameter `name` (`K: BasicOps<B>`):
+    /// its trait, and its arguments as this fn knows them (`B` bound to `Cpu`).
+    fn bound_trait_args(&self, name: &str) -> Option<(String, Vec<Ty>)> {
+        let g = self
+            .generics
+            .iter()
+            .find(|g| g.name == name && !g.is_const)?;
+        let bound = g
+            .bounds
+            .iter()
+            .find(|b| b.segs.last().is_some_and(|s| !s.args().is_empty()))?;
+        let tr = self
+            .map
+            .traits(self.module, std::slice::from_ref(bound))
+            .pop()?;
+        let args = bound
+            .segs
+            .last()?
+            .args()
+            .iter()
+            .map(|a| self.ty(a))
+            .collect();
+        Some((tr, args))
     }
 
     pub(super) fn type_param_or_self(&self, name: &str) -> Option<Ty> {

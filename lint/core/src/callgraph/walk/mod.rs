@@ -86,6 +86,9 @@ struct Walker<'m, 'a> {
     failing: Option<String>,
     /// How many branches not known to be taken enclose the walk here (`values.rs`).
     branch: u32,
+    /// The trait and its type arguments of the bound a `K::m(..)` call goes through
+    /// (`K: BasicOps<B>` with `B` known): they bind the parameters of the impl it reaches.
+    bound_args: Option<(String, Vec<Ty>)>,
     /// The last method call's callees take their receiver by value (`x.finish()` with
     /// `fn finish(self)`): a local receiver is moved into it.
     consumed: bool,
@@ -134,6 +137,7 @@ pub(super) fn walk_fn(map: &DefMap<'_>, f: FnId, bodies: &super::Bodies) -> Walk
         failing: None,
         branch: 0,
         consumed: false,
+        bound_args: None,
     };
     if let Some(st) = &w.self_ty {
         let by_ref = ir.self_param != Some(false);

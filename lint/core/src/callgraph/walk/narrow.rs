@@ -20,7 +20,11 @@ impl Walker<'_, '_> {
         let provided = fd.is_trait_decl && fd.ir.is_some_and(|ir| ir.body.is_some());
         let self_ty = self.spec.clone().filter(|_| provided);
         let (args, mut params) = self.narrowed_args(f, args);
-        for (n, t) in self.receiver_params(f, recv) {
+        for (n, t) in self
+            .receiver_params(f, recv)
+            .into_iter()
+            .chain(self.bound_params_of(f))
+        {
             if params.iter().all(|(m, _)| *m != n) {
                 params.push((n, t));
             }
@@ -33,6 +37,24 @@ impl Walker<'_, '_> {
             params,
             values,
         })
+    }
+
+    /// The bounded type parameters of `f`'s impl that the trait arguments of the bound the
+    /// call goes through bind (`impl<B: Backend> BasicOps<B> for Int` reached through
+    /// `K: BasicOps<Cpu>`: `B` = `Cpu`).
+    fn bound_params_of(&self, f: FnId) -> Vec<(String, Ty)> {
+        let fd = self.map.func(f);
+        let Some((tr, args)) = &self.bound_args else {
+            return Vec::new();
+        };
+        if fd.trait_.as_ref() != Some(tr) || fd.ir.is_none_or(|ir| ir.body.is_none()) {
+            return Vec::new();
+        }
+        let written = fd.impl_trait_args.iter().zip(args);
+        let bound = written.flat_map(|(w, t)| self.map.bind_params(w, fd.impl_generics, t));
+        bound
+            .filter(|(n, t)| concrete_for(fd.impl_generics, n, t))
+            .collect()
     }
 
     /// The bounded type parameters of `f`'s impl that a receiver of concrete type
