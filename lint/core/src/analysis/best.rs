@@ -61,7 +61,7 @@ impl Search {
             for &ei in &g.out[f as usize] {
                 let e = &g.edges[ei as usize];
                 let t = e.to as usize;
-                if !pass.follows(map, e) {
+                if !pass.follows(map, e) || !self.links(map, e.to) {
                     continue;
                 }
                 let next = add(c, edge_cost(e));

@@ -37,9 +37,11 @@ use crate::resolve::{DefMap, FnData, FnId};
 use crate::source::SourceMap;
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 mod below;
 mod best;
+mod linked;
 mod message;
 mod others;
 mod settle;
@@ -59,6 +61,8 @@ struct Search {
     /// The cost of the best chain found to each fn ([`Search::best`]).
     cost: Vec<best::Cost>,
     generation: u32,
+    /// The crates the root's program can link ([`linked`]); empty: every crate.
+    linked: Arc<[bool]>,
 }
 
 impl Search {
@@ -68,7 +72,16 @@ impl Search {
             parent: vec![NONE; n],
             cost: vec![(0, 0, 0); n],
             generation: 0,
+            linked: Arc::from([]),
         }
+    }
+
+    /// Whether the root's program can call `f`: a fn of no analysed crate (a built-in
+    /// sink), or one of a crate it can link.
+    fn links(&self, map: &DefMap<'_>, f: FnId) -> bool {
+        let fd = map.func(f);
+        let krate = map.modules[fd.module as usize].krate;
+        fd.ir.is_none() || self.linked.get(krate).is_none_or(|&l| l)
     }
 
     /// BFS from `root` (a root, or the callee of a root's call); returns the fns reached
@@ -94,7 +107,10 @@ impl Search {
             for &ei in &g.out[f as usize] {
                 let e = &g.edges[ei as usize];
                 let t = e.to as usize;
-                if self.stamp[t] == self.generation || !pass.follows(map, e) {
+                if self.stamp[t] == self.generation
+                    || !pass.follows(map, e)
+                    || !self.links(map, e.to)
+                {
                     continue;
                 }
                 self.stamp[t] = self.generation;
@@ -181,10 +197,23 @@ pub fn find(
     }
     let is_root = &is_root[..];
     let inn = &others::Incoming::new(g, map.fns.len());
+    let crate_of = |f: FnId| map.modules[map.func(f).module as usize].krate;
+    let mut links: HashMap<usize, Arc<[bool]>> = HashMap::new();
+    for &r in roots {
+        let c = crate_of(r);
+        links
+            .entry(c)
+            .or_insert_with(|| linked::linked_crates(map, c).into());
+    }
+    let links = &links;
     let fresh = || (Search::new(map.fns.len()), HashMap::new());
     let searched: Vec<Result<Searched<'_>, crate::panics::Caught>> = roots
         .par_iter()
         .map_init(fresh, |(s, reach), &root| {
+            s.linked = links
+                .get(&crate_of(root))
+                .cloned()
+                .unwrap_or_else(|| Arc::from([]));
             let at = (root, is_root);
             let out = crate::panics::catch(|| search(map, (g, inn), s, at, reach, wanted));
             if out.is_err() {
@@ -228,7 +257,7 @@ fn search<'g>(
     (g, inn): (&'g CallGraph, &others::Incoming),
     s: &mut Search,
     (root, is_root): (FnId, &[bool]),
-    reach: &mut HashMap<FnId, Reach<'g>>,
+    reach: &mut HashMap<(usize, FnId), Reach<'g>>,
     wanted: Wanted,
 ) -> Searched<'g> {
     crate::panics::failpoint("search", &map.func(root).name);
@@ -271,21 +300,24 @@ fn root_chains<'g>(
     (g, inn): (&'g CallGraph, &others::Incoming),
     s: &mut Search,
     (root, is_root): (FnId, &[bool]),
-    reach: &mut HashMap<FnId, Reach<'g>>,
+    reach: &mut HashMap<(usize, FnId), Reach<'g>>,
 ) -> Vec<Found<'g>> {
     let mut best: Vec<Found<'g>> = Vec::new();
     let mut index: HashMap<(SpanIr, FnId), usize> = HashMap::new();
+    // What a callee reaches depends on the crates the root's program links.
+    let home = map.modules[map.func(root).module as usize].krate;
     for &ei in &g.out[root as usize] {
         let e = &g.edges[ei as usize];
         let callee = map.func(e.to);
-        if callee.marks.allow || (callee.marks.sink.is_none() && is_root[e.to as usize]) {
+        let skip = callee.marks.allow || (callee.marks.sink.is_none() && is_root[e.to as usize]);
+        if skip || !s.links(map, e.to) {
             continue;
         }
         let suffixes: &[(FnId, Found)] = if callee.marks.sink.is_some() {
             &[(e.to, (Vec::new(), Vec::new()))]
         } else {
             reach
-                .entry(e.to)
+                .entry((home, e.to))
                 .or_insert_with(|| callee_reach(map, (g, inn), s, (e.to, is_root)))
         };
         for (sink, (suffix, joins)) in suffixes {

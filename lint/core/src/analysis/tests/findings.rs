@@ -158,3 +158,49 @@ fn a_file_included_by_two_targets_is_one_file_and_reports_once() {
       via 3:44 e::model::step (exact)
     ");
 }
+
+/// A root's program links its crate's dependencies, and, for a library, those of the crates
+/// built on it: a `dyn` call in an application reaches only the impls of crates it links,
+/// the same call in the library the impls of every crate beside a user of it.
+#[test]
+fn a_root_reaches_only_the_crates_its_program_can_link() {
+    let files = [
+        (
+            "base/src/lib.rs",
+            "pub trait Backend { fn read(&self); }\n\
+             #[nosync::no_sync] pub fn lib_read(b: &dyn Backend) { b.read() }\n",
+        ),
+        (
+            "cpu/src/lib.rs",
+            "pub struct Cpu;\nimpl base::Backend for Cpu { fn read(&self) {} }\n",
+        ),
+        (
+            "gpu/src/lib.rs",
+            "pub struct Gpu;\nimpl base::Backend for Gpu {\n    \
+             #[nosync::synchronizes] fn read(&self) {}\n}\n",
+        ),
+        (
+            "app/src/lib.rs",
+            "#[nosync::no_sync] pub fn step(b: &dyn base::Backend) { b.read() }\n",
+        ),
+    ];
+    let crates = [
+        ("base", "base/src/lib.rs"),
+        ("cpu", "cpu/src/lib.rs"),
+        ("gpu", "gpu/src/lib.rs"),
+        ("app", "app/src/lib.rs"),
+    ];
+    let fixture = Fixture::tree(&files, &crates, &[(1, 0), (2, 0), (3, 0), (3, 1)]);
+    let sources = fixture.sources();
+    let out = render(
+        &analyze_fixture(&fixture, &Default::default(), sources),
+        true,
+    );
+    assert_eq!(
+        heads(&out),
+        [
+            "base/src/lib.rs:2:57 sync-in-no-sync: `lib_read` is #[no_sync] but reaches a host-blocking call: `Gpu::read`"
+        ],
+        "{out}"
+    );
+}

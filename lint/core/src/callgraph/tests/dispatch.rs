@@ -188,9 +188,9 @@ fn specialisations_are_bounded_per_fn() {
 }
 
 /// burn's shape: `Tensor::<B, K>::from_data` calls `K::from_data`, whose impl
-/// `impl<B: Backend> BasicOps<B> for Int` calls `B::int_from_data`. The turbofish binds the
-/// impl's `B` and `K`, and the bound `K: BasicOps<B>` carries `B` into `Int`'s impl: only the
-/// backend named is reached.
+/// `impl<B: Backend> BasicOps<B> for Int` calls `B::int_from_data`. The turbofish (or an
+/// argument written `Vec<Self>`) binds the impl's `B` and `K`, and the bound `K: BasicOps<B>`
+/// carries `B` into `Int`'s impl: only the backend named is reached.
 #[test]
 fn a_bounds_trait_arguments_bind_the_impl_it_reaches() {
     let src = with_prelude(
@@ -199,11 +199,13 @@ fn a_bounds_trait_arguments_bind_the_impl_it_reaches() {
          pub struct Int;\n\
          impl<B: Backend> BasicOps<B> for Int { fn from_data(d: u8) -> u8 { B::int_from_data(d) } }\n\
          pub struct Tensor<B: Backend, K: BasicOps<B> = Int> { b: B, k: K }\n\
-         impl<B: Backend, K: BasicOps<B>> Tensor<B, K> { pub fn from_data(d: u8) -> u8 { K::from_data(d) } }\n\
+         impl<B: Backend, K: BasicOps<B>> Tensor<B, K> { pub fn from_data(d: u8) -> u8 { K::from_data(d) } pub fn cat(ts: Vec<Self>) -> u8 { K::from_data(0) } }\n\
          pub struct Cpu; impl Backend for Cpu { fn int_from_data(d: u8) -> u8 { d } }\n\
          pub struct Gpu; impl Backend for Gpu { #[synchronizes] fn int_from_data(d: u8) -> u8 { d } }\n\
          #[no_sync] fn on_cpu() { Tensor::<Cpu, Int>::from_data(1); }\n\
-         #[no_sync] fn on_gpu() { Tensor::<Gpu, Int>::from_data(1); }\n",
+         #[no_sync] fn on_gpu() { Tensor::<Gpu, Int>::from_data(1); }\n\
+         #[no_sync] fn cat_cpu(ts: Vec<Tensor<Cpu, Int>>) { Tensor::cat(ts); }\n\
+         #[no_sync] fn cat_gpu(ts: Vec<Tensor<Gpu, Int>>) { Tensor::cat(ts); }\n",
     );
     let found: Vec<String> = check(&src)
         .lines()
@@ -213,7 +215,8 @@ fn a_bounds_trait_arguments_bind_the_impl_it_reaches() {
     assert_eq!(
         found,
         [
-            "13:26 sync-in-no-sync: `on_gpu` is #[no_sync] but reaches a host-blocking call: `Gpu::int_from_data`"
+            "13:26 sync-in-no-sync: `on_gpu` is #[no_sync] but reaches a host-blocking call: `Gpu::int_from_data`",
+            "15:52 sync-in-no-sync: `cat_gpu` is #[no_sync] but reaches a host-blocking call: `Gpu::int_from_data`",
         ]
     );
 }

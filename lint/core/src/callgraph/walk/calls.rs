@@ -59,7 +59,7 @@ impl Walker<'_, '_> {
                 let shift = usize::from(ir.is_some_and(|ir| ir.self_param.is_some()));
                 let recv = match shift {
                     1 => args.first().map(|(t, _)| t.clone()),
-                    _ => self.turbofish_self(path),
+                    _ => (self.turbofish_self(path)).or_else(|| self.self_in_args(f, args)),
                 };
                 let tag = tags::edge(How::Path, WRITTEN);
                 self.call_fn(f, tag, recv.as_ref(), args, span, shift)
@@ -163,6 +163,29 @@ impl Walker<'_, '_> {
             qself: None,
         });
         Some(self.ty(&written)).filter(|t| matches!(t, Ty::Adt(..)))
+    }
+
+    /// `Type::f(args)` where a parameter is written with `Self` (`cat(tensors: Vec<Self>)`):
+    /// the argument's type there, which binds the impl's parameters as a receiver's would.
+    fn self_in_args(&self, f: FnId, args: &[Typed]) -> Option<Ty> {
+        let fd = self.map.func(f);
+        let (ir, c) = (fd.ir?, fd.self_canon.as_deref()?);
+        if fd.impl_generics.is_empty() {
+            return None;
+        }
+        let mut with_self = ir
+            .params
+            .iter()
+            .zip(args)
+            .filter(|(p, _)| mentions_self(&p.ty));
+        with_self.find_map(|(_, (t, _))| {
+            let inner = match t {
+                Ty::Adt(v, a) if v == "std::Vec" || v == "std::Option" => a.first()?.clone(),
+                Ty::Slice(e) | Ty::Array(e) => (**e).clone(),
+                t => t.clone(),
+            };
+            self.map.deref_chain(&inner).into_iter().find(|t| t.is(c))
+        })
     }
 
     /// The first bound with type arguments of type parameter `name` (`K: BasicOps<B>`):
@@ -389,5 +412,19 @@ impl Walker<'_, '_> {
         };
         self.map
             .resolve_type_with(fd.module, ret, &generics, self_ty.as_ref(), &subst, 0)
+    }
+}
+
+/// Whether a written type names `Self` (`Self`, `&Self`, `Vec<Self>`, `[Self; 2]`).
+fn mentions_self(t: &crate::parse::ir::TypeRef) -> bool {
+    use crate::parse::ir::TypeRef as T;
+    match t {
+        T::Path(p) => p
+            .segs
+            .iter()
+            .any(|s| &*s.name == "Self" || s.args().iter().any(mentions_self)),
+        T::Ref(t) | T::Slice(t) | T::Array(t) => mentions_self(t),
+        T::Tuple(ts) => ts.iter().any(mentions_self),
+        _ => false,
     }
 }
