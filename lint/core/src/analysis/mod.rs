@@ -76,12 +76,13 @@ impl Search {
         }
     }
 
-    /// Whether the root's program can call `f`: a fn of no analysed crate (a built-in
-    /// sink), or one of a crate it can link.
+    /// Whether the root's program can call `f`: a fn of no analysed crate (a built-in or
+    /// configured sink, which has no place in the sources), or one of a crate it can link
+    /// (a model's node is in its modelled fn's crate).
     fn links(&self, map: &DefMap<'_>, f: FnId) -> bool {
         let fd = map.func(f);
         let krate = map.modules[fd.module as usize].krate;
-        fd.ir.is_none() || self.linked.get(krate).is_none_or(|&l| l)
+        fd.span.is_none() || self.linked.get(krate).is_none_or(|&l| l)
     }
 
     /// BFS from `root` (a root, or the callee of a root's call); returns the fns reached

@@ -132,15 +132,29 @@ pub(super) fn std_method_ret(recv: &Ty, name: &str, args: &[Ty]) -> Option<Ty> {
         Some(recv.clone())
     } else if LOCK_METHODS.contains(&name) && is_any(LOCKS) {
         Some(Ty::Adt("std::Result".into(), vec![recv.arg(0)]))
-    } else if locks::LOCKING.contains(&name) && is_any(locks::LOCKS) {
-        Some(recv.arg(0))
-    } else if (locks::TRY_LOCKING.contains(&name) && is_any(locks::LOCKS))
-        || (name == "ok" && recv.is("std::Result"))
+    } else if let Some(guard) = lock_guard(recv, name) {
+        Some(guard)
+    } else if (name == "ok" && recv.is("std::Result"))
         || (VEC_ACCESSORS.contains(&name) && recv.is("std::Vec"))
     {
         Some(Ty::Adt("std::Option".into(), vec![recv.arg(0)]))
     } else {
         None
+    }
+}
+
+/// What a lock crate's locking method gives: its guard of the lock's value, in an `Option`
+/// for `try_*` ([`locks`]).
+fn lock_guard(recv: &Ty, name: &str) -> Option<Ty> {
+    let lock = recv.canon().filter(|c| locks::LOCKS.contains(c))?;
+    let guard = Ty::Adt(locks::guard_of(lock, name)?, vec![recv.arg(0)]);
+    match (
+        locks::LOCKING.contains(&name),
+        locks::TRY_LOCKING.contains(&name),
+    ) {
+        (true, _) => Some(guard),
+        (_, true) => Some(Ty::Adt("std::Option".into(), vec![guard])),
+        _ => None,
     }
 }
 

@@ -3,8 +3,8 @@
 //! their guards is the value a method call runs on: `self.inner.read().unwrap().step()`
 //! or `fn borrow(&self) -> RwLockReadGuard<'_, Tensor>` then `x.borrow().to_vec()`. Their
 //! paths are canonical from the first type on (`spin::mutex::Mutex` → `spin::Mutex`), their
-//! guards deref to their one type argument, as std's do, and their locking methods give
-//! that type with the guard left out (they do not poison: no `LockResult` around it).
+//! guards deref to their one type argument, as std's do, and their locking methods give the
+//! guard itself (they do not poison: no `LockResult` around it), whose drop drops no value.
 
 /// The crates whose lock types are modelled here.
 pub const LOCK_CRATES: &[&str] = &["parking_lot", "spin"];
@@ -40,6 +40,24 @@ pub const LOCKING: &[&str] = &["lock", "read", "write", "upgradable_read"];
 
 /// Methods of [`LOCKS`] that give `Option<guard>`.
 pub const TRY_LOCKING: &[&str] = &["try_lock", "try_read", "try_write", "try_upgradable_read"];
+
+/// The guard a locking method `method` of lock `lock` (a canonical path of [`LOCKS`])
+/// gives, by canonical path: `parking_lot::RwLock` and `read` give
+/// `parking_lot::RwLockReadGuard`.
+pub fn guard_of(lock: &str, method: &str) -> Option<String> {
+    let (krate, ty) = lock.split_once("::")?;
+    let method = method.trim_start_matches("try_");
+    let guard = match (ty, method) {
+        ("Mutex", "lock") => "MutexGuard",
+        ("ReentrantMutex", "lock") => "ReentrantMutexGuard",
+        ("RwLock", "read") => "RwLockReadGuard",
+        ("RwLock", "write") => "RwLockWriteGuard",
+        ("RwLock", "upgradable_read") if krate == "spin" => "RwLockUpgradableGuard",
+        ("RwLock", "upgradable_read") => "RwLockUpgradableReadGuard",
+        _ => return None,
+    };
+    Some(format!("{krate}::{guard}"))
+}
 
 /// Whether `name` is one of [`LOCK_CRATES`].
 pub fn is_lock_crate(name: &str) -> bool {

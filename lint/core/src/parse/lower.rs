@@ -240,7 +240,7 @@ impl Lower<'_> {
         for input in &sig.inputs {
             match input {
                 syn::FnArg::Receiver(r) => {
-                    self_param = Some(r.reference.is_some());
+                    self_param = Some(r.reference.is_some() || !owns_self(r));
                     self_mutable = r.mutability.is_some();
                 }
                 syn::FnArg::Typed(pt) => params.push(Param {
@@ -408,4 +408,20 @@ pub(crate) fn generics(g: &syn::Generics) -> Vec<GenericParam> {
         }
     }
     out
+}
+
+/// Whether a receiver holds `Self` by value: `self`, `mut self`, `self: Self`,
+/// `self: Box<Self>`. A typed receiver of another type (`self: &Self`, `self: Pin<&mut Self>`,
+/// `self: Arc<Self>`) borrows or shares it: dropping it drops no `Self`.
+fn owns_self(r: &syn::Receiver) -> bool {
+    if r.colon_token.is_none() {
+        return true;
+    }
+    match &*r.ty {
+        syn::Type::Path(p) => {
+            let last = p.path.segments.last();
+            last.is_some_and(|s| s.ident == "Self" || s.ident == "Box")
+        }
+        _ => false,
+    }
 }

@@ -37,7 +37,14 @@ impl Lower<'_> {
         } else {
             self.scan_tokens(m.tokens.clone(), 0, &mut kids);
         }
-        Expr::Other(kids)
+        match name {
+            // `bail!(MyError)`: an error value, returned.
+            "bail" => Expr::Return {
+                value: Some(Box::new(Expr::Other(kids))),
+                span: self.sp(m.span()),
+            },
+            _ => Expr::Other(kids),
+        }
     }
 
     /// The token-scan fallback for macro bodies that are not a list of expressions (user

@@ -134,3 +134,38 @@ fn a_by_value_parameter_drops_what_it_still_holds() {
         assert_eq!(found, site, "{root}\n{out}");
     }
 }
+
+/// What a by-value parameter does not drop: a typed receiver that borrows (`self: &Self`)
+/// holds no `Self`; a method called `take` on a field of a user type moves nothing out of
+/// it; `bail!(value)` is an exit like `bail!("..")`.
+#[test]
+fn a_borrowing_receiver_drops_nothing_and_only_options_are_taken() {
+    let defs = "#[synchronizes] fn w() {}\n\
+                pub struct Tail; impl Drop for Tail { fn drop(&mut self) { w(); } }\n\
+                pub struct Pending { tail: Option<Tail>, n: usize }\n\
+                pub struct Done { tail: Option<Tail> }\n\
+                impl Pending { fn peek(self: &Self) -> usize { self.n } }\n\
+                pub struct Pool { t: Option<Tail> } impl Pool { fn take(&mut self) -> usize { 0 } }\n\
+                pub struct Job { pool: Pool }\n";
+    let cases = [
+        ("fn r(p: &Pending) -> usize { p.peek() }", None),
+        (
+            "fn r() -> usize { let p = Pending { tail: None, n: 0 }; p.peek() }",
+            Some("11:77"),
+        ),
+        ("fn r(mut j: Job) -> usize { j.pool.take() }", Some("11:54")),
+        (
+            "fn r(mut p: Pending) -> Result<Done, ()> { if p.n == 0 { bail!(()); } Ok(Done { tail: p.tail.take() }) }",
+            Some("11:69"),
+        ),
+    ];
+    for (root, site) in cases {
+        let src = with_prelude(&format!("{defs}#[no_sync] {root}\n"));
+        let out = check(&src);
+        let found = out
+            .lines()
+            .find(|l| l.contains("sync-in-no-sync: `r`"))
+            .map(|l| l.split(' ').next().unwrap_or(""));
+        assert_eq!(found, site, "{root}\n{out}");
+    }
+}

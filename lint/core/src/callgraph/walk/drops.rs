@@ -76,10 +76,16 @@ impl Walker<'_, '_> {
             self.drop_now(ty, close, Dropped::Local(name.clone()));
             let taken = super::exits::taken_fields(body, name);
             for (f, field) in self.owned_fields(ty) {
-                let site = match taken.iter().find(|(g, _)| *g == f) {
+                // A method takes only out of an `Option` or `Result` (`Pool::take(&mut self)`
+                // of a user type moves nothing out).
+                let taking = |by_method: bool| {
+                    let declared = self.map.field_type(&ty.0, &f);
+                    !by_method || declared.is("std::Option") || declared.is("std::Result")
+                };
+                let site = match taken.iter().find(|(g, m, _)| *g == f && taking(*m)) {
                     None => close,
-                    Some((_, None)) => continue,
-                    Some((_, Some(at))) => at.unwrap_or(close),
+                    Some((.., None)) => continue,
+                    Some((.., Some(at))) => at.unwrap_or(close),
                 };
                 let path = format!("{name}.{f}");
                 self.drop_now(&field, site, Dropped::Local(path.clone()));

@@ -20,14 +20,17 @@ const TAKING: &[&str] = &[
     "into_inner",
 ];
 
-/// A field of the parameter and where it leaves the drop glue: `None` when it is taken
-/// before every exit, else the first exit before its take (`None` inside: a `?` or
-/// `ensure!` whose place the IR does not keep; the fn's end is used then).
-pub(super) type Taken = Vec<(String, Option<Option<SpanIr>>)>;
+/// A field of the parameter, whether a method took it (`take()`, `unwrap()`: an `Option` or
+/// `Result` field only, which the caller checks) rather than a move, and where it leaves
+/// the drop glue: `None` when it is taken before every exit, else the first exit before its
+/// take (`None` inside: a `?` or `ensure!` whose place the IR does not keep; the fn's end is
+/// used then).
+pub(super) type Taken = Vec<(String, bool, Option<Option<SpanIr>>)>;
 
 enum Event {
     Exit(Option<SpanIr>),
-    Take(String),
+    /// A field, and whether a method took it.
+    Take(String, bool),
 }
 
 /// The fields of parameter `param` taken out of it in `body` (see the module's doc).
@@ -45,8 +48,8 @@ pub(super) fn taken_fields(body: &Block, param: &str) -> Taken {
             Event::Exit(at) => {
                 first_exit.get_or_insert(at);
             }
-            Event::Take(f) if !out.iter().any(|(g, _)| *g == f) => out.push((f, first_exit)),
-            Event::Take(_) => {}
+            Event::Take(f, m) if !out.iter().any(|(g, ..)| *g == f) => out.push((f, m, first_exit)),
+            Event::Take(..) => {}
         }
     }
     out
@@ -77,7 +80,7 @@ impl Scan<'_, '_> {
     /// `e` where it is used by value: a field of the parameter there is moved out.
     fn value(&mut self, e: &Expr, cond: bool) {
         match self.own_field(e) {
-            Some(f) if !cond => self.events.push(Event::Take(f.to_owned())),
+            Some(f) if !cond => self.events.push(Event::Take(f.to_owned(), false)),
             Some(_) => {}
             None => self.expr(e, cond),
         }
@@ -95,7 +98,7 @@ impl Scan<'_, '_> {
             } => {
                 match self.own_field(recv) {
                     Some(f) if TAKING.contains(&&**name) && !cond => {
-                        self.events.push(Event::Take(f.to_owned()))
+                        self.events.push(Event::Take(f.to_owned(), true))
                     }
                     _ => self.expr(recv, cond),
                 }
@@ -171,7 +174,7 @@ impl Scan<'_, '_> {
             && let Some(f) = self.own_field(place)
         {
             if !cond {
-                self.events.push(Event::Take(f.to_owned()));
+                self.events.push(Event::Take(f.to_owned(), false));
             }
             return self.values(&args[1..], cond);
         }
