@@ -125,13 +125,7 @@ fn a_by_value_parameter_drops_what_it_still_holds() {
         ("fn r(p: &Pending) {}", None),
     ];
     for (root, site) in cases {
-        let src = with_prelude(&format!("{defs}#[no_sync] {root}\n"));
-        let out = check(&src);
-        let found = out
-            .lines()
-            .find(|l| l.contains("sync-in-no-sync: `r`"))
-            .map(|l| l.split(' ').next().unwrap_or(""));
-        assert_eq!(found, site, "{root}\n{out}");
+        assert_site(defs, root, site);
     }
 }
 
@@ -160,12 +154,18 @@ fn a_borrowing_receiver_drops_nothing_and_only_options_are_taken() {
         ),
     ];
     for (root, site) in cases {
-        let src = with_prelude(&format!("{defs}#[no_sync] {root}\n"));
-        let out = check(&src);
-        let found = out
-            .lines()
-            .find(|l| l.contains("sync-in-no-sync: `r`"))
-            .map(|l| l.split(' ').next().unwrap_or(""));
-        assert_eq!(found, site, "{root}\n{out}");
+        assert_site(defs, root, site);
     }
+}
+
+/// The site of root `r`'s finding (`line:col`) in `defs` then `#[no_sync] root`, as `site`
+/// says (`None`: no finding).
+fn assert_site(defs: &str, root: &str, site: Option<&str>) {
+    let src = with_prelude(&format!("{defs}#[no_sync] {root}\n"));
+    let out = check(&src);
+    let found = out
+        .lines()
+        .find(|l| l.contains("sync-in-no-sync: `r`"))
+        .map(|l| l.split(' ').next().unwrap_or(""));
+    assert_eq!(found, site, "{root}\n{out}");
 }
