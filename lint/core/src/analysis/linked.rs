@@ -28,22 +28,17 @@ pub(super) fn linked_crates(map: &DefMap<'_>, root: usize) -> Vec<bool> {
             users[d].push(c);
         }
     }
-    let tops = reach(&users, root);
-    let starts = (0..n).filter(|&c| tops[c]);
-    let mut linked = vec![false; n];
-    for s in starts {
-        for (c, r) in reach(&deps, s).into_iter().enumerate() {
-            linked[c] |= r;
-        }
-    }
-    linked
+    let tops = reach(&users, [root]);
+    reach(&deps, (0..n).filter(|&c| tops[c]))
 }
 
-/// The nodes reached from `from` (itself included) over `next`.
-fn reach(next: &[Vec<usize>], from: usize) -> Vec<bool> {
+/// The nodes reached from `starts` (themselves included) over `next`.
+fn reach(next: &[Vec<usize>], starts: impl IntoIterator<Item = usize>) -> Vec<bool> {
     let mut seen = vec![false; next.len()];
-    let mut queue = VecDeque::from([from]);
-    seen[from] = true;
+    let mut queue: VecDeque<usize> = starts.into_iter().collect();
+    for &s in &queue {
+        seen[s] = true;
+    }
     while let Some(c) = queue.pop_front() {
         for &d in &next[c] {
             if !seen[d] {
