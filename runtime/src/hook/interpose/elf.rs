@@ -9,7 +9,9 @@
 //! program headers is read only under its lock (`dl_iterate_phdr`); an object's tables only
 //! while the caller holds a reference to it, so that no `dlclose` unmaps them meanwhile.
 
-use std::ffi::{CStr, c_int, c_void};
+use std::ffi::CStr;
+
+use crate::hook::check::loaded;
 
 /// One loaded object: its load base, its program headers and its name.
 #[derive(Debug, Clone)]
@@ -22,68 +24,31 @@ pub(super) struct Object {
     phdrs: Vec<libc::Elf64_Phdr>,
 }
 
-/// The loaded objects, in the loader's order (the program first), and the loader's counters of
-/// objects added and removed so far in the process.
+/// The loaded objects, in the loader's order (the program first), and the loader's counter of
+/// objects removed so far in the process.
 #[derive(Debug, Default)]
 pub(super) struct Census {
     pub(super) objects: Vec<Object>,
-    /// `dlpi_adds`, `dlpi_subs`: a change in `subs` means an object was unloaded, and a later
-    /// one may have been loaded at its address.
-    pub(super) adds: u64,
+    /// `dlpi_subs`: a change means an object was unloaded, and a later one may have been
+    /// loaded at its address.
     pub(super) subs: u64,
-}
-
-/// glibc's `struct dl_phdr_info`, with the two counters (the `libc` crate leaves them out);
-/// the loader says by the size it passes how much of it is there.
-#[repr(C)]
-struct PhdrInfo {
-    addr: usize,
-    name: *const libc::c_char,
-    phdr: *const libc::Elf64_Phdr,
-    phnum: u16,
-    adds: u64,
-    subs: u64,
 }
 
 /// Every object loaded now, copied while the loader holds its lock.
 pub(super) fn census() -> Census {
-    unsafe extern "C" fn each(
-        info: *mut libc::dl_phdr_info,
-        size: usize,
-        data: *mut c_void,
-    ) -> c_int {
-        // SAFETY: `dl_iterate_phdr` passes a valid `info` of `size` bytes for the duration of
-        // this call, and `data` is the `Census` handed to it below.
-        let (info, out) = unsafe { (&*info.cast::<PhdrInfo>(), &mut *data.cast::<Census>()) };
-        if size >= size_of::<PhdrInfo>() {
-            (out.adds, out.subs) = (info.adds, info.subs);
-        }
-        let name = if info.name.is_null() {
-            String::new()
-        } else {
-            // SAFETY: the loader's NUL-terminated name of a loaded object.
-            unsafe { CStr::from_ptr(info.name) }
-                .to_string_lossy()
-                .into_owned()
-        };
-        let phdrs = if info.phdr.is_null() {
-            Vec::new()
-        } else {
-            // SAFETY: `phnum` headers at `phdr`, mapped while the loader's lock is held (during
-            // this callback); copied out.
-            unsafe { std::slice::from_raw_parts(info.phdr, usize::from(info.phnum)) }.to_vec()
-        };
-        out.objects.push(Object {
-            base: info.addr,
-            name,
-            phdrs,
+    let mut objects = Vec::new();
+    let counters = loaded::each(|o| {
+        objects.push(Object {
+            base: o.base,
+            name: o.name.to_string_lossy().into_owned(),
+            phdrs: o.phdrs.to_vec(),
         });
-        0
+        true
+    });
+    Census {
+        objects,
+        subs: counters.subs,
     }
-    let mut out = Census::default();
-    // SAFETY: `each` matches the callback type and only reads what the loader passes.
-    unsafe { libc::dl_iterate_phdr(Some(each), (&raw mut out).cast()) };
-    out
 }
 
 impl Object {
