@@ -4,7 +4,10 @@
 //! and run on a stand-in driver (a C library built with the system's C compiler) with
 //! `NOSYNC_REPORT=json:PATH`. The report the hook writes is joined with the lint's analysis of
 //! the same sources: the cudarc wait is a confirmed finding, the FFI wait a `missed-wait` whose
-//! advice, applied, makes it a confirmed finding too.
+//! advice, applied, makes it a confirmed finding too. The three outputs of the join are insta
+//! snapshots (`tests/tests/snapshots/`), times and paths replaced; the stand-in `cuCtxSynchronize`
+//! takes 2 ms, so that the order by time waited is the same in every run. A changed output is
+//! blessed with `INSTA_UPDATE=always cargo test -p nosync-tests --test wait_report_join`.
 //!
 //! The program is built in the fixtures' target directory (as `fixtures_check.rs` does), from a
 //! copy of the workspace's lock file, so that its dependencies are the versions nosync is tested with.
@@ -14,10 +17,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use nosync_tests::fixture::repo_root;
+use nosync_tests::golden;
 use nosync_tests::run::lint;
 
 const DRIVER_C: &str = r#"
 #include <dlfcn.h>
+#include <unistd.h>
 static int initialized;
 int cuInit(unsigned f) { (void)f; initialized = 1; return 0; }
 int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
@@ -25,7 +30,7 @@ int cuGetErrorName(int e, const char **s) { (void)e; *s = "CUDA_ERROR_STAND_IN";
 int cuPointerGetAttribute(void *d, unsigned a, unsigned long long p) { (void)d; (void)a; (void)p; return 1; }
 int cuCtxGetCurrent(void **c) { *c = 0; return initialized ? 0 : 3; }
 int cuStreamSynchronize(void *s) { (void)s; return 0; }
-int cuCtxSynchronize(void) { return 0; }
+int cuCtxSynchronize(void) { usleep(2000); return 0; }
 int cuGetProcAddress_v2(const char *name, void **pfn, int v, unsigned long long f, void *st) {
   (void)v; (void)f; (void)st;
   *pfn = dlsym(RTLD_DEFAULT, name);
@@ -204,6 +209,34 @@ fn verdicts(text: &str) -> Vec<(&str, &str)> {
     found
 }
 
+/// Compares one output of the join with its snapshot: paths, times and the codes' documentation
+/// replaced (they change from machine to machine, run to run, or with the docs).
+fn snapshot(name: &str, text: &str) {
+    let text = golden::normalise(text, &golden::placeholders(&repo_root()), false);
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    for (time, to) in [
+        (r"\d+(\.\d+)? (ms|µs|ns|s)\b", "[time]"),
+        (r#""(total_ns|max_ns)":(\s*)\d+"#, r#""$1":$2"[ns]""#),
+        (r#""rank":(\s*)\d+(\.\d+)?"#, r#""rank":$1"[rank]""#),
+        // The code's documentation, which `--explain` prints: not the join's.
+        (
+            r#""explanation":"(?:[^"\\]|\\.)*""#,
+            r#""explanation":"[docs]""#,
+        ),
+        (
+            r#"("(?:fullDescription|help)": \{\s*"(?:text|markdown)": )"(?:[^"\\]|\\.)*""#,
+            r#"$1"[docs]""#,
+        ),
+        (r#"("markdown": )"(?:[^"\\]|\\.)*""#, r#"$1"[docs]""#),
+        (r"\b\d+(\.\d+)? ?%", "[share]"),
+    ] {
+        settings.add_filter(time, to);
+    }
+    settings.bind(|| insta::assert_snapshot!(name, text));
+}
+
 #[test]
 fn the_hooks_report_joins_the_lints_findings_and_its_advice_closes_the_gap() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wait-report-join");
@@ -234,6 +267,12 @@ fn the_hooks_report_joins_the_lints_findings_and_its_advice_closes_the_gap() {
         "{text}"
     );
     assert!(text.contains(&format!("`{advice}`")), "{text}");
+    snapshot("join-human", &text);
+    for format in ["json", "sarif"] {
+        let (exit, text) = join(&app, &report, &["--format", format]);
+        assert_eq!(exit, 1, "{text}");
+        snapshot(&format!("join-{format}"), &text);
+    }
 
     let config = dir.join("sinks.toml");
     std::fs::write(&config, format!("{advice}\n")).unwrap();
