@@ -204,3 +204,38 @@ fn a_forbid_blocks_site_is_joined_to_the_root_that_holds_it() {
         "{stdout}"
     );
 }
+
+/// The sinks of the JSON run joined with the report `text`, each with its runtime status.
+fn statuses(text: &str) -> Vec<(String, String)> {
+    let tmp = tempfile::tempdir().expect("scratch dir");
+    let path = tmp.path().join("report.json");
+    std::fs::write(&path, text).expect("report written");
+    let report = path.display().to_string();
+    let (_, json, _) = lint(&["--runtime-report", &report, "--message-format", "json"]);
+    json.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|m| {
+            let f = &m["nosync"];
+            let status = f["runtime"]["status"].as_str()?.to_owned();
+            Some((f["sink"].as_str()?.to_owned(), status))
+        })
+        .collect()
+}
+
+/// A hook names a `#[no_sync]` fn by the frame of that name; where the frames end before it,
+/// by its name alone, and an older hook named a library's namesake below it. Either way the
+/// scope's place (the attribute's line) finds the root, and the join is the same.
+#[test]
+fn a_scope_named_by_its_last_segment_or_a_namesake_is_found_by_its_place() {
+    let good = std::fs::read_to_string(fixture().join("report.json")).expect("report.json");
+    let expected = statuses(&good);
+    assert!(expected.iter().any(|(_, s)| s == "observed"), "{expected:?}");
+    for name in ["step", "<other::Dev as other::Backend>::step"] {
+        let text = good.replace(
+            "\"no_sync\", \"function\": \"runtime_report::train::step\"",
+            &format!("\"no_sync\", \"function\": \"{name}\""),
+        );
+        assert_ne!(text, good);
+        assert_eq!(statuses(&text), expected, "{name}");
+    }
+}

@@ -144,7 +144,7 @@ fn headline(first: &Diagnostic, findings: &[&Finding]) -> (String, String) {
 }
 
 /// A wait's title (its sink, kind and reason) and lines: the chain, dependency hops folded,
-/// and what the lint could not decide.
+/// what the lint could not decide, and what a wait report observed of it.
 fn wait_lines(d: &Diagnostic) -> Option<(String, Vec<String>)> {
     let f = d.finding.as_ref()?;
     let kind = match d.code {
@@ -155,6 +155,7 @@ fn wait_lines(d: &Diagnostic) -> Option<(String, Vec<String>)> {
     let title = format!("`{}` ({kind}): {}", f.sink, f.sink_reason);
     let mut lines = vec![format!("via {}", folded_chain(f))];
     lines.extend(f.undecided.iter().map(|u| format!("undecided: {u}")));
+    lines.extend(f.runtime.as_ref().map(crate::runtime_report::words));
     Some((title, lines))
 }
 

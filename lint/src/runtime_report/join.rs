@@ -44,21 +44,27 @@ fn within(g: &IndexedFn, line: usize) -> bool {
     g.lines.0 <= line && line <= g.lines.1
 }
 
-/// The root a site's waits were in (its path as the lint names it), if the site is in scope.
+/// The root a site's waits were in (its path as the lint names it), if the site is in scope: a
+/// `#[no_sync]` fn by its path, else by its place (a report names the fn by its last segment
+/// alone when the frames end before it): the first root whose lines begin at or after the
+/// attribute's line, or hold it; a `forbid` block by the root that holds its line.
 pub(crate) fn scope_root<'i>(site: &Site, world: World<'i>) -> Option<&'i IndexedFn> {
     let scope = site.scope.as_ref().filter(|_| site.in_scope)?;
     let roots = world.index.fns.iter().filter(|g| g.root);
+    let at = scope.file.as_deref().zip(scope.line);
+    let (file, line) = at.map_or((None, 0), |(f, line)| {
+        (Some(frame_file(world.root, f)), line)
+    });
+    let mut in_file =
+        (roots.clone()).filter(|g| file.as_ref().is_some_and(|f| same_file(&g.file, f)));
     match scope.kind {
         ScopeKind::NoSync => {
             let name = scope.function.as_deref()?;
-            roots.into_iter().find(|g| same_fn(&g.path, name))
+            let below = in_file.filter(|g| line <= g.lines.1);
+            let first = below.min_by_key(|g| g.lines.0);
+            roots.clone().find(|g| same_fn(&g.path, name)).or(first)
         }
-        ScopeKind::Forbid => {
-            let file = frame_file(world.root, scope.file.as_deref()?);
-            let line = scope.line?;
-            let mut holding = roots.filter(|g| same_file(&g.file, &file) && within(g, line));
-            holding.next()
-        }
+        ScopeKind::Forbid => in_file.find(|g| within(g, line)),
     }
 }
 

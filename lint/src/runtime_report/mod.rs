@@ -10,6 +10,8 @@ mod format;
 mod frames;
 mod join;
 
+pub(crate) use join::words;
+
 use crate::diagnostics::{Diagnostic, Runtime};
 use crate::pipeline::{IndexedFn, RawIndex};
 use crate::source::SourceMap;

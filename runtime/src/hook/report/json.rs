@@ -145,7 +145,10 @@ fn entry(
 /// A scope: `no_sync` with its fn's path (found among the frames), or `forbid` where it opened.
 fn scope_json(scope: WaitScope, frames: &[Frame]) -> String {
     let (kind, function) = match scope.function {
-        Some(name) => ("no_sync", Some(fn_path(name, frames))),
+        Some(name) => {
+            let file = scope.location.map(|at| at.file());
+            ("no_sync", Some(fn_path(name, file, frames)))
+        }
         None => ("forbid", None),
     };
     let function = function.map_or_else(|| String::from("null"), |f| Str(&f).to_string());
@@ -159,14 +162,26 @@ fn scope_json(scope: WaitScope, frames: &[Frame]) -> String {
     )
 }
 
-/// The path of the `#[no_sync]` fn `name` (the attribute knows only its name): the innermost
-/// frame whose last segment is `name`, else `name` alone.
-fn fn_path(name: &str, frames: &[Frame]) -> String {
-    frames
-        .iter()
-        .map(|f| trimmed(&f.function))
-        .find(|path| path.rsplit("::").next() == Some(name))
-        .map_or_else(|| name.to_owned(), str::to_owned)
+/// The path of the `#[no_sync]` fn `name` written in `file` (the attribute knows only its name
+/// and place): the innermost frame whose last segment is `name` and whose file is `file`, else
+/// the innermost whose last segment is `name` (frames without line tables), else `name` alone.
+/// A library's method of the same name below the scope (`Device::synchronize` called from a
+/// `#[no_sync] fn synchronize`) is in another file.
+fn fn_path(name: &str, file: Option<&str>, frames: &[Frame]) -> String {
+    let named = || {
+        frames
+            .iter()
+            .filter(|f| trimmed(&f.function).rsplit("::").next() == Some(name))
+    };
+    let in_file = |f: &&Frame| match (f.file.as_deref(), file) {
+        (Some(at), Some(file)) => Path::new(at).ends_with(file),
+        _ => false,
+    };
+    let found = named().find(in_file).or_else(|| {
+        let lines = named().any(|f| f.file.is_some()) && file.is_some();
+        named().find(|_| !lines)
+    });
+    found.map_or_else(|| name.to_owned(), |f| trimmed(&f.function).to_owned())
 }
 
 /// A demangled path without its trailing closure segments, hash or generic arguments.

@@ -62,6 +62,8 @@ fn an_empty_report_has_no_sites_and_claims_no_missing_lines() {
     assert_eq!(render(&program(), &[], &at_w), expected);
 }
 
+/// The scope opens in this file, where no frame of the site is: the fn is named by its name
+/// alone (`a_no_sync_fn_with_line_tables_is_the_frame_of_that_name_in_its_file`).
 #[test]
 fn a_site_seen_inside_and_outside_a_scope_is_two_entries() {
     let at = Location::caller();
@@ -92,7 +94,7 @@ fn a_site_seen_inside_and_outside_a_scope_is_two_entries() {
       \"api\": \"cuMemcpyDtoH_v2\",
       \"why\": \"a device-to-host copy\",
       \"in_scope\": true,
-      \"scope\": {{ \"kind\": \"no_sync\", \"function\": \"app::train::step\", \"file\": \"{file}\", \"line\": {line} }},
+      \"scope\": {{ \"kind\": \"no_sync\", \"function\": \"step\", \"file\": \"{file}\", \"line\": {line} }},
       \"frames\": [
         {{ \"function\": \"app::metrics::loss\", \"file\": \"/w/src/metrics.rs\", \"line\": 12 }},
         {{ \"function\": \"app::train::step\", \"file\": \"/abs/src/train.rs\", \"line\": 55 }},
@@ -162,10 +164,39 @@ fn a_no_sync_fn_is_named_by_its_innermost_frame_of_that_name() {
         frame("<app::Mlp as app::Layer>::step::{{closure}}", None, None),
         frame("app::outer::step", None, None),
     ];
-    assert_eq!(fn_path("step", &frames), "<app::Mlp as app::Layer>::step");
-    assert_eq!(fn_path("gone", &frames), "gone");
+    assert_eq!(
+        fn_path("step", None, &frames),
+        "<app::Mlp as app::Layer>::step"
+    );
+    assert_eq!(fn_path("gone", None, &frames), "gone");
     assert_eq!(trimmed("app::f::h0123456789abcdef"), "app::f");
     assert_eq!(trimmed("app::f::<f32>"), "app::f");
+}
+
+#[test]
+fn a_no_sync_fn_with_line_tables_is_the_frame_of_that_name_in_its_file() {
+    let frames = [
+        frame(
+            "<cd::Dev as cd::Backend>::synchronize",
+            Some("/r/cd/src/dev.rs"),
+            Some(812),
+        ),
+        frame(
+            "cd::Device::synchronize",
+            Some("/r/cd/src/device.rs"),
+            Some(514),
+        ),
+        frame("app::synchronize", Some("/w/app/src/main.rs"), Some(71)),
+        frame("app::main", Some("/w/app/src/main.rs"), Some(171)),
+    ];
+    let file = Some("src/main.rs");
+    assert_eq!(fn_path("synchronize", file, &frames), "app::synchronize");
+    // The frames end before the scope's fn: its name alone, not a library's namesake.
+    assert_eq!(fn_path("synchronize", file, &frames[..2]), "synchronize");
+    assert_eq!(
+        fn_path("synchronize", None, &frames),
+        "<cd::Dev as cd::Backend>::synchronize"
+    );
 }
 
 #[test]
