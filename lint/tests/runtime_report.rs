@@ -229,7 +229,10 @@ fn statuses(text: &str) -> Vec<(String, String)> {
 fn a_scope_named_by_its_last_segment_or_a_namesake_is_found_by_its_place() {
     let good = std::fs::read_to_string(fixture().join("report.json")).expect("report.json");
     let expected = statuses(&good);
-    assert!(expected.iter().any(|(_, s)| s == "observed"), "{expected:?}");
+    assert!(
+        expected.iter().any(|(_, s)| s == "observed"),
+        "{expected:?}"
+    );
     for name in ["step", "<other::Dev as other::Backend>::step"] {
         let text = good.replace(
             "\"no_sync\", \"function\": \"runtime_report::train::step\"",

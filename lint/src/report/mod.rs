@@ -3,7 +3,8 @@
 //!
 //! The input is the list the run ends with (baseline applied, levels set); a [`Report`]
 //! keeps the reported ones (level above `allow`), errors before warnings and otherwise in
-//! the order given (by file and place), each as an [`Item`] with its
+//! the order given (by file and place; with a wait report, the costliest observed wait
+//! first, whatever its level), each as an [`Item`] with its
 //! cargo package and target ([`cargo`]: cargo's metadata looked up, or cargo's defaults)
 //! and its line-free [`fingerprint`], next to the text of every file the spans point into.
 
@@ -61,8 +62,13 @@ impl<'a> Report<'a> {
     ) -> Report<'a> {
         let fallback = cargo::workspace_origin(workspace.metadata, workspace.manifest_path);
         let mut shown = crate::levels::reported(diagnostics);
-        // Errors first, then warnings, each in the order the run gave them (by place).
-        shown.sort_by_key(|d| std::cmp::Reverse(d.level));
+        // Errors first, then warnings, each in the order the run gave them (by place); joined
+        // with a wait report, the order it gave (the costliest observed wait first).
+        let ranked =
+            (shown.iter()).any(|d| d.finding.as_ref().is_some_and(|f| f.runtime.is_some()));
+        if !ranked {
+            shown.sort_by_key(|d| std::cmp::Reverse(d.level));
+        }
         let fingerprints = fingerprint::numbered(&shown);
         let items = shown
             .into_iter()

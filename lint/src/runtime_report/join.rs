@@ -68,6 +68,12 @@ pub(crate) fn scope_root<'i>(site: &Site, world: World<'i>) -> Option<&'i Indexe
     }
 }
 
+/// Whether the site's waits are driver setup (a module load, page-locking, a context): the
+/// hook gives such calls one reason, which the format's reference documents.
+pub(crate) fn is_setup(site: &Site) -> bool {
+    site.why.starts_with("driver setup work")
+}
+
 /// How well a site's frames match a finding of the same root: `None` when its hops are not
 /// all among the frames in order; else whether the sink is among them too.
 pub(crate) fn matches(

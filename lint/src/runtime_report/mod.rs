@@ -12,7 +12,7 @@ mod join;
 
 pub(crate) use join::words;
 
-use crate::diagnostics::{Diagnostic, Runtime};
+use crate::diagnostics::{Diagnostic, Runtime, SinkKind};
 use crate::pipeline::{IndexedFn, RawIndex};
 use crate::source::SourceMap;
 use format::WaitReport;
@@ -94,6 +94,10 @@ fn another_build(path: &Path, report: &WaitReport, frame: &str) -> String {
     )
 }
 
+/// How well a finding explains a site: its sink among the frames, a sink of the site's kind,
+/// the chain's length; the highest takes the site.
+type Score = (bool, bool, usize);
+
 /// Marks each finding observed or not, and returns which sites a finding took.
 fn confirm(diagnostics: &mut [Diagnostic], report: &WaitReport, world: World<'_>) -> Vec<bool> {
     let roots: Vec<Option<&IndexedFn>> = report
@@ -102,7 +106,7 @@ fn confirm(diagnostics: &mut [Diagnostic], report: &WaitReport, world: World<'_>
         .map(|s| join::scope_root(s, world))
         .collect();
     let lines = report.line_tables;
-    let mut taken_by: Vec<Option<(usize, (bool, usize))>> = vec![None; report.sites.len()];
+    let mut taken_by: Vec<Option<(usize, Score)>> = vec![None; report.sites.len()];
     for (d, diagnostic) in diagnostics.iter().enumerate() {
         let Some(finding) = &diagnostic.finding else {
             continue;
@@ -115,7 +119,10 @@ fn confirm(diagnostics: &mut [Diagnostic], report: &WaitReport, world: World<'_>
             else {
                 continue;
             };
-            let score = (sink, finding.chain.len());
+            // The sink among the frames, then a sink of the site's kind (a module load is
+            // setup), then the longest chain.
+            let kind = (finding.sink_kind == SinkKind::Setup) == join::is_setup(site);
+            let score = (sink, kind, finding.chain.len());
             if taken_by[s].is_none_or(|(_, best)| score > best) {
                 taken_by[s] = Some((d, score));
             }
@@ -156,3 +163,6 @@ fn order(diagnostics: &mut [Diagnostic]) {
         _ => (1, std::cmp::Reverse(0)),
     });
 }
+
+#[cfg(test)]
+mod tests;

@@ -13,8 +13,12 @@ use std::path::Path;
 
 use crate::Frame;
 
-/// The most frames a violation keeps.
+/// The most frames a violation keeps (and the summary prints).
 pub const MAX_FRAMES: usize = 8;
+
+/// The most frames a site of the wait report keeps: resolved once per site, deep enough to
+/// reach the `#[no_sync]` fn below a library's layers, which the join needs.
+pub(crate) const REPORT_FRAMES: usize = 24;
 
 /// Crates whose frames are the call's machinery, not the code that made it. cudarc appears once
 /// whatever its version (cubecl 0.9 brings cudarc 0.18, nosync uses 0.19).
@@ -30,9 +34,19 @@ const SKIPPED: [&str; 8] = [
 ];
 
 /// Captures this thread's stack and keeps the frames outside the call's machinery, their files
-/// shown from the working directory (`./src/main.rs`) where they are under it.
+/// shown from the working directory (`./src/main.rs`) where they are under it; [`MAX_FRAMES`]
+/// at most.
 pub(crate) fn capture() -> Vec<Frame> {
-    let mut frames = outside_machinery(stack());
+    capture_up_to(MAX_FRAMES)
+}
+
+/// [`capture`], [`REPORT_FRAMES`] at most: a site of the wait report.
+pub(crate) fn capture_for_report() -> Vec<Frame> {
+    capture_up_to(REPORT_FRAMES)
+}
+
+fn capture_up_to(limit: usize) -> Vec<Frame> {
+    let mut frames = outside_machinery(stack(), limit);
     if let Ok(cwd) = std::env::current_dir() {
         for frame in &mut frames {
             frame.file = frame.file.take().map(|file| relative_to(&cwd, file));
@@ -143,7 +157,7 @@ fn is_wrapper(frame: &Frame) -> bool {
             .is_some_and(|f| f.starts_with(OWN_SOURCES) && f.ends_with(FILE))
 }
 
-/// The first [`MAX_FRAMES`] of a stack's frames (innermost first) below the driver (the first
+/// The first `limit` of a stack's frames (innermost first) below the driver (the first
 /// frame without a Rust path or file; the hook's own frames are above it) or below the
 /// interposer's wrapper, that belong to none of the skipped crates.
 ///
@@ -151,7 +165,7 @@ fn is_wrapper(frame: &Frame) -> bool {
 /// `f::{{closure}}` or, with line tables only, `{closure#0}`: it is shown as the fn itself, at the
 /// closure's line (where the body made the call), and the fn's own frame (its first line) is
 /// dropped.
-fn outside_machinery(frames: Vec<Frame>) -> Vec<Frame> {
+fn outside_machinery(frames: Vec<Frame>, limit: usize) -> Vec<Frame> {
     let below_driver = match frames.iter().position(is_wrapper) {
         Some(wrapper) => wrapper + 1,
         None => frames.iter().position(is_foreign).unwrap_or(0),
@@ -171,7 +185,7 @@ fn outside_machinery(frames: Vec<Frame>) -> Vec<Frame> {
         if !is_machinery(&frame) {
             kept.push(frame);
         }
-        if kept.len() == MAX_FRAMES {
+        if kept.len() == limit {
             break;
         }
     }

@@ -260,7 +260,7 @@ impl fmt::Display for Summary<'_> {
                 s.site.api,
                 s.site.kind.as_str()
             )?;
-            for frame in &s.frames {
+            for frame in s.frames.iter().take(super::frame::MAX_FRAMES) {
                 write!(f, "\n        at {frame}")?;
             }
         }

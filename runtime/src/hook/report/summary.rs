@@ -169,8 +169,12 @@ fn add_wait(wait: &Wait, stack: u64) {
         }
     });
     with_collected(|c| {
-        c.table
-            .add(wait, stack, scope, crate::hook::check::frame::capture);
+        c.table.add(
+            wait,
+            stack,
+            scope,
+            crate::hook::check::frame::capture_for_report,
+        );
         if tracing {
             let frame = c
                 .table

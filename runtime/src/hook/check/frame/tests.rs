@@ -55,7 +55,7 @@ const RECORDED: &[(&str, &str)] = &[
 
 #[test]
 fn keeps_the_frames_after_the_machinery_with_their_locations() {
-    let frames = outside_machinery(stack_of(RECORDED));
+    let frames = outside_machinery(stack_of(RECORDED), MAX_FRAMES);
     assert_eq!(
         shown(&frames),
         [
@@ -97,7 +97,7 @@ fn below_the_interposers_wrapper_come_the_callers_frames() {
         ("<unknown>", ""),
     ];
     assert_eq!(
-        shown(&outside_machinery(stack_of(&stack))),
+        shown(&outside_machinery(stack_of(&stack), MAX_FRAMES)),
         [
             "`probe::step` (/src/probe/src/main.rs:40)",
             "`main` (/src/probe/src/main.rs:90)"
@@ -118,7 +118,7 @@ fn the_wrapper_is_told_by_its_file_with_line_tables_only() {
         ("<unknown>", ""),
     ];
     assert_eq!(
-        shown(&outside_machinery(stack_of(&stack))),
+        shown(&outside_machinery(stack_of(&stack), MAX_FRAMES)),
         ["`step` (/src/probe/src/main.rs:40)"]
     );
 }
@@ -159,7 +159,7 @@ const LINE_TABLES_ONLY: &[(&str, &str)] = &[
 
 #[test]
 fn frames_without_paths_are_judged_by_their_file() {
-    let frames = outside_machinery(stack_of(LINE_TABLES_ONLY));
+    let frames = outside_machinery(stack_of(LINE_TABLES_ONLY), MAX_FRAMES);
     let names: Vec<&str> = frames.iter().map(|f| f.function.as_str()).collect();
     assert_eq!(names, ["wait_sync", "probe::step"]);
     assert_eq!(frames[0].line, Some(44));
@@ -185,7 +185,7 @@ fn the_no_sync_body_closure_is_shown_as_its_fn() {
         ("{closure#0}", "/src/app/tests/hook_gpu.rs:400"),
     ];
     assert_eq!(
-        shown(&outside_machinery(stack_of(&line_tables))),
+        shown(&outside_machinery(stack_of(&line_tables), MAX_FRAMES)),
         [
             "`hidden_sync` (/src/app/tests/hook_gpu.rs:390)",
             "`{closure#0}` (/src/app/tests/hook_gpu.rs:400)"
@@ -205,7 +205,7 @@ fn the_no_sync_body_closure_is_shown_as_its_fn() {
         ("hook_gpu::caller", "/src/app/tests/hook_gpu.rs:400"),
     ];
     assert_eq!(
-        shown(&outside_machinery(stack_of(&full))),
+        shown(&outside_machinery(stack_of(&full), MAX_FRAMES)),
         [
             "`hook_gpu::hidden_sync` (/src/app/tests/hook_gpu.rs:390)",
             "`hook_gpu::caller` (/src/app/tests/hook_gpu.rs:400)"
@@ -218,7 +218,7 @@ fn the_no_sync_body_closure_is_shown_as_its_fn() {
         ("lib::each", "/src/lib/src/lib.rs:3"),
     ];
     assert_eq!(
-        outside_machinery(stack_of(&plain))[0].function,
+        outside_machinery(stack_of(&plain), MAX_FRAMES)[0].function,
         "app::run::{{closure}}"
     );
 }
@@ -229,11 +229,13 @@ fn at_most_max_frames_and_none_without_symbols() {
         .map(|i| (format!("app::f{i}"), format!("src/lib.rs:{i}")))
         .collect();
     let rows: Vec<(&str, &str)> = rows.iter().map(|(f, at)| (&**f, &**at)).collect();
-    let frames = outside_machinery(stack_of(&rows));
+    let frames = outside_machinery(stack_of(&rows), MAX_FRAMES);
     assert_eq!(frames.len(), MAX_FRAMES);
     assert_eq!(frames[7].line, Some(7));
+    // A site of the wait report keeps more: all 20 here.
+    assert_eq!(outside_machinery(stack_of(&rows), REPORT_FRAMES).len(), 20);
     let unknown = stack_of(&[("<unknown>", ""), ("<unknown>", "")]);
-    assert!(outside_machinery(unknown).is_empty());
+    assert!(outside_machinery(unknown, MAX_FRAMES).is_empty());
 }
 
 #[test]
