@@ -242,3 +242,35 @@ fn a_scope_named_by_its_last_segment_or_a_namesake_is_found_by_its_place() {
         assert_eq!(statuses(&text), expected, "{name}");
     }
 }
+
+/// Two call stacks that reach one wait the lint lost at one place (a loop's two callers of the
+/// same helper, deeper frames apart) are one `missed-wait`, with both observations summed.
+#[test]
+fn sites_lost_at_one_place_are_one_missed_wait() {
+    let good = std::fs::read_to_string(fixture().join("report.json")).expect("report.json");
+    let lost = "{ \"function\": \"runtime_report::train::step\", \"file\": \"src/train.rs\", \"line\": 12 }";
+    let start = good
+        .find("    {\n      \"api\": \"cuCtxSynchronize\"")
+        .expect("the lost site");
+    let end = start + good[start..].find("\n    },").expect("its end") + "\n    },".len();
+    let twin = good[start..end]
+        .replace(lost, &format!("{lost},\n        {{ \"function\": \"runtime_report::main\", \"file\": null, \"line\": null }}"))
+        .replace("\"count\": 2000, \"total_ns\": 25000000", "\"count\": 5, \"total_ns\": 1000000");
+    assert_ne!(twin, good[start..end]);
+    let text = format!("{}\n{twin}{}", &good[..end], &good[end..]);
+    let tmp = tempfile::tempdir().expect("scratch dir");
+    let path = tmp.path().join("report.json");
+    std::fs::write(&path, text).expect("report written");
+    let report = path.display().to_string();
+    let (_, stdout, stderr) = lint(&["--runtime-report", &report]);
+    assert_eq!(
+        stdout.matches("warning[missed-wait]").count(),
+        1,
+        "{stdout}{stderr}"
+    );
+    assert!(
+        stdout.contains("observed: 2005 waits, 26.0 ms in all, longest 40 µs"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("2 call stacks lost here"), "{stdout}");
+}

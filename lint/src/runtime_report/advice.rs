@@ -12,12 +12,13 @@ use crate::source::SourceMap;
 /// The `missed-wait` diagnostic of `site`, in the scope of `root`; `lines`: the report's
 /// frames have lines.
 pub(crate) fn missed(
-    site: &Site,
+    sites: &[&Site],
     root: &IndexedFn,
     world: World<'_>,
     lines: bool,
     sources: &SourceMap,
 ) -> Diagnostic {
+    let site = sites[0];
     let deepest = deepest(site, world, lines);
     let (at, line) = match deepest {
         Some((i, g)) => (g, site.frames[i].line.filter(|_| lines)),
@@ -41,12 +42,23 @@ pub(crate) fn missed(
     let primary = span(sources, at, line.unwrap_or(at.lines.0));
     let mut d = Diagnostic::new(Code::MissedWait, message, primary)
         .with_label(format!("the lint lost the wait here: {why}"))
-        .with_note(words(&observed(&[site])), None)
-        .with_note(frames_note(&site.frames), None);
+        .with_note(words(&observed(sites)), None)
+        .with_note(frames_note(&site.frames, sites.len()), None);
     d = d.with_help(format!(
         "to report it, add to `[workspace.metadata.nosync-lint]` (or a `--config` file): `sinks = [\"{sink}\"]`"
     ));
     d
+}
+
+/// Where the lint lost a site's wait: the innermost analysed fn and its frame's line (sites
+/// lost at one place, of one call, are one `missed-wait`).
+pub(crate) fn lost_at(
+    site: &Site,
+    world: World<'_>,
+    lines: bool,
+) -> Option<(String, Option<usize>)> {
+    let (i, g) = deepest(site, world, lines)?;
+    Some((g.path.clone(), site.frames[i].line))
 }
 
 /// The innermost frame whose fn the lint analysed (at that fn's lines, with line tables).
@@ -122,16 +134,28 @@ fn unread(path: &str, world: World<'_>) -> bool {
     !first.starts_with('<') && !world.index.crates.iter().any(|k| k == first)
 }
 
-fn frames_note(frames: &[Frame]) -> String {
-    let each = frames.iter().map(|f| match (&f.file, f.line) {
-        (Some(file), Some(line)) => format!("`{}` at {}:{line}", f.function, file.display()),
-        _ => format!("`{}`", f.function),
-    });
-    format!(
-        "frames, innermost first: {}",
-        each.collect::<Vec<_>>().join(", ")
-    )
+/// The first [`FRAMES_SHOWN`] frames of the costliest site, with how many sites were lost at
+/// the same place.
+fn frames_note(frames: &[Frame], sites: usize) -> String {
+    let each = frames
+        .iter()
+        .take(FRAMES_SHOWN)
+        .map(|f| match (&f.file, f.line) {
+            (Some(file), Some(line)) => format!("`{}` at {}:{line}", f.function, file.display()),
+            _ => format!("`{}`", f.function),
+        });
+    let mut list = each.collect::<Vec<_>>().join(", ");
+    if frames.len() > FRAMES_SHOWN {
+        list += &format!(" and {} more", frames.len() - FRAMES_SHOWN);
+    }
+    match sites {
+        1 => format!("frames, innermost first: {list}"),
+        n => format!("{n} call stacks lost here; the costliest's frames, innermost first: {list}"),
+    }
 }
+
+/// Frames a `missed-wait` shows.
+const FRAMES_SHOWN: usize = 8;
 
 /// The span of line `line` of `g`'s file (the whole line, as the lint read it).
 fn span(sources: &SourceMap, g: &IndexedFn, line: usize) -> Span {

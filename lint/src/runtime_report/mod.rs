@@ -15,7 +15,7 @@ pub(crate) use join::words;
 use crate::diagnostics::{Diagnostic, Runtime, SinkKind};
 use crate::pipeline::{IndexedFn, RawIndex};
 use crate::source::SourceMap;
-use format::WaitReport;
+use format::{Site, WaitReport};
 use join::World;
 use std::path::Path;
 
@@ -54,18 +54,10 @@ pub(crate) fn apply(
         return Err(another_build(path, &report, &frame));
     }
     let taken = confirm(diagnostics, &report, world);
-    let mut missed: Vec<Diagnostic> = (report.sites.iter().zip(&taken))
-        .filter(|(_, taken)| !**taken)
-        .filter_map(|(site, _)| {
-            let root = join::scope_root(site, world)?;
-            Some(advice::missed(
-                site,
-                root,
-                world,
-                report.line_tables,
-                sources,
-            ))
-        })
+    let untaken = (report.sites.iter().zip(&taken)).filter(|(_, taken)| !**taken);
+    let lost = untaken.map(|(site, _)| site);
+    let mut missed: Vec<Diagnostic> = (missed_groups(lost, world, report.line_tables).iter())
+        .map(|(root, sites)| advice::missed(sites, root, world, report.line_tables, sources))
         .collect();
     if !report.line_tables
         && let Some(first) = missed
@@ -80,6 +72,38 @@ pub(crate) fn apply(
     order(diagnostics);
     diagnostics.append(&mut missed);
     Ok(())
+}
+
+/// The sites no finding took, of a root, grouped by where the lint lost them (root, call,
+/// the place it lost them): one `missed-wait` each, the costliest group first, its costliest
+/// site first.
+fn missed_groups<'s, 'i>(
+    sites: impl Iterator<Item = &'s Site>,
+    world: World<'i>,
+    lines: bool,
+) -> Vec<(&'i IndexedFn, Vec<&'s Site>)> {
+    type Key<'k> = (&'k str, &'k str, Option<(String, Option<usize>)>);
+    let mut groups: Vec<(Key<'_>, &IndexedFn, Vec<&Site>)> = Vec::new();
+    for site in sites {
+        let Some(root) = join::scope_root(site, world) else {
+            continue;
+        };
+        let key = (
+            root.path.as_str(),
+            site.api.as_str(),
+            advice::lost_at(site, world, lines),
+        );
+        match groups.iter_mut().find(|(k, ..)| *k == key) {
+            Some((.., group)) => group.push(site),
+            None => groups.push((key, root, vec![site])),
+        }
+    }
+    let total = |g: &[&Site]| g.iter().map(|s| s.total_ns).sum::<u64>();
+    for (.., group) in &mut groups {
+        group.sort_by_key(|s| std::cmp::Reverse(s.total_ns));
+    }
+    groups.sort_by_key(|(.., g)| std::cmp::Reverse(total(g)));
+    groups.into_iter().map(|(_, root, g)| (root, g)).collect()
 }
 
 /// The error for a report of other sources.
