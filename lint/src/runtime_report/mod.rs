@@ -56,12 +56,16 @@ pub(crate) fn apply(
     let taken = confirm(diagnostics, &report, world);
     let untaken = (report.sites.iter().zip(&taken)).filter(|(_, taken)| !**taken);
     let lost = untaken.map(|(site, _)| site);
-    let mut missed: Vec<Diagnostic> = (missed_groups(lost, world, report.line_tables).iter())
-        .map(|(root, sites)| advice::missed(sites, root, world, report.line_tables, sources))
+    let mut missed: Vec<(u64, Diagnostic)> = (missed_groups(lost, world, report.line_tables))
+        .iter()
+        .map(|(root, sites)| {
+            let total = sites.iter().map(|s| s.total_ns).sum();
+            let d = advice::missed(sites, root, world, report.line_tables, sources);
+            (total, d)
+        })
         .collect();
     if !report.line_tables
-        && let Some(first) = missed
-            .first_mut()
+        && let Some(first) = (missed.first_mut().map(|(_, d)| d))
             .or(diagnostics.iter_mut().find(|d| d.finding.is_some()))
     {
         first.notes.push(crate::diagnostics::Note {
@@ -69,8 +73,7 @@ pub(crate) fn apply(
             span: None,
         });
     }
-    order(diagnostics);
-    diagnostics.append(&mut missed);
+    order(diagnostics, missed);
     Ok(())
 }
 
@@ -171,9 +174,10 @@ fn confirm(diagnostics: &mut [Diagnostic], report: &WaitReport, world: World<'_>
     taken_by.iter().map(Option::is_some).collect()
 }
 
-/// The observed findings first, the most time first, each with its note; the others after,
-/// in their order, each with a note that it was not observed.
-fn order(diagnostics: &mut [Diagnostic]) {
+/// The observed findings and the missed waits first, the most time first, each finding with
+/// its note; the other findings after, in their order, each with a note that it was not
+/// observed.
+fn order(diagnostics: &mut Vec<Diagnostic>, missed: Vec<(u64, Diagnostic)>) {
     for d in diagnostics.iter_mut() {
         if let Some(runtime) = d.finding.as_ref().and_then(|f| f.runtime) {
             d.notes.push(crate::diagnostics::Note {
@@ -182,10 +186,16 @@ fn order(diagnostics: &mut [Diagnostic]) {
             });
         }
     }
-    diagnostics.sort_by_key(|d| match d.finding.as_ref().and_then(|f| f.runtime) {
-        Some(Runtime::Observed { total_ns, .. }) => (0, std::cmp::Reverse(total_ns)),
-        _ => (1, std::cmp::Reverse(0)),
-    });
+    let rank = |d: &Diagnostic| match d.finding.as_ref().and_then(|f| f.runtime) {
+        Some(Runtime::Observed { total_ns, .. }) => Some(total_ns),
+        _ => None,
+    };
+    let mut all: Vec<(Option<u64>, Diagnostic)> = (diagnostics.drain(..))
+        .map(|d| (rank(&d), d))
+        .chain(missed.into_iter().map(|(total, d)| (Some(total), d)))
+        .collect();
+    all.sort_by_key(|(total, _)| (total.is_none(), std::cmp::Reverse(total.unwrap_or(0))));
+    diagnostics.extend(all.into_iter().map(|(_, d)| d));
 }
 
 #[cfg(test)]
