@@ -130,6 +130,13 @@ fn a_report_that_cannot_be_joined_is_a_located_error() {
             good.replace("\"line\": 21", "\"line\": 40"),
         ),
         (
+            "other-scope.json",
+            good.replace(
+                "\"function\": \"runtime_report::train::step\", \"file\": \"src/train.rs\", \"line\": 9",
+                "\"function\": \"gone\", \"file\": \"src/train.rs\", \"line\": 30",
+            ),
+        ),
+        (
             "other-file.json",
             good.replace(
                 "src/metrics.rs\", \"line\": 14",

@@ -28,6 +28,7 @@ pub(crate) struct WaitReport {
 
 /// The program that ran.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Program {
     pub exe: String,
     pub pid: u64,
@@ -42,7 +43,7 @@ pub(crate) struct Site {
     pub why: String,
     pub in_scope: bool,
     pub scope: Option<Scope>,
-    /// Innermost first, the program's own frames only.
+    /// Innermost first, without the driver's, cudarc's, nosync's and std's frames.
     pub frames: Vec<Frame>,
     pub count: u64,
     pub total_ns: u64,

@@ -19,7 +19,32 @@ pub(crate) struct World<'a> {
 /// The first frame that points into the workspace where no fn of its name is, as words.
 pub(crate) fn another_build(report: &WaitReport, world: World<'_>) -> Option<String> {
     let frames = report.sites.iter().flat_map(|s| &s.frames);
-    frames.filter_map(|f| misplaced(f, world)).next()
+    let scopes = report
+        .sites
+        .iter()
+        .filter_map(|s| misplaced_scope(s, world));
+    frames
+        .filter_map(|f| misplaced(f, world))
+        .chain(scopes)
+        .next()
+}
+
+/// Why a site's `#[no_sync]` scope, placed in a file of the workspace, cannot be of these
+/// sources: no root has its name or holds its line.
+fn misplaced_scope(site: &Site, world: World<'_>) -> Option<String> {
+    let scope = site
+        .scope
+        .as_ref()
+        .filter(|s| site.in_scope && s.kind == ScopeKind::NoSync)?;
+    let (written, line) = (scope.file.as_ref()?, scope.line?);
+    let file = frame_file(world.root, written);
+    let in_workspace =
+        file.starts_with(world.root) && (world.index.fns.iter()).any(|g| same_file(&g.file, &file));
+    let name = scope.function.as_deref().unwrap_or("?");
+    (in_workspace && scope_root(site, world).is_none()).then(|| {
+        let at = written.display();
+        format!("scope `{name}` at {at}:{line}: no #[no_sync] fn of that name or at that line")
+    })
 }
 
 /// Why frame `f` cannot be of these sources, if it cannot.
@@ -32,7 +57,7 @@ fn misplaced(f: &Frame, world: World<'_>) -> Option<String> {
     let in_file: Vec<&IndexedFn> = (world.index.fns.iter())
         .filter(|g| same_file(&g.file, &file))
         .collect();
-    let at = format!("`{}` at {}:{line}", f.function, written.display());
+    let at = format!("frame `{}` at {}:{line}", f.function, written.display());
     if in_file.is_empty() {
         return Some(format!("{at}: no such source file in the workspace"));
     }
@@ -44,10 +69,13 @@ fn within(g: &IndexedFn, line: usize) -> bool {
     g.lines.0 <= line && line <= g.lines.1
 }
 
+/// Lines between a `#[no_sync]` attribute and its fn's name, at most (other attributes).
+const ATTRIBUTES: usize = 8;
+
 /// The root a site's waits were in (its path as the lint names it), if the site is in scope: a
 /// `#[no_sync]` fn by its path, else by its place (a report names the fn by its last segment
-/// alone when the frames end before it): the first root whose lines begin at or after the
-/// attribute's line, or hold it; a `forbid` block by the root that holds its line.
+/// alone when the frames end before it): the first root whose name is at most [`ATTRIBUTES`]
+/// lines below the attribute's line, or that holds it; a `forbid` block by the root that holds its line.
 pub(crate) fn scope_root<'i>(site: &Site, world: World<'i>) -> Option<&'i IndexedFn> {
     let scope = site.scope.as_ref().filter(|_| site.in_scope)?;
     let roots = world.index.fns.iter().filter(|g| g.root);
@@ -60,7 +88,8 @@ pub(crate) fn scope_root<'i>(site: &Site, world: World<'i>) -> Option<&'i Indexe
     match scope.kind {
         ScopeKind::NoSync => {
             let name = scope.function.as_deref()?;
-            let below = in_file.filter(|g| line <= g.lines.1);
+            // The attribute's line: at most a few attribute lines above the fn's name.
+            let below = in_file.filter(|g| line <= g.lines.1 && line + ATTRIBUTES >= g.lines.0);
             let first = below.min_by_key(|g| g.lines.0);
             roots.clone().find(|g| same_fn(&g.path, name)).or(first)
         }

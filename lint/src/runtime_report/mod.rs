@@ -113,7 +113,7 @@ fn missed_groups<'s, 'i>(
 fn another_build(path: &Path, report: &WaitReport, frame: &str) -> String {
     let p = &report.program;
     format!(
-        "{}: the wait report is of another build of this workspace ({}, pid {}, backend {}): frame {frame}",
+        "{}: the wait report is of another build of this workspace ({}, pid {}, backend {}): {frame}",
         path.display(),
         p.exe,
         p.pid,
