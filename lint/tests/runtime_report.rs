@@ -281,3 +281,27 @@ fn sites_lost_at_one_place_are_one_missed_wait() {
     );
     assert!(stdout.contains("2 call stacks lost here"), "{stdout}");
 }
+
+/// A binary built with `debug = "line-tables-only"` names inlined fns by their name alone
+/// (`loss_value`, not `runtime_report::metrics::loss_value`), with their file and line: the
+/// join is the same (on an H100 the raw-cudarc example's report was all such frames).
+#[test]
+fn frames_named_by_the_fn_alone_join_by_their_file_and_line() {
+    let good = std::fs::read_to_string(fixture().join("report.json")).expect("report.json");
+    let expected = statuses(&good);
+    let mut bare = good.clone();
+    for path in [
+        "metrics::loss_value",
+        "train::log_loss",
+        "metrics::grad_norm",
+        "driver::wait_idle",
+    ] {
+        let name = path.rsplit("::").next().unwrap_or(path);
+        bare = bare.replace(
+            &format!("\"function\": \"runtime_report::{path}\""),
+            &format!("\"function\": \"{name}\""),
+        );
+    }
+    assert_ne!(bare, good);
+    assert_eq!(statuses(&bare), expected);
+}
