@@ -174,7 +174,7 @@ fn fn_path(name: &str, file: Option<&str>, frames: &[Frame]) -> String {
             .filter(|f| trimmed(&f.function).rsplit("::").next() == Some(name))
     };
     let in_file = |f: &&Frame| match (f.file.as_deref(), file) {
-        (Some(at), Some(file)) => Path::new(at).ends_with(file),
+        (Some(at), Some(file)) => same_file(at, file),
         _ => false,
     };
     let found = named().find(in_file).or_else(|| {
@@ -182,6 +182,17 @@ fn fn_path(name: &str, file: Option<&str>, frames: &[Frame]) -> String {
         named().find(|_| !lines)
     });
     found.map_or_else(|| name.to_owned(), |f| trimmed(&f.function).to_owned())
+}
+
+/// Whether a frame's file (absolute, or from the working directory: `./tests/a.rs`) and a
+/// scope's (as rustc was given it: `runtime/tests/a.rs`) are one: one ends with the other.
+fn same_file(frame: &str, scope: &str) -> bool {
+    let clean = |p: &str| -> std::path::PathBuf {
+        let keep = |c: &std::path::Component<'_>| !matches!(c, std::path::Component::CurDir);
+        Path::new(p).components().filter(keep).collect()
+    };
+    let (a, b) = (clean(frame), clean(scope));
+    a.ends_with(&b) || (a.is_relative() && b.ends_with(&a))
 }
 
 /// A demangled path without its trailing closure segments, hash or generic arguments.

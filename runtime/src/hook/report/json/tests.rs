@@ -191,6 +191,12 @@ fn a_no_sync_fn_with_line_tables_is_the_frame_of_that_name_in_its_file() {
     ];
     let file = Some("src/main.rs");
     assert_eq!(fn_path("synchronize", file, &frames), "app::synchronize");
+    // A frame's file from the working directory, the scope's from the workspace root.
+    let here = [frame("app::synchronize", Some("./src/main.rs"), Some(71))];
+    assert_eq!(
+        fn_path("synchronize", Some("app/src/main.rs"), &here),
+        "app::synchronize"
+    );
     // The frames end before the scope's fn: its name alone, not a library's namesake.
     assert_eq!(fn_path("synchronize", file, &frames[..2]), "synchronize");
     assert_eq!(
