@@ -305,3 +305,31 @@ fn frames_named_by_the_fn_alone_join_by_their_file_and_line() {
     assert_ne!(bare, good);
     assert_eq!(statuses(&bare), expected);
 }
+
+/// A site whose frames end before the root's call (a report cut short) but whose deepest frame
+/// calls a sink the lint knows is no gap to configure: the missed wait says so, without a
+/// `sinks` entry.
+#[test]
+fn a_wait_at_a_known_sink_whose_frames_end_early_needs_no_sinks_entry() {
+    let good = std::fs::read_to_string(fixture().join("report.json")).expect("report.json");
+    let cut = good.replace(
+        "{ \"function\": \"runtime_report::metrics::loss_value\", \"file\": \"src/metrics.rs\", \"line\": 8 },\n        { \"function\": \"runtime_report::train::log_loss\", \"file\": \"src/train.rs\", \"line\": 21 },\n        { \"function\": \"runtime_report::train::step\", \"file\": \"src/train.rs\", \"line\": 10 }",
+        "{ \"function\": \"runtime_report::train::log_loss\", \"file\": \"src/train.rs\", \"line\": 21 }",
+    );
+    assert_ne!(cut, good);
+    let tmp = tempfile::tempdir().expect("scratch dir");
+    let path = tmp.path().join("report.json");
+    std::fs::write(&path, cut).expect("report written");
+    let (_, stdout, _) = lint(&["--runtime-report", &path.display().to_string()]);
+    let missed = stdout
+        .split("warning[missed-wait]")
+        .nth(1)
+        .unwrap_or_default();
+    let missed = missed.split("\n\n").next().unwrap_or_default();
+    assert!(missed.contains("which the lint knows to wait"), "{stdout}");
+    assert!(
+        missed.contains("the frames end before they show how `step` reached this call"),
+        "{missed}"
+    );
+    assert!(!missed.contains("sinks = ["), "{missed}");
+}

@@ -44,9 +44,16 @@ pub(crate) fn missed(
         .with_label(format!("the lint lost the wait here: {why}"))
         .with_note(words(&observed(sites)), None)
         .with_note(frames_note(&site.frames, sites.len()), None);
-    d = d.with_help(format!(
-        "to report it, add to `[workspace.metadata.nosync-lint]` (or a `--config` file): `sinks = [\"{sink}\"]`"
-    ));
+    let known = deepest.and_then(|(i, g)| known_sink(&site.frames, i, g));
+    d = d.with_help(match known {
+        Some(_) => format!(
+            "the frames end before they show how `{short}` reached this call; a finding of `{short}` \
+             may explain it (`-v` shows each chain whole)"
+        ),
+        None => format!(
+            "to report it, add to `[workspace.metadata.nosync-lint]` (or a `--config` file): `sinks = [\"{sink}\"]`"
+        ),
+    });
     d
 }
 
@@ -109,6 +116,12 @@ fn lost(frames: &[Frame], i: usize, g: &IndexedFn, world: World<'_>) -> (String,
         let why = format!("a call into `{krate}`, a crate the lint did not read (`{callee}`)");
         return (why, g.path.clone());
     }
+    if let Some(path) = known_sink(frames, i, g) {
+        let why = format!(
+            "a call to `{path}`, which the lint knows to wait, reached by a chain it did not report"
+        );
+        return (why, path);
+    }
     let resolved = at_line().find_map(|c| match &c.callee {
         Callee::Fn { path, sink: false } => Some(path.clone()),
         _ => None,
@@ -126,6 +139,17 @@ fn lost(frames: &[Frame], i: usize, g: &IndexedFn, world: World<'_>) -> (String,
             own(),
         ),
     }
+}
+
+/// A sink the lint knows, called on frame `i`'s line of `g`, where no frame further in shows
+/// another callee (cudarc's and the driver's frames are left out of a report).
+fn known_sink(frames: &[Frame], i: usize, g: &IndexedFn) -> Option<String> {
+    let line = frames[i].line?;
+    let at_line = g.calls.iter().filter(|c| c.line == line);
+    at_line.into_iter().find_map(|c| match &c.callee {
+        Callee::Fn { path, sink: true } => Some(path.clone()),
+        _ => None,
+    })
 }
 
 /// Whether `path` starts in a crate the lint did not read.

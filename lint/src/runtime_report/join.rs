@@ -5,7 +5,7 @@
 
 use super::format::{Frame, ScopeKind, Site, WaitReport};
 use super::frames::{frame_file, same_file, same_fn};
-use crate::diagnostics::{Finding, Runtime};
+use crate::diagnostics::{Finding, Runtime, SinkKind};
 use crate::pipeline::{FnIndex, IndexedFn};
 use std::path::Path;
 
@@ -103,17 +103,26 @@ pub(crate) fn is_setup(site: &Site) -> bool {
     site.why.starts_with("driver setup work")
 }
 
-/// How well a site's frames match a finding of the same root: `None` when its hops are not
-/// all among the frames in order; else whether the sink is among them too.
+/// How well a site's frames match a finding of the same root: `None` when its hops in the
+/// workspace are not all among the frames in order (for setup found as setup, the root's hop
+/// alone); else whether the sink is among them too.
 pub(crate) fn matches(
     finding: &Finding,
     site: &Site,
     world: World<'_>,
     lines: bool,
 ) -> Option<bool> {
-    // Outermost first, as the chain goes.
+    // Outermost first, as the chain goes. One-time setup reached through the root's call is that
+    // call's setup finding whichever way it went below (candle loads each op's kernels on its
+    // first use, through whichever op runs first): only the root's hop must be among the frames.
+    let setup = finding.sink_kind == SinkKind::Setup && is_setup(site);
+    let hops = if setup {
+        &finding.chain[..1]
+    } else {
+        &finding.chain[..]
+    };
     let mut frames = site.frames.iter().rev();
-    for hop in &finding.chain {
+    for hop in hops {
         let file = &hop.call_site.file;
         let in_workspace = world.index.fns.iter().any(|g| {
             same_file(&g.file, file) && g.file.starts_with(world.root) && g.path == hop.function
