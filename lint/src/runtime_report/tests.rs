@@ -6,15 +6,7 @@ use std::path::PathBuf;
 const FILE: &str = "/w/src/main.rs";
 
 fn at(line: usize) -> Span {
-    Span {
-        file: FILE.into(),
-        byte_start: line * 10,
-        byte_end: line * 10 + 4,
-        line_start: line,
-        column_start: 5,
-        line_end: line,
-        column_end: 9,
-    }
+    crate::render::grouped::tests::at(FILE, line)
 }
 
 /// A finding of the root `app::step` whose one hop is its call at line 5, to `sink`.

@@ -18,7 +18,7 @@ use std::sync::{PoisonError, RwLock};
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
 
-use super::{DEPTH, SEED, mix};
+use super::mix::{DEPTH, SEED, mix};
 use crate::hook::check::loaded::{self, Counters, Loaded};
 
 /// The unwind tables of every loaded object, as of the loader's counters.

@@ -14,13 +14,8 @@
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod fast;
+mod mix;
 mod unwind;
-
-/// Frames hashed at most: deep enough to tell call sites apart, bounded in cost.
-const DEPTH: usize = 48;
-
-/// The offset basis of the hash (FNV-1a's).
-const SEED: u64 = 0xcbf2_9ce4_8422_2325;
 
 /// The hash of this thread's stack (0 where no walker can walk it).
 #[inline(never)]
@@ -32,13 +27,9 @@ pub(crate) fn hash() -> u64 {
     unwind::hash()
 }
 
-/// FNV-1a over the address's bytes, one word at a time.
-fn mix(hash: u64, word: u64) -> u64 {
-    (hash ^ word).wrapping_mul(0x0000_0100_0000_01b3)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::mix::DEPTH;
     use super::*;
 
     #[inline(never)]

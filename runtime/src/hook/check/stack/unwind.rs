@@ -1,7 +1,7 @@
 //! The walk of the platform's unwinder (`_Unwind_Backtrace`, which `std` links on every Unix
 //! target): each frame's unwind rule decoded anew, about 200 ns a frame.
 
-use super::{DEPTH, SEED, mix};
+use super::mix::{DEPTH, SEED, mix};
 
 /// The hash of this thread's stack.
 #[cfg(unix)]
