@@ -269,8 +269,9 @@ pub(crate) mod tests {
         }
     }
 
-    /// A finding of `app::step` through `hops` (function, file) to `sink`, at line 3.
-    fn finding(hops: &[(&str, &str)], sink: &str) -> Diagnostic {
+    /// A finding of `app::step` through `hops` (function, file) to `sink`, at line 3 (shared
+    /// with the join's tests).
+    pub(crate) fn finding(hops: &[(&str, &str)], sink: &str) -> Diagnostic {
         let chain = hops
             .iter()
             .enumerate()

@@ -1,45 +1,26 @@
 use super::*;
-use crate::diagnostics::{Code, Confidence, Finding, Hop, Span};
 use crate::pipeline::FnIndex;
 use std::path::PathBuf;
 
 const FILE: &str = "/w/src/main.rs";
 
-fn at(line: usize) -> Span {
-    crate::render::grouped::tests::at(FILE, line)
-}
-
-/// A finding of the root `app::step` whose one hop is its call at line 5, to `sink`.
+/// A finding of the root `app::step` whose one hop is its call at line 3, to `sink`.
 fn finding(sink: &str, kind: SinkKind) -> Diagnostic {
-    let chain = vec![Hop {
-        function: "app::step".into(),
-        call_site: at(5),
-        confidence: Confidence::Exact,
-    }];
-    let mut d = Diagnostic::new(Code::SyncInNoSync, "m", at(5));
-    d.finding = Some(Finding {
-        root: "app::step".into(),
-        sink: sink.into(),
-        sink_reason: "waits".into(),
-        sink_kind: kind,
-        chain,
-        confidence: Confidence::Exact,
-        undecided: Vec::new(),
-        runtime: None,
-        other_chain_count: 0,
-        other_chains: Vec::new(),
-    });
+    let mut d = crate::render::grouped::tests::finding(&[("app::step", FILE)], sink);
+    if let Some(f) = d.finding.as_mut() {
+        f.sink_kind = kind;
+    }
     d
 }
 
-/// A report of one site in `app::step`, reached through its line 5, of `api` for `why`.
+/// A report of one site in `app::step`, reached through its line 3, of `api` for `why`.
 fn report(api: &str, why: &str) -> WaitReport {
     let text = format!(
         r#"{{ "format": "nosync-wait-report", "version": 1,
   "program": {{ "exe": "/w/app", "pid": 1, "backend": "interpose" }}, "line_tables": true,
   "sites": [ {{ "api": "{api}", "why": "{why}", "in_scope": true,
-    "scope": {{ "kind": "no_sync", "function": "app::step", "file": "src/main.rs", "line": 3 }},
-    "frames": [ {{ "function": "app::step", "file": "{FILE}", "line": 5 }} ],
+    "scope": {{ "kind": "no_sync", "function": "app::step", "file": "src/main.rs", "line": 2 }},
+    "frames": [ {{ "function": "app::step", "file": "{FILE}", "line": 3 }} ],
     "count": 2, "total_ns": 2000, "max_ns": 1500 }} ] }}"#
     );
     serde_json::from_str(&text).expect("a valid report")
@@ -50,7 +31,7 @@ fn check(report: &WaitReport) -> Vec<&'static str> {
     let step = IndexedFn {
         path: "app::step".into(),
         file: PathBuf::from(FILE),
-        lines: (4, 9),
+        lines: (3, 9),
         analysed: true,
         root: true,
         calls: Vec::new(),
