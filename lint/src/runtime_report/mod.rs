@@ -58,10 +58,9 @@ pub(crate) fn apply(
     let lost = untaken.map(|(site, _)| site);
     let mut missed: Vec<(u64, Diagnostic)> = (missed_groups(lost, world, report.line_tables))
         .iter()
-        .map(|(root, sites)| {
-            let total = sites.iter().map(|s| s.total_ns).sum();
+        .map(|(root, sites, total)| {
             let d = advice::missed(sites, root, world, report.line_tables, sources);
-            (total, d)
+            (*total, d)
         })
         .collect();
     if !report.line_tables
@@ -78,13 +77,13 @@ pub(crate) fn apply(
 }
 
 /// The sites no finding took, of a root, grouped by where the lint lost them (root, call,
-/// the place it lost them): one `missed-wait` each, the costliest group first, its costliest
-/// site first.
+/// the place it lost them): one `missed-wait` each, with its total time, the costliest group
+/// first, its costliest site first.
 fn missed_groups<'s, 'i>(
     sites: impl Iterator<Item = &'s Site>,
     world: World<'i>,
     lines: bool,
-) -> Vec<(&'i IndexedFn, Vec<&'s Site>)> {
+) -> Vec<(&'i IndexedFn, Vec<&'s Site>, u64)> {
     type Key<'k> = (&'k str, &'k str, Option<(String, Option<usize>)>);
     let mut groups: Vec<(Key<'_>, &IndexedFn, Vec<&Site>)> = Vec::new();
     for site in sites {
@@ -101,12 +100,15 @@ fn missed_groups<'s, 'i>(
             None => groups.push((key, root, vec![site])),
         }
     }
-    let total = |g: &[&Site]| g.iter().map(|s| s.total_ns).sum::<u64>();
-    for (.., group) in &mut groups {
-        group.sort_by_key(|s| std::cmp::Reverse(s.total_ns));
-    }
-    groups.sort_by_key(|(.., g)| std::cmp::Reverse(total(g)));
-    groups.into_iter().map(|(_, root, g)| (root, g)).collect()
+    let mut groups: Vec<_> = (groups.into_iter())
+        .map(|(_, root, mut sites)| {
+            sites.sort_by_key(|s| std::cmp::Reverse(s.total_ns));
+            let total = sites.iter().map(|s| s.total_ns).sum::<u64>();
+            (root, sites, total)
+        })
+        .collect();
+    groups.sort_by_key(|(.., total)| std::cmp::Reverse(*total));
+    groups
 }
 
 /// The error for a report of other sources.

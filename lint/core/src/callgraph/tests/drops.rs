@@ -89,16 +89,20 @@ fn mem_drop_drops_its_argument_there() {
     );
 }
 
+/// The types of the by-value parameter tests: a `Pending` holds an `Option<Tail>`, whose
+/// `Drop` waits (four lines: the roots' lines are counted from them).
+const PENDING: &str = "#[synchronizes] fn w() {}\n\
+                       pub struct Tail; impl Drop for Tail { fn drop(&mut self) { w(); } }\n\
+                       pub struct Pending { tail: Option<Tail>, n: usize }\n\
+                       pub struct Done { tail: Option<Tail> }\n";
+
 /// A parameter taken by value is dropped at the fn's end with the fields it still holds:
 /// a field taken out of it on the straight path before every exit is not; one taken only
 /// after an early `return`, `?` or `bail!` is dropped at that exit.
 #[test]
 fn a_by_value_parameter_drops_what_it_still_holds() {
-    let defs = "#[synchronizes] fn w() {}\n\
-                pub struct Tail; impl Drop for Tail { fn drop(&mut self) { w(); } }\n\
-                pub struct Pending { tail: Option<Tail>, n: usize }\n\
-                pub struct Done { tail: Option<Tail> }\n\
-                impl Pending { fn into_tail(self) -> Option<Tail> { self.tail } }\n\
+    let defs = PENDING.to_owned()
+        + "impl Pending { fn into_tail(self) -> Option<Tail> { self.tail } }\n\
                 fn check(n: usize) -> Result<(), ()> { Ok(()) }\n";
     let cases = [
         // (the root, the line of its expected finding's site: None for no finding)
@@ -125,7 +129,7 @@ fn a_by_value_parameter_drops_what_it_still_holds() {
         ("fn r(p: &Pending) {}", None),
     ];
     for (root, site) in cases {
-        assert_site(defs, root, site);
+        assert_site(&defs, root, site);
     }
 }
 
@@ -134,11 +138,8 @@ fn a_by_value_parameter_drops_what_it_still_holds() {
 /// it; `bail!(value)` is an exit like `bail!("..")`.
 #[test]
 fn a_borrowing_receiver_drops_nothing_and_only_options_are_taken() {
-    let defs = "#[synchronizes] fn w() {}\n\
-                pub struct Tail; impl Drop for Tail { fn drop(&mut self) { w(); } }\n\
-                pub struct Pending { tail: Option<Tail>, n: usize }\n\
-                pub struct Done { tail: Option<Tail> }\n\
-                impl Pending { fn peek(self: &Self) -> usize { self.n } }\n\
+    let defs = PENDING.to_owned()
+        + "impl Pending { fn peek(self: &Self) -> usize { self.n } }\n\
                 pub struct Pool { t: Option<Tail> } impl Pool { fn take(&mut self) -> usize { 0 } }\n\
                 pub struct Job { pool: Pool }\n";
     let cases = [
@@ -154,7 +155,7 @@ fn a_borrowing_receiver_drops_nothing_and_only_options_are_taken() {
         ),
     ];
     for (root, site) in cases {
-        assert_site(defs, root, site);
+        assert_site(&defs, root, site);
     }
 }
 

@@ -85,11 +85,13 @@ fn start() -> Start {
 /// it cannot walk. A panic inside framehop ends the walk there, never the caller.
 fn walk(start: Start, mut each: impl FnMut(u64)) -> Option<()> {
     let now = loaded::counters();
-    let fresh = |t: &Option<Tables>| t.as_ref().is_some_and(|t| t.counters == now);
-    if !fresh(&TABLES.read().unwrap_or_else(PoisonError::into_inner)) {
+    let read = || TABLES.read().unwrap_or_else(PoisonError::into_inner);
+    let mut tables = read();
+    if !tables.as_ref().is_some_and(|t| t.counters == now) {
+        drop(tables);
         refresh(now);
+        tables = read();
     }
-    let tables = TABLES.read().unwrap_or_else(PoisonError::into_inner);
     let unwinder = &tables.as_ref()?.unwinder;
     let walked = LOCAL.try_with(|cell| {
         let mut slot = cell.try_borrow_mut().ok()?;
@@ -306,6 +308,39 @@ mod tests {
         assert_eq!(eh_frame_address(0x1000, &hdr(0x09, &back)), None);
         assert_eq!(eh_frame_address(0x1000, &[1, 0x1b, 3]), None);
         assert_eq!(eh_frame_address(0x1000, &hdr(0x04, &[0; 4])), None);
+    }
+
+    /// An object loaded after a walk (as a program's `dlopen` of the driver) is read at the next
+    /// walk: the tables follow the loader's counters.
+    #[test]
+    fn an_object_loaded_after_a_walk_is_read_at_the_next() {
+        let mut loaded_names = Vec::new();
+        loaded::each(|o| {
+            loaded_names.push(o.name.to_string_lossy().into_owned());
+            true
+        });
+        let candidates = [
+            c"libanl.so.1",
+            c"libutil.so.1",
+            c"libdl.so.2",
+            c"libnss_files.so.2",
+        ];
+        let fresh = candidates.iter().find(|c| {
+            let name = c.to_str().unwrap_or_default();
+            !loaded_names.iter().any(|n| n.ends_with(name))
+        });
+        let Some(fresh) = fresh else {
+            panic!("none of {candidates:?} is left to load: {loaded_names:?}");
+        };
+        assert!(hash().is_some());
+        let before = TABLES.read().unwrap().as_ref().map(|t| t.counters);
+        // SAFETY: a C library's own shared object, loaded and never unloaded.
+        let handle = unsafe { libc::dlopen(fresh.as_ptr(), libc::RTLD_NOW) };
+        assert!(!handle.is_null(), "{fresh:?} did not load");
+        assert!(hash().is_some());
+        let after = TABLES.read().unwrap().as_ref().map(|t| t.counters);
+        assert_ne!(before, after);
+        assert_eq!(after, Some(loaded::counters()));
     }
 
     #[test]
